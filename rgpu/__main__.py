@@ -1,0 +1,3 @@
+from rgpu.cli import main
+
+main()

@@ -1,0 +1,62 @@
+"""Plans are plain data: a list of commands, printed by --dry-run, run by runner.py."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rgpu.util.cmd import format_argv
+
+
+@dataclass(frozen=True, kw_only=True)
+class Step:
+    """One command of a build: what it runs, where, and with which environment changes."""
+
+    name: str
+    description: str
+    argv: tuple[str, ...]
+    cwd: Path
+    env: Mapping[str, str] = field(default_factory=dict)
+    unset_env: tuple[str, ...] = ()
+    # Where the step may run: "local" only, or also inside a container.
+    container_ok: bool = False
+
+    def child_env(self, base: Mapping[str, str]) -> dict[str, str]:
+        merged = {k: v for k, v in base.items() if k not in self.unset_env}
+        merged.update(self.env)
+        return merged
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "argv": list(self.argv),
+            "cwd": str(self.cwd),
+            "env": dict(sorted(self.env.items())),
+            "unset_env": list(self.unset_env),
+        }
+
+    def render(self) -> str:
+        env = " ".join(f"{k}={v}" for k, v in sorted(self.env.items()))
+        unset = " ".join(f"-u {k}" for k in self.unset_env)
+        prefix = " ".join(p for p in ("env" if env or unset else "", unset, env) if p)
+        command = f"{prefix} {format_argv(self.argv)}" if prefix else format_argv(self.argv)
+        return f"# {self.description}\n(cd {self.cwd} && {command})"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plan:
+    steps: tuple[Step, ...]
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        return {"steps": [s.to_dict() for s in self.steps], "notes": list(self.notes)}
+
+    def render(self) -> str:
+        lines = [f"# note: {n}" for n in self.notes]
+        lines += [s.render() for s in self.steps]
+        return "\n".join(lines)
+
+    def __add__(self, other: Plan) -> Plan:
+        return Plan(steps=self.steps + other.steps, notes=self.notes + other.notes)

@@ -1,0 +1,101 @@
+"""The one place that starts processes: argv lists, never a shell."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rgpu.errors import CommandFailedError, InterruptedByUser, ToolMissingError
+from rgpu.util.output import reporter
+
+
+@dataclass(frozen=True)
+class Result:
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def which(program: str, env: Mapping[str, str] | None = None) -> str | None:
+    path = (env or os.environ).get("PATH")
+    return shutil.which(program, path=path)
+
+
+def require(program: str, hint: str, env: Mapping[str, str] | None = None) -> str:
+    found = which(program, env)
+    if found is None:
+        raise ToolMissingError(f"`{program}` was not found on PATH", hint)
+    return found
+
+
+def format_argv(argv: Sequence[str]) -> str:
+    return shlex.join(argv)
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    capture: bool = False,
+    check: bool = True,
+    echo: bool = True,
+    hint: str | None = None,
+    stdin_devnull: bool = True,
+) -> Result:
+    """Run ``argv``; echo ``+ cmd``; raise CommandFailedError on a non-zero exit.
+
+    ``env`` is the complete environment of the child (callers merge with os.environ
+    themselves, so that tests can pass exactly what they mean).
+    """
+    argv = [str(a) for a in argv]
+    program = argv[0]
+    if os.sep not in program and which(program, env) is None:
+        raise ToolMissingError(
+            f"`{program}` was not found on PATH", hint or f"install {program} and retry"
+        )
+    if echo:
+        reporter().command(format_argv(argv))
+    try:
+        proc = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.DEVNULL if stdin_devnull else None,
+            stdout=subprocess.PIPE if capture else None,
+            stderr=subprocess.PIPE if capture else None,
+            text=True,
+            errors="replace",
+            check=False,
+        )
+    except KeyboardInterrupt as exc:
+        raise InterruptedByUser(f"interrupted while running {program}") from exc
+    except FileNotFoundError as exc:
+        raise ToolMissingError(f"`{program}` could not be started: {exc}", hint) from exc
+    result = Result(tuple(argv), proc.returncode, proc.stdout or "", proc.stderr or "")
+    if check and proc.returncode != 0:
+        detail = f": {result.stderr.strip().splitlines()[-1]}" if result.stderr.strip() else ""
+        raise CommandFailedError(
+            f"`{format_argv(argv)}` failed with exit code {proc.returncode}{detail}",
+            hint,
+            returncode=proc.returncode,
+        )
+    return result
+
+
+def exec_replace(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> int:
+    """Run a program in the foreground with the terminal, and return its exit code."""
+    argv = [str(a) for a in argv]
+    reporter().command(format_argv(argv))
+    try:
+        return subprocess.run(argv, env=dict(env) if env is not None else None, check=False).returncode
+    except KeyboardInterrupt as exc:
+        raise InterruptedByUser(f"interrupted while running {argv[0]}") from exc
+    except FileNotFoundError as exc:
+        raise ToolMissingError(f"`{argv[0]}` could not be started: {exc}") from exc

@@ -1,0 +1,16 @@
+//! The sort, written once.
+//!
+//! `key` maps every key type to an order-preserving `u32`, and `network` is the bitonic
+//! sorting network over those `u32`s. The CPU backend calls these functions directly; each
+//! GPU codegen gets a thin entry point module (selected by `cfg`) that calls the same
+//! functions for its thread of the network.
+#![no_std]
+
+pub mod key;
+pub mod network;
+
+pub use shared::{Block, Distance, KeyKind, SortOrder, SortParams, MAX_KEYS, WORKGROUP_SIZE};
+
+// GPU entry points: one thin module per codegen, compiled only for its target.
+// - `target_os = "cuda"` (rustc's nvptx64-nvidia-cuda target, or Rust-CUDA's nvvm codegen)
+// - `target_arch = "spirv"` (rust-gpu)

@@ -1,0 +1,150 @@
+//! Types and constants shared by the host and every kernel entry point.
+//!
+//! Everything here is `#[repr(C)]` plain old data, so the same bytes mean the same thing on
+//! the CPU, in a CUDA kernel argument and in a Vulkan push constant.
+#![no_std]
+
+/// Threads per workgroup (a CUDA block). The one definition: every entry point, every
+/// launch and every runner reads it from here.
+pub const WORKGROUP_SIZE: u32 = 256;
+
+/// The largest number of keys one sort accepts (indices are `u32` on every backend).
+pub const MAX_KEYS: u32 = 1 << 31;
+
+/// The type of the keys being sorted, as the kernels see it.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KeyKind {
+    U32 = 0,
+    I32 = 1,
+    F32 = 2,
+}
+
+impl KeyKind {
+    /// Decodes a value that crossed the host/device boundary. An enum read straight from
+    /// untrusted bits would be undefined behaviour, so the wire format is a plain `u32`.
+    pub const fn from_u32(value: u32) -> Option<Self> {
+        match value {
+            0 => Some(Self::U32),
+            1 => Some(Self::I32),
+            2 => Some(Self::F32),
+            _ => None,
+        }
+    }
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::U32 => "u32",
+            Self::I32 => "i32",
+            Self::F32 => "f32",
+        }
+    }
+}
+
+/// Ascending or descending.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SortOrder {
+    Ascending = 0,
+    Descending = 1,
+}
+
+impl SortOrder {
+    pub const fn from_u32(value: u32) -> Option<Self> {
+        match value {
+            0 => Some(Self::Ascending),
+            1 => Some(Self::Descending),
+            _ => None,
+        }
+    }
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Ascending => "asc",
+            Self::Descending => "desc",
+        }
+    }
+}
+
+/// Size of the blocks a bitonic stage merges (a power of two, at least 2).
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Block(pub u32);
+
+/// Distance between the two keys of a compare-exchange (a power of two, below the block).
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Distance(pub u32);
+
+/// One step of the bitonic network, as passed to a kernel launch.
+///
+/// 16 bytes: a CUDA by-value argument and a Vulkan push constant alike.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SortParams {
+    /// Number of real keys; positions at or past `len` act as keys that sort last.
+    pub len: u32,
+    /// `Block` of this step's stage.
+    pub block: u32,
+    /// `Distance` of this step.
+    pub distance: u32,
+    /// `KeyKind` in bits 0..8, `SortOrder` in bit 8 (for the map/unmap passes).
+    pub key_order: u32,
+}
+
+impl SortParams {
+    pub const fn new(
+        len: u32,
+        block: Block,
+        distance: Distance,
+        kind: KeyKind,
+        order: SortOrder,
+    ) -> Self {
+        Self {
+            len,
+            block: block.0,
+            distance: distance.0,
+            key_order: kind as u32 | (order as u32) << 8,
+        }
+    }
+
+    pub const fn key_kind(&self) -> Option<KeyKind> {
+        KeyKind::from_u32(self.key_order & 0xff)
+    }
+
+    pub const fn order(&self) -> Option<SortOrder> {
+        SortOrder::from_u32(self.key_order >> 8)
+    }
+}
+
+// SAFETY: `SortParams` is `#[repr(C)]`, made of four `u32`s: no padding, every bit pattern
+// is a valid value, and all-zero is a valid value.
+unsafe impl bytemuck::Zeroable for SortParams {}
+// SAFETY: as above; the type is `Copy` and `'static`.
+unsafe impl bytemuck::Pod for SortParams {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_are_sixteen_bytes_of_plain_data() {
+        assert_eq!(core::mem::size_of::<SortParams>(), 16);
+        let p = SortParams::new(
+            7,
+            Block(8),
+            Distance(4),
+            KeyKind::F32,
+            SortOrder::Descending,
+        );
+        assert_eq!(p.key_kind(), Some(KeyKind::F32));
+        assert_eq!(p.order(), Some(SortOrder::Descending));
+        assert_eq!(bytemuck::bytes_of(&p).len(), 16);
+    }
+
+    #[test]
+    fn wire_values_outside_the_enums_are_rejected() {
+        assert_eq!(KeyKind::from_u32(3), None);
+        assert_eq!(SortOrder::from_u32(2), None);
+    }
+}

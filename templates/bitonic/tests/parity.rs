@@ -1,0 +1,115 @@
+//! Every backend built into this binary sorts exactly like Rust's own sort.
+//!
+//! Backends that are built in but cannot run here (no GPU, no driver) are reported on
+//! stderr; set `RGPU_REQUIRE_BACKENDS=cuda,wgpu` to turn that into a failure.
+
+use host::rng::SplitMix64;
+use host::runners::{self, Backend, RunnerError};
+use shared::{KeyKind, SortOrder};
+
+const SIZES: [usize; 10] = [0, 1, 2, 3, 1000, 2047, 2048, 2049, 1 << 16, (1 << 20) + 7];
+const KINDS: [KeyKind; 3] = [KeyKind::U32, KeyKind::I32, KeyKind::F32];
+const ORDERS: [SortOrder; 2] = [SortOrder::Ascending, SortOrder::Descending];
+
+fn rust_sort(input: &[u32], kind: KeyKind, order: SortOrder) -> Vec<u32> {
+    let mut expected = input.to_vec();
+    match kind {
+        KeyKind::U32 => expected.sort_unstable(),
+        KeyKind::I32 => expected.sort_unstable_by_key(|&b| b as i32),
+        KeyKind::F32 => {
+            expected.sort_unstable_by(|a, b| f32::from_bits(*a).total_cmp(&f32::from_bits(*b)))
+        }
+    }
+    if order == SortOrder::Descending {
+        expected.reverse();
+    }
+    expected
+}
+
+/// Random bits plus duplicates and, as floats, NaN, +-0 and +-inf.
+fn input(len: usize, seed: u64) -> Vec<u32> {
+    let mut keys = SplitMix64::new(seed).bits(len);
+    let specials = [
+        0,
+        0x8000_0000,
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc0_0000,
+        0xffc0_0000,
+        1,
+        u32::MAX,
+    ];
+    for (i, k) in keys.iter_mut().enumerate().step_by(7) {
+        *k = specials[i % specials.len()];
+    }
+    keys
+}
+
+fn required() -> Vec<String> {
+    std::env::var("RGPU_REQUIRE_BACKENDS")
+        .unwrap_or_default()
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn check_backend(backend: Backend) {
+    let mut runner = match runners::open(backend) {
+        Ok(runner) => runner,
+        Err(why @ RunnerError::Unavailable { .. })
+            if !required().iter().any(|r| r == backend.name()) =>
+        {
+            eprintln!("SKIPPED {backend}: {why}");
+            return;
+        }
+        Err(why) => panic!("{why}"),
+    };
+    for (i, &len) in SIZES.iter().enumerate() {
+        let keys = input(len, i as u64 + 1);
+        for kind in KINDS {
+            for order in ORDERS {
+                let mut sorted = keys.clone();
+                runner.sort_bits(&mut sorted, kind, order).unwrap();
+                assert!(
+                    sorted == rust_sort(&keys, kind, order),
+                    "{backend}: {len} {} keys, {} differ from Rust's sort",
+                    kind.name(),
+                    order.name()
+                );
+            }
+        }
+    }
+    eprintln!("PASSED {backend} on {}", runner.device());
+}
+
+#[test]
+fn every_built_backend_matches_rusts_sort() {
+    for backend in Backend::built() {
+        check_backend(backend);
+    }
+}
+
+#[test]
+fn typed_keys_sort_through_the_generic_api() {
+    let mut runner = runners::open(Backend::Cpu).unwrap();
+    let mut floats = vec![3.0f32, f32::NAN, -0.0, 0.0, f32::NEG_INFINITY, -1.0];
+    runners::sort(runner.as_mut(), &mut floats, SortOrder::Ascending).unwrap();
+    let bits: Vec<u32> = floats.iter().map(|f| f.to_bits()).collect();
+    let expected: Vec<u32> = [f32::NEG_INFINITY, -1.0, -0.0, 0.0, 3.0, f32::NAN]
+        .iter()
+        .map(|f| f.to_bits())
+        .collect();
+    assert_eq!(bits, expected);
+}
+
+#[test]
+fn backends_not_built_in_say_how_to_build_them() {
+    for backend in Backend::ALL.into_iter().filter(|b| !b.is_built()) {
+        let message = runners::open(backend).err().unwrap().to_string();
+        assert_eq!(
+            message,
+            format!("built without the {backend} feature: run rgpu build --backend {backend}")
+        );
+    }
+}
