@@ -52,6 +52,15 @@ def cargo_profile_args(profile: str) -> list[str]:
     return ["--release"] if profile == "release" else []
 
 
+def host_env(project: Project, features: Sequence[str]) -> dict[str, str]:
+    """Point the host's build.rs at the manifest when a backend needs kernel artifacts."""
+    from rgpu.backends import BACKENDS
+
+    if any(b.artifact for b in BACKENDS.values() if b.feature in features):
+        return {artifacts.MANIFEST_ENV: str(project.rgpu_dir / artifacts.MANIFEST_NAME)}
+    return {}
+
+
 def host_step(project: Project, features: Sequence[str], profile: str) -> Step:
     return Step(
         name="host-build",
@@ -68,7 +77,7 @@ def host_step(project: Project, features: Sequence[str], profile: str) -> Step:
             ",".join(features),
         ),
         cwd=project.root,
-        env={artifacts.MANIFEST_ENV: str(project.rgpu_dir / artifacts.MANIFEST_NAME)},
+        env=host_env(project, features),
     )
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -16,6 +16,7 @@ from rgpu.errors import ExitCode, RgpuError, UsageError
 from rgpu.util.output import reporter
 
 BACKEND_CHOICES = ("cpu", "cuda", "wgpu", "ash")
+F = TypeVar("F", bound=Callable[..., Any])
 
 dir_option = click.option(
     "-C",
@@ -82,7 +83,7 @@ def new(name: str, parent: Path, force: bool) -> None:
     reporter().info(f"next: cd {dest} && rgpu run -- --verify")
 
 
-def _backend_option(default_help: str) -> Any:
+def _backend_option(default_help: str) -> Callable[[F], F]:
     return click.option(
         "--backend",
         "backends",
@@ -127,7 +128,9 @@ def build(
 @click.option("--backend", "backend", default=None, metavar="B", help="Backend to build and run.")
 @click.option("--release/--debug", "release", default=None, help="Cargo profile (default release).")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def run(directory: Path | None, backend: str | None, release: bool | None, args: tuple[str, ...]) -> None:
+def run(
+    directory: Path | None, backend: str | None, release: bool | None, args: tuple[str, ...]
+) -> None:
     """Build if needed, then run the demo binary with ARGS (after --)."""
     from rgpu import build as pipeline
     from rgpu.util.cmd import exec_replace

@@ -1,4 +1,4 @@
-"""Resolve options in one place: defaults, then [workspace.metadata.rgpu], then RGPU_* env, then CLI.
+"""Resolve options in one place: defaults, [workspace.metadata.rgpu], RGPU_* env, then CLI.
 
 The environment is passed in as a mapping so that tests can pass ``env={}``.
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rgpu.backends import did_you_mean
@@ -84,7 +85,7 @@ def resolve(
     if profile not in PROFILES:
         raise ConfigError(
             f"unknown profile `{profile}`{did_you_mean(str(profile), PROFILES)}",
-            "use --release or --debug (or profile = \"release\" in [workspace.metadata.rgpu])",
+            'use --release or --debug (or profile = "release" in [workspace.metadata.rgpu])',
         )
     archs = merged["cuda-archs"]
     if isinstance(archs, str):
@@ -98,3 +99,12 @@ def resolve(
         docker=merged["docker"],
         yes=yes,
     )
+
+
+def cache_dir(env: Mapping[str, str]) -> Path:
+    """rgpu's own cache (toolchain helpers, cargo-gpu, builder crates): RGPU_CACHE_DIR, else
+    $XDG_CACHE_HOME/rgpu, else ~/.cache/rgpu."""
+    if env.get("RGPU_CACHE_DIR"):
+        return Path(env["RGPU_CACHE_DIR"])
+    base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".cache")
+    return Path(base) / "rgpu"

@@ -15,11 +15,13 @@ RUST_KEYWORDS = frozenset(
     unsized virtual yield
     """.split()
 )
-# Names of the standard crates and names Windows reserves for devices.
+# Names of the standard crates, cargo's own directories, and device names Windows reserves.
 RESERVED = frozenset(
-    "std core alloc proc_macro proc-macro test build deps examples incremental".split()
-    + "con prn aux nul com1 com2 com3 com4 com5 com6 com7 com8 com9".split()
-    + "lpt1 lpt2 lpt3 lpt4 lpt5 lpt6 lpt7 lpt8 lpt9".split()
+    """
+    std core alloc proc_macro proc-macro test build deps examples incremental
+    con prn aux nul com1 com2 com3 com4 com5 com6 com7 com8 com9
+    lpt1 lpt2 lpt3 lpt4 lpt5 lpt6 lpt7 lpt8 lpt9
+    """.split()
 )
 _VALID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
 MAX_LEN = 64
@@ -27,7 +29,9 @@ MAX_LEN = 64
 
 def validate_crate_name(name: str) -> str:
     """Return ``name`` if it is usable as the workspace, package and binary name."""
-    hint = "use ASCII letters, digits, `-` and `_`, starting with a letter, e.g. `rgpu new sortdemo`"
+    hint = (
+        "use ASCII letters, digits, `-` and `_`, starting with a letter, e.g. `rgpu new sortdemo`"
+    )
     if not name:
         raise InvalidNameError("the project name is empty", hint)
     if not name.isascii():

@@ -43,18 +43,14 @@ def _load_toml(path: Path) -> dict[str, Any]:
         with path.open("rb") as f:
             return tomllib.load(f)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(
-            f"{path} is not valid TOML: {exc}", f"fix the syntax in {path}"
-        ) from exc
+        raise ConfigError(f"{path} is not valid TOML: {exc}", f"fix the syntax in {path}") from exc
 
 
 def find_root(start: Path) -> Path:
     """Search ``start`` and its parents for a Cargo.toml with [workspace.metadata.rgpu]."""
     start = start.resolve()
     if not start.is_dir():
-        raise NotAWorkspaceError(
-            f"{start} is not a directory", "pass an existing directory to -C"
-        )
+        raise NotAWorkspaceError(f"{start} is not a directory", "pass an existing directory to -C")
     plain_workspace: Path | None = None
     for directory in (start, *start.parents):
         manifest = directory / "Cargo.toml"

@@ -140,6 +140,8 @@ def new_workspace(
             f"run `rgpu new {name}` again",
         ) from exc
     except OSError as exc:
-        raise DestinationError(f"could not write {dest}: {exc}", "check free disk space and permissions") from exc
+        raise DestinationError(
+            f"could not write {dest}: {exc}", "check free disk space and permissions"
+        ) from exc
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

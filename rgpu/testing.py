@@ -25,7 +25,7 @@ def test_plan(project: Project, options: Options) -> Plan:
             qualified,
         ),
         cwd=project.root,
-        env=pipeline.host_step(project, features, options.profile).env,
+        env=pipeline.host_env(project, features),
     )
     return Plan(steps=(step,))
 

@@ -94,7 +94,9 @@ def exec_replace(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -
     argv = [str(a) for a in argv]
     reporter().command(format_argv(argv))
     try:
-        return subprocess.run(argv, env=dict(env) if env is not None else None, check=False).returncode
+        return subprocess.run(
+            argv, env=dict(env) if env is not None else None, check=False
+        ).returncode
     except KeyboardInterrupt as exc:
         raise InterruptedByUser(f"interrupted while running {argv[0]}") from exc
     except FileNotFoundError as exc:

@@ -1,5 +1,6 @@
 //! Host side of the sort: a `SortRunner` per backend and the key file formats.
 
+pub mod kernels;
 pub mod keys_io;
 pub mod rng;
 pub mod runners;

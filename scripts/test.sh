@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The whole test suite: sets up what the tests need, lints, then runs every tier.
+# The gpu tier skips itself without an NVIDIA GPU; everything else must pass.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup-test-env.sh
+export PATH="$PWD/.venv/bin:$PATH"
+echo "+ ruff check rgpu tests"
+ruff check rgpu tests
+echo "+ ruff format --check rgpu tests"
+ruff format --check rgpu tests
+echo "+ mypy"
+mypy
+echo "+ pytest"
+exec python -m pytest tests "$@"
