@@ -82,10 +82,17 @@ def host_step(project: Project, features: Sequence[str], profile: str) -> Step:
 
 
 def kernel_builds(
-    project: Project, options: Options, backends: Sequence[Backend]
+    project: Project,
+    options: Options,
+    backends: Sequence[Backend],
+    provided_kinds: Sequence[str] = (),
 ) -> list[tuple[codegens.Codegen, KernelBuild]]:
+    """The codegens the backends need; none for an artifact kind given with
+    --kernel-artifact (the external artifact replaces the build)."""
     chosen: dict[str, codegens.Codegen] = {}
     for backend in backends:
+        if backend.artifact in provided_kinds:
+            continue
         name = resolve_codegen(backend, options.codegen if backend.codegens else None)
         if name is not None and name not in chosen:
             chosen[name] = codegens.get(name)
@@ -104,9 +111,18 @@ class BuildPlan:
         return self.kernel_plan + self.host_plan
 
 
-def plan_build(project: Project, options: Options, backends: Sequence[Backend]) -> BuildPlan:
-    kernels = kernel_builds(project, options, backends)
-    kernel_plan = Plan(steps=())
+def plan_build(
+    project: Project,
+    options: Options,
+    backends: Sequence[Backend],
+    external: Sequence[Path] = (),
+) -> BuildPlan:
+    from rgpu.external import kind_of
+
+    kinds = [kind_of(p) for p in external]
+    kernels = kernel_builds(project, options, backends, kinds)
+    notes = tuple(f"embedding external {kind_of(p)} {p} (checked, not built)" for p in external)
+    kernel_plan = Plan(steps=(), notes=notes)
     for codegen, kernel_build in kernels:
         kernel_plan = kernel_plan + codegen.plan(kernel_build)
     host_plan = Plan(steps=(host_step(project, features_for(backends), options.profile),))
@@ -114,17 +130,26 @@ def plan_build(project: Project, options: Options, backends: Sequence[Backend]) 
 
 
 def build(
-    project: Project, options: Options, backend_names: Sequence[str], *, dry_run: bool = False
+    project: Project,
+    options: Options,
+    backend_names: Sequence[str],
+    *,
+    dry_run: bool = False,
+    external: Sequence[Path] = (),
 ) -> BuildResult:
     started = time.perf_counter()
     backends = [get_backend(n) for n in backend_names]
     features = features_for(backends)
-    parts = plan_build(project, options, backends)
+    parts = plan_build(project, options, backends, external)
     produced: list[artifacts.Artifact] = []
     if not dry_run:
         run_plan(parts.kernel_plan)
         for codegen, kernel_build in parts.kernels:
             produced += codegen.collect(kernel_build)
+        if external:
+            from rgpu.external import import_artifacts
+
+            produced += import_artifacts(external, project.rgpu_dir)
         if produced:
             artifacts.write_manifest(project.rgpu_dir, produced)
         run_plan(parts.host_plan)
