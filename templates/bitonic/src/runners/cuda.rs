@@ -60,14 +60,16 @@ fn arch_of(target: &str) -> Option<(u32, bool)> {
     Some((number.parse().ok()?, specific))
 }
 
-/// The newest embedded PTX that the device can run: highest `sm_XX <= cc`.
+/// The newest embedded PTX that the device can run: highest `sm_XX <= cc`; `sm_XXa`/`f`
+/// only on exactly that compute capability.
 pub fn pick_ptx<'a>(candidates: &[&'a Kernel], cc: (i32, i32)) -> Option<&'a Kernel> {
     let device = (cc.0 * 10 + cc.1) as u32;
     candidates
         .iter()
         .filter_map(|k| arch_of(k.target).map(|a| (a, *k)))
         .filter(|((arch, specific), _)| *arch <= device && (!specific || *arch == device))
-        .max_by_key(|((arch, _), _)| *arch)
+        // On a tie, the arch-specific variant (sm_90a on a 9.0 device) wins.
+        .max_by_key(|(arch, _)| *arch)
         .map(|(_, k)| k)
 }
 
@@ -298,7 +300,8 @@ mod tests {
         let (a, b, c, d) = (ptx("sm_75"), ptx("sm_80"), ptx("sm_90"), ptx("sm_90a"));
         let all = [&a, &b, &c, &d];
         assert_eq!(pick_ptx(&all, (8, 6)).unwrap().target, "sm_80");
-        assert_eq!(pick_ptx(&all, (9, 0)).unwrap().target, "sm_90");
+        assert_eq!(pick_ptx(&all, (9, 0)).unwrap().target, "sm_90a");
+        assert_eq!(pick_ptx(&all[..3], (9, 0)).unwrap().target, "sm_90");
         assert_eq!(pick_ptx(&all, (12, 0)).unwrap().target, "sm_90");
         assert!(pick_ptx(&all, (7, 0)).is_none());
         assert_eq!(pick_ptx(&[&d], (9, 0)).unwrap().target, "sm_90a");
