@@ -113,7 +113,7 @@ def run_checks(env: Mapping[str, str] | None = None) -> list[Check]:
     return [check for result in results for check in result]
 
 
-def _verdict(backend_name: str, codegen: str | None, checks: list[Check]) -> Verdict:
+def verdict_for(backend_name: str, codegen: str | None, checks: list[Check]) -> Verdict:
     backend = get_backend(backend_name)
     codegen = resolve_codegen(backend, codegen)
     build_keys = {"cargo", *([codegen] if codegen else [])}
@@ -144,7 +144,7 @@ def diagnose(
         resolve_codegen(get_backend(backend), codegen)
     checks = run_checks(env)
     names = [backend] if backend else list(BACKENDS)
-    verdicts = [_verdict(n, codegen if n == backend else None, checks) for n in names]
+    verdicts = [verdict_for(n, codegen if n == backend else None, checks) for n in names]
     return Report(tuple(checks), tuple(verdicts), (CI_NOTE,))
 
 
