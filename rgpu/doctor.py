@@ -29,6 +29,7 @@ from rgpu.doctor_checks import (
     check_tool,
     check_vulkan,
 )
+from rgpu.errors import ToolchainError
 from rgpu.toolchains import Pin, child_env, load_all
 
 CI_NOTE = (
@@ -83,25 +84,29 @@ def _python() -> list[Check]:
     ]
 
 
-def _probes(pins: Mapping[str, Pin], env: Mapping[str, str]) -> list[Callable[[], list[Check]]]:
-    """The probes in report order (they run in parallel; the order is only for reading)."""
-    probes: list[Callable[[], list[Check]]] = [
-        _python,
-        partial(check_tool, "cargo", ["cargo", "--version"], env, "https://rustup.rs"),
-        partial(check_tool, "rustup", ["rustup", "--version"], env, "https://rustup.rs"),
-    ]
+def _pin_probes(pins: Mapping[str, Pin], env: Mapping[str, str]) -> list[Callable[[], list[Check]]]:
+    """Each pinned toolchain's checks (and, for nvvm, LLVM 7 / CUDA / libNVVM)."""
+    probes: list[Callable[[], list[Check]]] = []
     for pin in pins.values():
         probes.append(partial(check_nvptx if pin.any_nightly else check_pin, pin, env))
         if "llvm" in pin.tables or "cuda" in pin.tables:
             probes.append(partial(check_nvvm_native, pin, env))
-    probes += [
+    return probes
+
+
+def _probes(pins: Mapping[str, Pin], env: Mapping[str, str]) -> list[Callable[[], list[Check]]]:
+    """The probes in report order (they run in parallel; the order is only for reading)."""
+    return [
+        _python,
+        partial(check_tool, "cargo", ["cargo", "--version"], env, "https://rustup.rs"),
+        partial(check_tool, "rustup", ["rustup", "--version"], env, "https://rustup.rs"),
+        *_pin_probes(pins, env),
         partial(check_ptxas, env),
         partial(check_driver, env),
         partial(check_vulkan, env),
         partial(check_containers, env, pins),
         partial(check_disk, env),
     ]
-    return probes
 
 
 def run_checks(env: Mapping[str, str] | None = None) -> list[Check]:
@@ -178,3 +183,25 @@ def _styled(text: str, style: str) -> str:
     with console.capture() as capture:
         console.print(Text(text, style=style), end="")
     return capture.get()
+
+
+def codegen_checks(codegen: str, env: Mapping[str, str] | None = None) -> list[Check]:
+    """Only the checks that decide whether `codegen` can compile here (fast: no Vulkan,
+    Docker or driver probes)."""
+    env = child_env(env)
+    pins = {p.name: p for p in load_all(env)}
+    if codegen not in pins:
+        return []
+    probes = _pin_probes({codegen: pins[codegen]}, env)
+    return [c for probe in probes for c in probe() if codegen in c.needed_for]
+
+
+def require_codegen(codegen: str, env: Mapping[str, str] | None = None) -> None:
+    """Stop before compiling with doctor's message for the first failing check, rather than
+    with a compiler error 200 lines later. For `rgpu build`, before its kernel plan runs."""
+    for check in codegen_checks(codegen, env):
+        if check.status == "fail":
+            raise ToolchainError(
+                f"the {codegen} codegen cannot run here: {check.name}: {check.detail}",
+                check.fix,
+            )

@@ -149,3 +149,21 @@ def test_nvvm_fails_with_the_exact_fix() -> None:
 def test_unknown_backend_is_a_usage_error() -> None:
     proc = run_rgpu("doctor", "--backend", "cdua", check=False)
     assert proc.returncode == 2 and "did you mean `cuda`" in proc.stderr
+
+
+@pytest.mark.skipif(pinned_installed("nightly-2026-04-08"), reason="spirv pin installed here")
+def test_require_codegen_stops_with_doctors_message_for_a_missing_toolchain() -> None:
+    from rgpu.doctor import require_codegen
+    from rgpu.errors import ToolchainError
+
+    with pytest.raises(ToolchainError) as caught:
+        require_codegen("spirv")
+    assert "spirv toolchain: nightly-2026-04-08 is not installed" in caught.value.message
+    assert caught.value.hint == "rgpu toolchain install spirv"
+
+
+@pytest.mark.skipif(not Path("/usr/bin/rustc").is_file(), reason="no system rustc (rustc-web)")
+def test_require_codegen_lets_nvptx_through_with_the_system_toolchain() -> None:
+    from rgpu.doctor import require_codegen
+
+    require_codegen("nvptx")  # raises if any nvptx check fails here
