@@ -167,3 +167,16 @@ def test_require_codegen_lets_nvptx_through_with_the_system_toolchain() -> None:
     from rgpu.doctor import require_codegen
 
     require_codegen("nvptx")  # raises if any nvptx check fails here
+
+
+def test_without_rustup_on_path_pins_fail_with_the_rustup_fix_and_nvptx_may_still_work() -> None:
+    import os
+
+    dirs = os.environ.get("PATH", "").split(os.pathsep)
+    path = os.pathsep.join(d for d in dirs if not (Path(d) / "rustup").exists())
+    report = doctor(env={"PATH": path})
+    assert check(report, "rustup")["status"] == "warn"
+    spirv = check(report, "spirv toolchain")
+    assert spirv["status"] == "fail" and "https://rustup.rs" in spirv["fix"]
+    if Path("/usr/bin/rustc").is_file():
+        assert "system rustc" in check(report, "nvptx toolchain")["detail"]
