@@ -162,13 +162,18 @@ def nvidia_driver(env: Mapping[str, str]) -> Driver | None:
     )
     if query is None or query.returncode != 0:
         return None
-    rows = [ln.split(",", 1) for ln in query.stdout.splitlines() if "," in ln]
     header = run_quiet(["nvidia-smi"], env)
+    return parse_nvidia_smi(query.stdout, header.stdout if header else "")
+
+
+def parse_nvidia_smi(query: str, header: str) -> Driver:
+    """`nvidia-smi --query-gpu=driver_version,name --format=csv,noheader` rows, and the
+    plain `nvidia-smi` banner, which alone says the newest CUDA the driver supports."""
+    rows = [line.split(",", 1) for line in query.splitlines() if "," in line]
     cuda = ""
-    if header is not None:
-        for line in header.stdout.splitlines():
-            if "CUDA Version:" in line:
-                cuda = line.split("CUDA Version:", 1)[1].split()[0]
+    for line in header.splitlines():
+        if "CUDA Version:" in line:
+            cuda = line.split("CUDA Version:", 1)[1].split()[0]
     return Driver(
         version=rows[0][0].strip() if rows else "?",
         cuda=cuda,

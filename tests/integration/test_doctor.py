@@ -180,3 +180,24 @@ def test_without_rustup_on_path_pins_fail_with_the_rustup_fix_and_nvptx_may_stil
     assert spirv["status"] == "fail" and "https://rustup.rs" in spirv["fix"]
     if Path("/usr/bin/rustc").is_file():
         assert "system rustc" in check(report, "nvptx toolchain")["detail"]
+
+
+@pytest.fixture
+def cuda_tree_stand_in(tmp_path: Path) -> Path:
+    """Stands in for a CUDA toolkit, which cannot be installed here: only the layout doctor
+    looks at (nvvm/lib64/libnvvm.so.4). Nothing loads it."""
+    lib = tmp_path / "cuda" / "nvvm" / "lib64"
+    lib.mkdir(parents=True)
+    (lib / "libnvvm.so.4").write_bytes(b"")
+    return tmp_path / "cuda"
+
+
+def test_libnvvm_off_the_loader_path_fails_with_the_export_fix(cuda_tree_stand_in: Path) -> None:
+    lib = cuda_tree_stand_in / "nvvm" / "lib64"
+    report = doctor(env={"CUDA_PATH": str(cuda_tree_stand_in), "LD_LIBRARY_PATH": ""})
+    assert check(report, "cuda toolkit")["detail"] == str(cuda_tree_stand_in)
+    libnvvm = check(report, "libnvvm")
+    assert libnvvm["status"] == "fail"
+    assert libnvvm["fix"] == f'export LD_LIBRARY_PATH="{lib}:$LD_LIBRARY_PATH"'
+    fixed = doctor(env={"CUDA_PATH": str(cuda_tree_stand_in), "LD_LIBRARY_PATH": str(lib)})
+    assert check(fixed, "libnvvm")["status"] == "ok"

@@ -29,6 +29,10 @@ def rustup(*args: str) -> str:
     return subprocess.run(["rustup", *args], capture_output=True, text=True, check=True).stdout
 
 
+def default_toolchain() -> str:
+    return rustup("default").split()[0]
+
+
 def installed_toolchains() -> list[str]:
     return [line.split()[0] for line in rustup("toolchain", "list").splitlines() if line.strip()]
 
@@ -88,11 +92,13 @@ def test_installed_toolchain_with_its_real_hash_is_ok_and_install_is_a_no_op(
     write_pin(pins, "real", channel, commit, sorted(comps & {"cargo", "rustc"}))
     row = show(pins, "real")
     assert row["state"] == "ok", row
-    before = installed_toolchains()
+    before, default = installed_toolchains(), default_toolchain()
     for _ in range(2):  # safe to run twice, with no terminal and no --yes
         proc = run_rgpu("toolchain", "install", "real", env={"RGPU_TOOLCHAINS_DIR": str(pins)})
         assert "already installed, nothing to do" in proc.stderr
+        assert "+ rustup" not in proc.stderr  # nothing was run
     assert installed_toolchains() == before
+    assert default_toolchain() == default
 
 
 def test_missing_component_without_terminal_fails_with_the_exact_command(
@@ -135,7 +141,7 @@ def test_install_with_consent_reports_rustups_own_failure(
     pins = tmp_path / "pins"
     write_pin(pins, "ancient", "nightly-1999-01-01", "", ["rust-src"])
     env = {"RGPU_TOOLCHAINS_DIR": str(pins), **({} if consent else {"RGPU_YES": "1"})}
-    before = installed_toolchains()
+    before, default = installed_toolchains(), default_toolchain()
     proc = run_rgpu("toolchain", "install", "ancient", *consent, env=env, check=False)
     assert proc.returncode == 11, proc.stderr
     assert "+ rustup toolchain install nightly-1999-01-01 --profile minimal -c rust-src" in (
@@ -145,6 +151,7 @@ def test_install_with_consent_reports_rustups_own_failure(
     # rustup's own error (no such release, or no network) is passed through above rgpu's.
     assert proc.stderr.index("error:") < proc.stderr.index("error: `rustup toolchain install")
     assert installed_toolchains() == before
+    assert default_toolchain() == default
 
 
 def test_unknown_toolchain_name_suggests_the_pinned_one() -> None:

@@ -178,3 +178,15 @@ def test_render_prints_one_line_per_check_with_its_fix() -> None:
     assert lines[0].startswith("ok    cargo")
     assert lines[1].startswith("FAIL  nvvm llvm") and lines[1].endswith("-> fix: do this")
     assert "note: a note" in lines
+
+
+def test_nvidia_smi_output_gives_driver_cuda_and_gpus() -> None:
+    # The shape nvidia-smi prints (driver 580 / CUDA 13 as on the project's H100 machine).
+    query = "580.95.05, NVIDIA H100 80GB HBM3\n"
+    header = (
+        "+-----------------------------------------------------------------------------+\n"
+        "| NVIDIA-SMI 580.95.05        Driver Version: 580.95.05    CUDA Version: 13.0  |\n"
+    )
+    driver = probes.parse_nvidia_smi(query, header)
+    assert driver == probes.Driver("580.95.05", "13.0", ("NVIDIA H100 80GB HBM3",))
+    assert probes.newest_ptx_isa(driver.cuda) == "9.0"
