@@ -142,3 +142,14 @@ def test_dry_run_prints_the_plan_and_builds_nothing(sortdemo: Path) -> None:
     as_json = json.loads(run_rgpu("build", "--dry-run", "--json", "-C", str(sortdemo)).stdout)
     assert as_json["dry_run"] is True
     assert as_json["plan"]["steps"][0]["argv"][:2] == ["cargo", "build"]
+
+
+def test_second_build_with_nothing_changed_does_not_start_cargo(
+    sortdemo: Path, built: Path
+) -> None:
+    again = run_rgpu("build", "-C", str(sortdemo))
+    assert "up to date, cargo not started" in again.stderr
+    main_rs = sortdemo / "src" / "main.rs"
+    main_rs.write_text(main_rs.read_text())  # same content, new mtime
+    rebuilt = run_rgpu("build", "-C", str(sortdemo))
+    assert "+ cargo build" in rebuilt.stderr
