@@ -256,7 +256,8 @@ def toolchain_show(name: str, as_json: bool) -> None:
         f"  installed:   {row['installed'] or 'no'} ({row['summary']})",
         f"  state:       {row['state']}",
     ]
-    lines += [f"  {key}: {value}" for key, value in row["tables"].items()]
+    for key, table in row["tables"].items():
+        lines.append(f"  [{key}] " + ", ".join(f"{k} = {v}" for k, v in table.items()))
     if not pin.exercised_in_ci:
         lines.append("  note: this codegen is not exercised in rgpu's CI")
     if row["install_command"]:

@@ -29,7 +29,7 @@ from rgpu.doctor_checks import (
     check_tool,
     check_vulkan,
 )
-from rgpu.errors import ToolchainError
+from rgpu.errors import RgpuError, ToolchainError
 from rgpu.toolchains import Pin, child_env, load_all
 
 CI_NOTE = (
@@ -114,8 +114,18 @@ def run_checks(env: Mapping[str, str] | None = None) -> list[Check]:
     pins = {p.name: p for p in load_all(env)}
     probes = _probes(pins, env)
     with ThreadPoolExecutor(max_workers=8) as pool:
-        results = list(pool.map(lambda probe: probe(), probes))
+        results = list(pool.map(_safely, probes))
     return [check for result in results for check in result]
+
+
+def _safely(probe: Callable[[], list[Check]]) -> list[Check]:
+    """A probe whose tool answered unexpectedly becomes a failed line, not a crashed doctor."""
+    try:
+        return probe()
+    except RgpuError as error:
+        func = getattr(probe, "func", probe)
+        area = getattr(func, "__name__", "probe").removeprefix("check_").replace("_", " ")
+        return [Check(area, "fail", error.message, error.hint or "run `rgpu --debug doctor`")]
 
 
 def verdict_for(backend_name: str, codegen: str | None, checks: list[Check]) -> Verdict:

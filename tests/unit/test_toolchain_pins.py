@@ -190,3 +190,11 @@ def test_nvidia_smi_output_gives_driver_cuda_and_gpus() -> None:
     driver = probes.parse_nvidia_smi(query, header)
     assert driver == probes.Driver("580.95.05", "13.0", ("NVIDIA H100 80GB HBM3",))
     assert probes.newest_ptx_isa(driver.cuda) == "9.0"
+
+
+def test_a_probe_that_raises_becomes_a_failed_line_with_a_fix() -> None:
+    def check_broken_thing() -> list[Check]:
+        raise ToolchainError("rustup answered nonsense", "reinstall rustup")
+
+    (line,) = doctor._safely(check_broken_thing)
+    assert (line.name, line.status, line.fix) == ("broken thing", "fail", "reinstall rustup")
