@@ -57,6 +57,9 @@ pub struct AshRunner {
     pipelines: Vec<vk::Pipeline>,
     keys: Option<Allocation>,
     staging: Option<(Allocation, *mut u32)>,
+    /// With `RGPU_GPU_TIMING=1` (benchmarks): timestamps around the dispatches, and the
+    /// nanoseconds per tick.
+    timing: Option<(vk::QueryPool, f64)>,
     description: String,
 }
 
@@ -142,6 +145,7 @@ impl AshRunner {
         // SAFETY: `physical` belongs to the instance; the device is Vulkan 1.2.
         unsafe { instance.get_physical_device_properties2(physical, &mut props2) };
         let name = c_str(props2.properties.device_name_as_c_str());
+        let tick_ns = f64::from(props2.properties.limits.timestamp_period);
         let description = format!(
             "{name} (Vulkan {}.{}, driver {} {})",
             vk::api_version_major(props2.properties.api_version),
@@ -183,10 +187,11 @@ impl AshRunner {
             pipelines: Vec::new(),
             keys: None,
             staging: None,
+            timing: None,
             description,
         };
         // SAFETY: the device is live; `Drop` destroys whatever was made if this fails.
-        match unsafe { runner.create_objects(family) } {
+        match unsafe { runner.create_objects(family, tick_ns) } {
             Ok(()) => Ok(runner),
             Err(e) => {
                 // `Drop` would destroy the instance the caller also destroys: do it here
@@ -201,8 +206,9 @@ impl AshRunner {
 
     /// # Safety
     /// `self.device` must be live.
-    unsafe fn create_objects(&mut self, family: u32) -> Result<(), RunnerError> {
+    unsafe fn create_objects(&mut self, family: u32, tick_ns: f64) -> Result<(), RunnerError> {
         let d = &self.device;
+        let timing = std::env::var("RGPU_GPU_TIMING").is_ok_and(|v| v == "1") && tick_ns > 0.0;
         // SAFETY: valid create infos on a live device (the whole block).
         unsafe {
             self.command_pool = d
@@ -284,6 +290,17 @@ impl AshRunner {
                     .create_compute_pipelines(vk::PipelineCache::null(), &info, None)
                     .map_err(|(_, e)| failed("vkCreateComputePipelines", e))?[0];
                 self.pipelines.push(pipeline);
+            }
+            if timing {
+                let pool = d
+                    .create_query_pool(
+                        &vk::QueryPoolCreateInfo::default()
+                            .query_type(vk::QueryType::TIMESTAMP)
+                            .query_count(2),
+                        None,
+                    )
+                    .map_err(|e| failed("vkCreateQueryPool", e))?;
+                self.timing = Some((pool, tick_ns));
             }
         }
         Ok(())
@@ -440,6 +457,9 @@ impl AshRunner {
                 &vk::CommandBufferBeginInfo::default()
                     .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
             )?;
+            if let Some((pool, _)) = self.timing {
+                d.cmd_reset_query_pool(cb, pool, 0, 2);
+            }
             d.cmd_copy_buffer(cb, staging, keys, &region);
             let b = barrier(vk::AccessFlags::TRANSFER_WRITE, rw);
             d.cmd_pipeline_barrier(
@@ -459,6 +479,9 @@ impl AshRunner {
                 &[self.descriptor_set],
                 &[],
             );
+            if let Some((pool, _)) = self.timing {
+                d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 0);
+            }
             let mut bound = usize::MAX;
             let between = barrier(vk::AccessFlags::SHADER_WRITE, rw);
             for (i, dispatch) in spirv::dispatches(len, kind, order).iter().enumerate() {
@@ -486,6 +509,9 @@ impl AshRunner {
                     bytemuck::bytes_of(&dispatch.params),
                 );
                 d.cmd_dispatch(cb, dispatch.groups, 1, 1);
+            }
+            if let Some((pool, _)) = self.timing {
+                d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 1);
             }
             let b = barrier(
                 vk::AccessFlags::SHADER_WRITE,
@@ -534,6 +560,9 @@ impl AshRunner {
             }
             for m in self.modules.drain(..) {
                 self.device.destroy_shader_module(m, None);
+            }
+            if let Some((pool, _)) = self.timing.take() {
+                self.device.destroy_query_pool(pool, None);
             }
             let d = &self.device;
             d.destroy_pipeline_layout(self.pipeline_layout, None);
@@ -596,6 +625,19 @@ impl SortRunner for AshRunner {
             waited.map_err(|e| failed("vkWaitForFences", e))?;
             reset.map_err(|e| failed("vkResetFences", e))?;
             std::ptr::copy_nonoverlapping(ptr, keys.as_mut_ptr(), keys.len());
+            if let Some((pool, tick_ns)) = self.timing {
+                let mut ticks = [0u64; 2];
+                self.device
+                    .get_query_pool_results(
+                        pool,
+                        0,
+                        &mut ticks,
+                        vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+                    )
+                    .map_err(|e| failed("vkGetQueryPoolResults", e))?;
+                let ms = ticks[1].saturating_sub(ticks[0]) as f64 * tick_ns / 1e6;
+                eprintln!("gpu-timing: ash {len} keys: sort dispatches {ms:.3} ms");
+            }
         }
         Ok(())
     }

@@ -35,7 +35,29 @@ pub struct WgpuRunner {
     queue: wgpu::Queue,
     layout: wgpu::BindGroupLayout,
     pipelines: Vec<wgpu::ComputePipeline>,
+    buffers: Option<Buffers>,
+    timestamps: Option<Timestamps>,
     description: String,
+}
+
+/// The key buffer, its readback twin and the bind group: kept while big enough.
+struct Buffers {
+    data: wgpu::Buffer,
+    readback: wgpu::Buffer,
+    bind_group: wgpu::BindGroup,
+    capacity: u64,
+}
+
+/// GPU timestamps around the sort's compute pass, with `RGPU_GPU_TIMING=1` (benchmarks):
+/// the time the GPU spent sorting, without the upload and the readback.
+struct Timestamps {
+    set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    read: wgpu::Buffer,
+}
+
+fn timing_requested() -> bool {
+    std::env::var("RGPU_GPU_TIMING").is_ok_and(|v| v == "1")
 }
 
 fn unavailable(reason: impl Into<String>) -> RunnerError {
@@ -92,6 +114,11 @@ impl WgpuRunner {
         if path == ShaderPath::Passthrough {
             features |= wgpu::Features::PASSTHROUGH_SHADERS;
         }
+        let timing =
+            timing_requested() && adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
+        if timing {
+            features |= wgpu::Features::TIMESTAMP_QUERY;
+        }
         let adapter_limits = adapter.limits();
         let limits = wgpu::Limits {
             max_immediate_size: PARAMS_BYTES,
@@ -120,6 +147,7 @@ impl WgpuRunner {
             }],
         });
         let pipelines = build_pipelines(&device, &layout, path)?;
+        let timestamps = timing.then(|| make_timestamps(&device));
         let description = format!(
             "{} ({:?}, driver {} {}, SPIR-V {})",
             info.name,
@@ -136,6 +164,8 @@ impl WgpuRunner {
             queue,
             layout,
             pipelines,
+            buffers: None,
+            timestamps,
             description,
         })
     }
@@ -208,6 +238,103 @@ fn build_pipelines(
     Ok(pipelines)
 }
 
+fn make_timestamps(device: &wgpu::Device) -> Timestamps {
+    Timestamps {
+        set: device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("sort pass"),
+            ty: wgpu::QueryType::Timestamp,
+            count: 2,
+        }),
+        resolve: device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("timestamps"),
+            size: 16,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        }),
+        read: device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("timestamps readback"),
+            size: 16,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        }),
+    }
+}
+
+impl WgpuRunner {
+    fn ensure_buffers(&mut self, bytes: u64) {
+        if self.buffers.as_ref().is_some_and(|b| b.capacity >= bytes) {
+            return;
+        }
+        self.buffers = None; // free the old pair before allocating the new one
+        let data = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("keys"),
+            size: bytes,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_DST
+                | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("keys"),
+            layout: &self.layout,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: data.as_entire_binding(),
+            }],
+        });
+        self.buffers = Some(Buffers {
+            data,
+            readback,
+            bind_group,
+            capacity: bytes,
+        });
+    }
+
+    /// Maps `buffer`, waits for the GPU, and copies its first `out.len()` words out.
+    fn read_back(&self, buffer: &wgpu::Buffer, out: &mut [u32]) -> Result<(), RunnerError> {
+        let bytes = (out.len() * 4) as u64;
+        let (sender, receiver) = mpsc::channel();
+        buffer.map_async(wgpu::MapMode::Read, ..bytes, move |r| {
+            let _ = sender.send(r);
+        });
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| failed(format!("waiting for the GPU: {e}")))?;
+        receiver
+            .recv()
+            .map_err(|_| failed("the readback callback never ran"))?
+            .map_err(|e| failed(format!("mapping the result: {e}")))?;
+        {
+            let view = buffer
+                .slice(..bytes)
+                .get_mapped_range()
+                .map_err(|e| failed(format!("reading the result: {e}")))?;
+            out.copy_from_slice(bytemuck::cast_slice(&view));
+        }
+        buffer.unmap();
+        Ok(())
+    }
+
+    fn report_timing(&self, len: usize) -> Result<(), RunnerError> {
+        let Some(ts) = &self.timestamps else {
+            return Ok(());
+        };
+        let mut ticks = [0u32; 4];
+        self.read_back(&ts.read, &mut ticks)?;
+        let start = u64::from(ticks[0]) | u64::from(ticks[1]) << 32;
+        let end = u64::from(ticks[2]) | u64::from(ticks[3]) << 32;
+        let ns = end.saturating_sub(start) as f64 * f64::from(self.queue.get_timestamp_period());
+        eprintln!("gpu-timing: wgpu {len} keys: sort pass {:.3} ms", ns / 1e6);
+        Ok(())
+    }
+}
+
 impl SortRunner for WgpuRunner {
     fn backend(&self) -> Backend {
         BACKEND
@@ -231,30 +358,10 @@ impl SortRunner for WgpuRunner {
         }
         let bytes = (keys.len() * 4) as u64;
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let data = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("keys"),
-            size: bytes,
-            usage: wgpu::BufferUsages::STORAGE
-                | wgpu::BufferUsages::COPY_DST
-                | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("readback"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        self.ensure_buffers(bytes);
+        let buffers = self.buffers.as_ref().expect("ensure_buffers ran");
         self.queue
-            .write_buffer(&data, 0, bytemuck::cast_slice(keys));
-        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("keys"),
-            layout: &self.layout,
-            entries: &[wgpu::BindGroupEntry {
-                binding: 0,
-                resource: data.as_entire_binding(),
-            }],
-        });
+            .write_buffer(&buffers.data, 0, bytemuck::cast_slice(keys));
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -263,9 +370,15 @@ impl SortRunner for WgpuRunner {
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("sort"),
-                timestamp_writes: None,
+                timestamp_writes: self.timestamps.as_ref().map(|ts| {
+                    wgpu::ComputePassTimestampWrites {
+                        query_set: &ts.set,
+                        beginning_of_pass_write_index: Some(0),
+                        end_of_pass_write_index: Some(1),
+                    }
+                }),
             });
-            pass.set_bind_group(0, &bind_group, &[]);
+            pass.set_bind_group(0, &buffers.bind_group, &[]);
             let mut bound = usize::MAX;
             for d in spirv::dispatches(keys.len() as u32, kind, order) {
                 if d.entry != bound {
@@ -276,30 +389,17 @@ impl SortRunner for WgpuRunner {
                 pass.dispatch_workgroups(d.groups, 1, 1);
             }
         }
-        encoder.copy_buffer_to_buffer(&data, 0, &readback, 0, bytes);
+        encoder.copy_buffer_to_buffer(&buffers.data, 0, &buffers.readback, 0, bytes);
+        if let Some(ts) = &self.timestamps {
+            encoder.resolve_query_set(&ts.set, 0..2, &ts.resolve, 0);
+            encoder.copy_buffer_to_buffer(&ts.resolve, 0, &ts.read, 0, 16);
+        }
         self.queue.submit([encoder.finish()]);
         if let Some(error) = pollster::block_on(scope.pop()) {
             return Err(failed(error.to_string()));
         }
-        let (sender, receiver) = mpsc::channel();
-        readback.map_async(wgpu::MapMode::Read, .., move |r| {
-            let _ = sender.send(r);
-        });
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| failed(format!("waiting for the GPU: {e}")))?;
-        receiver
-            .recv()
-            .map_err(|_| failed("the readback callback never ran"))?
-            .map_err(|e| failed(format!("mapping the result: {e}")))?;
-        {
-            let view = readback
-                .slice(..)
-                .get_mapped_range()
-                .map_err(|e| failed(format!("reading the result: {e}")))?;
-            keys.copy_from_slice(bytemuck::cast_slice(&view));
-        }
-        readback.unmap();
+        self.read_back(&buffers.readback, keys)?;
+        self.report_timing(keys.len())?;
         Ok(())
     }
 }
