@@ -17,6 +17,11 @@ The plan:
 kernel/spirv/ is the shader crate: it compiles kernel/src with `spirv-std` at the pinned rev
 and is kept out of the workspace (its own `[workspace]`), so the host never sees the git
 dependency (cargo would clone rust-gpu for every plain `cargo build` otherwise).
+cargo-gpu finds the rust-gpu source and rev from that spirv-std dependency (`cargo metadata`,
+crates/cargo-gpu-install/src/spirv_source.rs), reads the nightly from rustc_codegen_spirv's
+build.rs at that rev, and caches the built codegen in its own cache
+(`~/.cache/rust-gpu/codegen/<source+rev8>`, crates/cargo-gpu-install/src/lib.rs; rgpu does
+not move it: the only knob is XDG_CACHE_HOME, which other tools read too).
 cargo-gpu writes `.spv` files and `manifest.json`, a list of `{source_path, entry_point,
 wgsl_entry_point}` (crates/cargo-gpu/src/linkage.rs); `collect` turns it into artifacts.
 """
@@ -97,6 +102,16 @@ def install_step(pin: Pin, env: Mapping[str, str], cwd: Path) -> Step:
     )
 
 
+def toolchain_hint(pin: Pin) -> str:
+    components = ",".join(pin.components)
+    return (
+        "if cargo-gpu stopped at \"No TTY detected so can't ask for consent to install Rust "
+        'toolchain", allow the install: rerun the same `rgpu build` with --yes (or '
+        f"RGPU_YES=1), or install it yourself: `rustup toolchain install {pin.channel} -c "
+        f"{components}`"
+    )
+
+
 def build_step(pin: Pin, build: KernelBuild, env: Mapping[str, str]) -> Step:
     consent = ("--auto-install-rust-toolchain",) if build.options.yes else ()
     return Step(
@@ -116,6 +131,7 @@ def build_step(pin: Pin, build: KernelBuild, env: Mapping[str, str]) -> Step:
         ),
         cwd=build.project.root,
         unset_env=UNSET_ENV,
+        hint=None if build.options.yes else toolchain_hint(pin),
     )
 
 

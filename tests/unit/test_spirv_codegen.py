@@ -114,6 +114,14 @@ def test_without_consent_no_toolchain_is_installed_and_the_plan_says_so(
     assert "--auto-install-rust-toolchain" not in plan.steps[-1].argv
     assert any("--yes" in note and PIN.channel in note for note in plan.notes)
     assert any("not exercised on rgpu's CI" in note for note in plan.notes)
+    hint = plan.steps[-1].hint or ""
+    assert "--yes" in hint
+    assert f"rustup toolchain install {PIN.channel} -c rust-src,rustc-dev,llvm-tools,clippy" in hint
+
+
+def test_a_consenting_build_needs_no_hint(tmp_path: Path, cache: Path) -> None:
+    plan = spirv_codegen.CODEGEN.plan(kernel_build(tmp_path / "ws", yes=True))
+    assert plan.steps[-1].hint is None
 
 
 def test_a_workspace_without_the_shader_crate_is_told_how_to_get_one(tmp_path: Path) -> None:
