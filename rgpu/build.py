@@ -87,7 +87,10 @@ def host_step(project: Project, features: Sequence[str], profile: str) -> Step:
 
 
 def kernel_builds(
-    project: Project, options: Options, backends: Sequence[Backend]
+    project: Project,
+    options: Options,
+    backends: Sequence[Backend],
+    external_kinds: frozenset[str] = frozenset(),
 ) -> list[tuple[Codegen, KernelBuild]]:
     if not any(b.codegens for b in backends):
         return []
@@ -95,6 +98,8 @@ def kernel_builds(
 
     chosen: dict[str, Codegen] = {}
     for backend in backends:
+        if backend.artifact in external_kinds:
+            continue  # an external --kernel-artifact stands in for this codegen's output
         name = resolve_codegen(backend, options.codegen if backend.codegens else None)
         if name is not None and name not in chosen:
             chosen[name] = codegens.get(name)
@@ -113,8 +118,13 @@ class BuildPlan:
         return self.kernel_plan + self.host_plan
 
 
-def plan_build(project: Project, options: Options, backends: Sequence[Backend]) -> BuildPlan:
-    kernels = kernel_builds(project, options, backends)
+def plan_build(
+    project: Project,
+    options: Options,
+    backends: Sequence[Backend],
+    external_kinds: frozenset[str] = frozenset(),
+) -> BuildPlan:
+    kernels = kernel_builds(project, options, backends, external_kinds)
     kernel_plan = Plan(steps=())
     for codegen, kernel_build in kernels:
         kernel_plan = kernel_plan + codegen.plan(kernel_build)
@@ -123,17 +133,25 @@ def plan_build(project: Project, options: Options, backends: Sequence[Backend]) 
 
 
 def build(
-    project: Project, options: Options, backend_names: Sequence[str], *, dry_run: bool = False
+    project: Project,
+    options: Options,
+    backend_names: Sequence[str],
+    *,
+    dry_run: bool = False,
+    kernel_artifacts: Sequence[Path] = (),
 ) -> BuildResult:
+    from rgpu import external
+
     started = time.perf_counter()
     backends = [get_backend(n) for n in backend_names]
     features = features_for(backends)
-    parts = plan_build(project, options, backends)
+    parts = plan_build(project, options, backends, frozenset(external.kinds(kernel_artifacts)))
     produced: list[Artifact] = []
     if not dry_run:
         run_plan(parts.kernel_plan)
         for codegen, kernel_build in parts.kernels:
             produced += codegen.collect(kernel_build)
+        produced += external.collect(kernel_artifacts, project.rgpu_dir)
         if produced:
             from rgpu.artifacts import write_manifest
 

@@ -100,21 +100,35 @@ def _backend_option(default_help: str) -> Callable[[F], F]:
 @click.option("--release/--debug", "release", default=None, help="Cargo profile (default release).")
 @click.option("--dry-run", is_flag=True, help="Print the plan of commands; run nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+@click.option(
+    "--kernel-artifact",
+    "kernel_artifacts",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Embed this kernel file (.spv) instead of compiling the kernel crate; repeatable.",
+)
+@click.option(
+    "--yes", "-y", is_flag=True, default=None, help="Allow toolchain installs (RGPU_YES)."
+)
 def build(
     directory: Path | None,
     backends: tuple[str, ...],
     release: bool | None,
     dry_run: bool,
     as_json: bool,
+    kernel_artifacts: tuple[Path, ...],
+    yes: bool | None,
 ) -> None:
     """Compile the kernels for a backend, then build the host with its feature."""
     from rgpu import build as pipeline
 
     project = _load_project(directory)
     profile = None if release is None else ("release" if release else "debug")
-    options = _options(project, profile=profile)
+    options = _options(project, profile=profile, yes=yes)
     names = _split_backends(backends) or _split_backends([options.backend])
-    result = pipeline.build(project, options, names, dry_run=dry_run)
+    result = pipeline.build(
+        project, options, names, dry_run=dry_run, kernel_artifacts=kernel_artifacts
+    )
     if as_json:
         _emit_json({"ok": True, "dry_run": dry_run, **result.to_dict()})
     elif dry_run:

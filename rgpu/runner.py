@@ -13,7 +13,7 @@ from rgpu.util.output import reporter
 def run_step(step: Step, base_env: Mapping[str, str] | None = None) -> cmd.Result:
     env = step.child_env(os.environ if base_env is None else base_env)
     with reporter().group(step.description):
-        return cmd.run(step.argv, cwd=step.cwd, env=env)
+        return cmd.run(step.argv, cwd=step.cwd, env=env, hint=step.hint)
 
 
 def run_plan(plan: Plan, base_env: Mapping[str, str] | None = None) -> None:

@@ -14,3 +14,6 @@ pub use shared::{Block, Distance, KeyKind, SortOrder, SortParams, MAX_KEYS, WORK
 // GPU entry points: one thin module per codegen, compiled only for its target.
 // - `target_os = "cuda"` (rustc's nvptx64-nvidia-cuda target, or Rust-CUDA's nvvm codegen)
 // - `target_arch = "spirv"` (rust-gpu)
+
+#[cfg(target_arch = "spirv")]
+pub mod spirv;

@@ -5,7 +5,13 @@ use std::fmt;
 use kernel::key::SortKey;
 use shared::{KeyKind, SortOrder};
 
+#[cfg(feature = "ash")]
+pub mod ash;
 pub mod cpu;
+#[cfg(any(feature = "wgpu", feature = "ash"))]
+pub mod spirv;
+#[cfg(feature = "wgpu")]
+pub mod wgpu;
 
 /// Every backend this program knows, built in or not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,6 +129,10 @@ pub fn sort<K: SortKey>(
 pub fn open(backend: Backend) -> Result<Box<dyn SortRunner>, RunnerError> {
     match backend {
         Backend::Cpu => Ok(Box::new(cpu::CpuRunner::new())),
+        #[cfg(feature = "wgpu")]
+        Backend::Wgpu => Ok(Box::new(wgpu::WgpuRunner::new()?)),
+        #[cfg(feature = "ash")]
+        Backend::Ash => Ok(Box::new(ash::AshRunner::new()?)),
         other => Err(RunnerError::NotBuilt(other)),
     }
 }
