@@ -114,7 +114,15 @@ def build(
     profile = None if release is None else ("release" if release else "debug")
     options = _options(project, profile=profile)
     names = _split_backends(backends) or _split_backends([options.backend])
-    result = pipeline.build(project, options, names, dry_run=dry_run)
+    from rgpu import summary
+
+    try:
+        result = pipeline.build(project, options, names, dry_run=dry_run)
+    except RgpuError as error:
+        summary.append(summary.failure_markdown(f"rgpu build ({', '.join(names)})", error))
+        raise
+    if not dry_run:
+        summary.append(summary.build_markdown(result))
     if as_json:
         _emit_json({"ok": True, "dry_run": dry_run, **result.to_dict()})
     elif dry_run:
@@ -162,7 +170,78 @@ def test(directory: Path | None, release: bool | None) -> None:
     project = _load_project(directory)
     profile = None if release is None else ("release" if release else "debug")
     options = _options(project, profile=profile)
-    testing.run_tests(project, options)
+    from rgpu import build as pipeline
+    from rgpu import summary
+
+    try:
+        testing.run_tests(project, options)
+    except RgpuError as error:
+        summary.append(summary.failure_markdown("rgpu test", error))
+        raise
+    state = pipeline.read_state(project)
+    summary.append(summary.tests_markdown(state["features"] if state else ["cpu"]))
+
+
+@cli.group()
+def ci() -> None:
+    """GitHub Actions: write rgpu's workflow, and the helpers its jobs call."""
+
+
+@ci.command("init")
+@dir_option
+@click.option(
+    "--backends",
+    "backends",
+    multiple=True,
+    metavar="B",
+    help="Backends to prove in CI (comma-separated or repeated). Default: cpu,wgpu,ash,cuda.",
+)
+@click.option(
+    "--rgpu-source",
+    default=None,
+    metavar="REQ",
+    help="pip requirement CI installs rgpu from, pinned (default: the git commit this rgpu "
+    "was installed from).",
+)
+@click.option("--force", is_flag=True, help="Overwrite an existing .github/workflows/rgpu.yml.")
+def ci_init(
+    directory: Path | None, backends: tuple[str, ...], rgpu_source: str | None, force: bool
+) -> None:
+    """Write .github/workflows/rgpu.yml: CPU, Vulkan (lavapipe) and CUDA-compile jobs."""
+    from rgpu import ci as workflow
+
+    project = _load_project(directory)
+    names = workflow.parse_backends(backends)
+    rendered = workflow.render(project.root, names, workflow.require_source(rgpu_source))
+    word = workflow.write_workflow(rendered, force=force)
+    reporter().status(word, str(rendered.path))
+    reporter().info(f"jobs: {', '.join(j.id for j in workflow.jobs_for(names))}")
+
+
+@ci.command("cache-key")
+def ci_cache_key() -> None:
+    """Print the cache key of rgpu's pinned toolchain files (used by the workflow)."""
+    from rgpu import ci as workflow
+
+    click.echo(workflow.toolchains_key())
+
+
+@ci.command("check-ptx")
+@dir_option
+def ci_check_ptx(directory: Path | None) -> None:
+    """Check every PTX in target/rgpu/manifest.json with ptxas, for its arch."""
+    from rgpu.ci_check import check_ptx
+    from rgpu.errors import ArtifactError
+
+    checks = check_ptx(_load_project(directory))
+    for check in checks:
+        reporter().status("ok" if check.ok else "rejected", f"{check.path} ({check.arch})")
+    failed = [c for c in checks if not c.ok]
+    if failed:
+        raise ArtifactError(
+            f"ptxas rejected {len(failed)} of {len(checks)} PTX files: {failed[0].detail}",
+            "fix the kernel or the arch list, then `rgpu build --backend cuda` again",
+        )
 
 
 class _ChildExit(Exception):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TextIO
@@ -32,6 +33,8 @@ class Reporter:
         self.stream = stream if stream is not None else sys.stderr
         self.quiet = quiet
         self.github = in_github_actions()
+        # (title, seconds, ok) of every group, for the GitHub step summary.
+        self.timings: list[tuple[str, float, bool]] = []
 
     def _write(self, text: str, style: str | None = None) -> None:
         if style and use_colour(self.stream):
@@ -76,9 +79,12 @@ class Reporter:
             print(f"::group::{title}", file=self.stream, flush=True)
         elif not self.quiet:
             self._write(f"==> {title}", style="bold")
+        started, ok = time.perf_counter(), False
         try:
             yield
+            ok = True
         finally:
+            self.timings.append((title, time.perf_counter() - started, ok))
             if self.github:
                 print("::endgroup::", file=self.stream, flush=True)
 
