@@ -18,6 +18,8 @@ from urllib.parse import unquote, urlparse
 from rgpu.util import cmd
 from rgpu.util.output import reporter
 
+REMOTE_PREFIXES = ("https://", "http://", "ssh://", "git@", "git+https://", "git+ssh://")
+
 
 def _direct_url() -> dict[str, Any] | None:
     try:
@@ -48,7 +50,8 @@ def _from_checkout(directory: Path) -> str | None:
     if cmd.which("git") is None:
         return None
     remote, commit = git("remote", "get-url", "origin"), git("rev-parse", "HEAD")
-    if not remote or not commit:
+    # A local path or file:// remote means nothing on a GitHub runner.
+    if not remote.startswith(REMOTE_PREFIXES) or not commit:
         return None
     if git("status", "--porcelain", "--untracked-files=no"):
         reporter().warn(f"{directory} has uncommitted changes; CI installs commit {commit[:12]}")

@@ -216,6 +216,7 @@ def ci_init(
     word = workflow.write_workflow(rendered, force=force)
     reporter().status(word, str(rendered.path))
     reporter().info(f"jobs: {', '.join(j.id for j in workflow.jobs_for(names))}")
+    reporter().info(f"next: commit {rendered.path.name} and push; each job runs on GitHub")
 
 
 @ci.command("cache-key")

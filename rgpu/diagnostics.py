@@ -20,7 +20,7 @@ from typing import Any
 
 from rgpu.errors import CommandFailedError
 from rgpu.util import cmd
-from rgpu.util.output import in_github_actions, use_colour
+from rgpu.util.output import escape_data, in_github_actions, use_colour
 
 # Cargo subcommands that compile and accept --message-format (`run` is left alone: its
 # program's stdout must reach the user untouched).
@@ -65,12 +65,8 @@ def wanted(env: Mapping[str, str]) -> bool:
     return in_github_actions(env)
 
 
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
 def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def annotation(diag: Diagnostic, rendered: str) -> str:
@@ -86,7 +82,7 @@ def annotation(diag: Diagnostic, rendered: str) -> str:
             if value is not None:
                 props.append(f"{key}={value}")
     props.append(f"title={_escape_property(diag.message)}")
-    return f"::{diag.level} {','.join(props)}::{_escape_data(rendered.rstrip())}"
+    return f"::{diag.level} {','.join(props)}::{escape_data(rendered.rstrip())}"
 
 
 def _primary_span(message: Mapping[str, Any]) -> dict[str, Any] | None:

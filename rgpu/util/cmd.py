@@ -38,6 +38,16 @@ def format_argv(argv: Sequence[str]) -> str:
     return shlex.join(argv)
 
 
+def child_env(argv: Sequence[str], env: Mapping[str, str] | None) -> dict[str, str] | None:
+    """The child's environment; with NO_COLOR set, cargo is told so (it reads its own
+    CARGO_TERM_COLOR, not NO_COLOR)."""
+    base = os.environ if env is None else env
+    is_cargo = os.path.basename(str(argv[0])).removesuffix(".exe") == "cargo"
+    if is_cargo and "NO_COLOR" in base and "CARGO_TERM_COLOR" not in base:
+        return {**base, "CARGO_TERM_COLOR": "never"}
+    return dict(env) if env is not None else None
+
+
 def run(
     argv: Sequence[str],
     *,
@@ -66,7 +76,7 @@ def run(
         proc = subprocess.run(
             argv,
             cwd=cwd,
-            env=dict(env) if env is not None else None,
+            env=child_env(argv, env),
             stdin=subprocess.DEVNULL if stdin_devnull else None,
             stdout=subprocess.PIPE if capture else None,
             stderr=subprocess.PIPE if capture else None,
@@ -115,7 +125,7 @@ def stream(
         with subprocess.Popen(
             argv,
             cwd=cwd,
-            env=dict(env) if env is not None else None,
+            env=child_env(argv, env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             text=True,
@@ -146,9 +156,7 @@ def exec_replace(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -
     argv = [str(a) for a in argv]
     reporter().command(format_argv(argv))
     try:
-        return subprocess.run(
-            argv, env=dict(env) if env is not None else None, check=False
-        ).returncode
+        return subprocess.run(argv, env=child_env(argv, env), check=False).returncode
     except KeyboardInterrupt as exc:
         raise InterruptedByUser(f"interrupted while running {argv[0]}") from exc
     except FileNotFoundError as exc:

@@ -19,6 +19,11 @@ def in_github_actions(env: Mapping[str, str] | None = None) -> bool:
     return env.get("GITHUB_ACTIONS") == "true"
 
 
+def escape_data(text: str) -> str:
+    """A workflow command's message must stay on one line: GitHub's own escapes."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
 def use_colour(stream: TextIO, env: Mapping[str, str] | None = None) -> bool:
     env = os.environ if env is None else env
     if "NO_COLOR" in env:
@@ -62,13 +67,14 @@ class Reporter:
 
     def warn(self, text: str) -> None:
         if self.github:
-            print(f"::warning::{text}", file=self.stream, flush=True)
+            print(f"::warning::{escape_data(text)}", file=self.stream, flush=True)
         else:
             self._write(f"warning: {text}", style="yellow")
 
     def error(self, text: str, hint: str | None = None) -> None:
         if self.github:
-            print(f"::error::{text}", file=self.stream, flush=True)
+            body = f"{text}\nfix: {hint}" if hint else text
+            print(f"::error title=rgpu::{escape_data(body)}", file=self.stream, flush=True)
         self._write(f"error: {text}", style="bold red")
         if hint:
             self._write(f"  fix: {hint}", style="cyan")

@@ -150,3 +150,21 @@ def test_cache_key_is_a_short_stable_hash() -> None:
     first = run_rgpu("ci", "cache-key").stdout.strip()
     assert re.fullmatch(r"[0-9a-f]{16}", first)
     assert run_rgpu("ci", "cache-key").stdout.strip() == first
+
+
+def test_source_is_the_checkouts_pushed_commit(tmp_path: Path) -> None:
+    from rgpu.ci_source import _from_checkout
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(tmp_path), *args], capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    git("init", "-q")
+    git("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "x")
+    assert _from_checkout(tmp_path) is None  # no remote: nothing CI could fetch
+    git("remote", "add", "origin", str(tmp_path))
+    assert _from_checkout(tmp_path) is None  # a local path means nothing on a runner
+    git("remote", "set-url", "origin", "git@github.com:org/rgpu.git")
+    sha = git("rev-parse", "HEAD")
+    assert _from_checkout(tmp_path) == f"rgpu @ git+https://github.com/org/rgpu.git@{sha}"

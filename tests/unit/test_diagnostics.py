@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rgpu import diagnostics
 from rgpu.summary import size_text
 
@@ -84,4 +86,33 @@ def test_sizes_read_like_people_write_them() -> None:
         "900 B",
         "2.0 KiB",
         "3.0 MiB",
+    )
+
+
+def test_no_color_reaches_cargo_as_cargo_term_color() -> None:
+    from rgpu.util.cmd import child_env
+
+    assert child_env(["cargo", "build"], {"NO_COLOR": "1"}) == {
+        "NO_COLOR": "1",
+        "CARGO_TERM_COLOR": "never",
+    }
+    assert child_env(["rustc", "-V"], {"NO_COLOR": "1"}) == {"NO_COLOR": "1"}
+    explicit = {"NO_COLOR": "1", "CARGO_TERM_COLOR": "always"}
+    assert child_env(["cargo", "build"], explicit) == explicit
+
+
+def test_rgpu_errors_under_actions_are_one_annotation_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import io
+
+    from rgpu.util.output import Reporter
+
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    stream = io.StringIO()
+    Reporter(stream).error("no PTX in\ntarget/rgpu", "run `rgpu build --backend cuda`")
+    first = stream.getvalue().splitlines()[0]
+    assert (
+        first
+        == "::error title=rgpu::no PTX in%0Atarget/rgpu%0Afix: run `rgpu build --backend cuda`"
     )
