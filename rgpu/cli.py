@@ -114,15 +114,13 @@ def build(
     profile = None if release is None else ("release" if release else "debug")
     options = _options(project, profile=profile)
     names = _split_backends(backends) or _split_backends([options.backend])
-    from rgpu import summary
-
     try:
         result = pipeline.build(project, options, names, dry_run=dry_run)
     except RgpuError as error:
-        summary.append(summary.failure_markdown(f"rgpu build ({', '.join(names)})", error))
+        _summary_of_failure(f"rgpu build ({', '.join(names)})", error)
         raise
     if not dry_run:
-        summary.append(summary.build_markdown(result))
+        _step_summary(lambda s: s.build_markdown(result))
     if as_json:
         _emit_json({"ok": True, "dry_run": dry_run, **result.to_dict()})
     elif dry_run:
@@ -171,15 +169,26 @@ def test(directory: Path | None, release: bool | None) -> None:
     profile = None if release is None else ("release" if release else "debug")
     options = _options(project, profile=profile)
     from rgpu import build as pipeline
-    from rgpu import summary
 
     try:
         testing.run_tests(project, options)
     except RgpuError as error:
-        summary.append(summary.failure_markdown("rgpu test", error))
+        _summary_of_failure("rgpu test", error)
         raise
     state = pipeline.read_state(project)
-    summary.append(summary.tests_markdown(state["features"] if state else ["cpu"]))
+    _step_summary(lambda s: s.tests_markdown(state["features"] if state else ["cpu"]))
+
+
+def _step_summary(render: Callable[[Any], str]) -> None:
+    """Append to GitHub's step summary; rgpu.summary is imported only under Actions."""
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        from rgpu import summary
+
+        summary.append(render(summary))
+
+
+def _summary_of_failure(label: str, error: RgpuError) -> None:
+    _step_summary(lambda s: s.failure_markdown(label, error))
 
 
 @cli.group()

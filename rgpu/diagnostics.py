@@ -61,10 +61,6 @@ def json_argv(argv: Sequence[str], colour: bool) -> list[str] | None:
     return [*argv[: index + 1], f"--message-format={fmt}", *argv[index + 1 :]]
 
 
-def wanted(env: Mapping[str, str]) -> bool:
-    return in_github_actions(env)
-
-
 def _escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
