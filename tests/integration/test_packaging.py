@@ -24,3 +24,6 @@ def test_wheel_ships_templates_and_toolchains(tmp_path: Path) -> None:
     for rel in template_files:
         assert f"rgpu/_data/{rel}" in names, rel
     assert "rgpu/cli.py" in names
+    for pin in ("spirv", "nvvm", "nvptx"):
+        assert f"rgpu/_data/toolchains/{pin}.toml" in names
+    assert "rgpu/schemas/doctor.schema.json" in names
