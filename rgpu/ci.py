@@ -52,6 +52,15 @@ JOB_COMMANDS: dict[str, tuple[Command, ...]] = {
     ),
 }
 
+# Before those: the pinned toolchain of the job's codegen, installed by rgpu itself
+# (`rgpu build` checks it and stops with the fix, it does not install). The CPU job needs
+# none, and the nvvm job's toolchain is inside the Rust-CUDA container.
+JOB_SETUP: dict[str, tuple[Command, ...]] = {
+    "wgpu": (("rgpu", "toolchain", "install", "spirv", "--yes"),),
+    "ash": (("rgpu", "toolchain", "install", "spirv", "--yes"),),
+    "cuda-nvptx": (("rgpu", "toolchain", "install", "nvptx", "--yes"),),
+}
+
 # Which jobs a backend asks for.
 BACKEND_JOBS: dict[str, tuple[str, ...]] = {
     "cpu": ("cpu",),
@@ -76,8 +85,6 @@ PYTHON_VERSION = "3.12"
 # Mesa's software Vulkan driver on the ubuntu runners (package mesa-vulkan-drivers).
 LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 CPU_RUNNERS = ("ubuntu-latest", "macos-latest", "windows-latest")
-# rustc's nvptx64 target needs a nightly (build-std) with these components.
-NVPTX_COMPONENTS = ("rust-src", "llvm-tools", "llvm-bitcode-linker")
 
 
 def shell_line(command: Command) -> str:
@@ -89,6 +96,7 @@ class Job:
     id: str
     kind: str  # "cpu", "vulkan", "cuda-nvptx" or "cuda-nvvm": which setup steps it gets
     backend: str
+    setup: tuple[str, ...]
     commands: tuple[str, ...]
 
 
@@ -97,8 +105,9 @@ def jobs_for(backends: Sequence[str]) -> list[Job]:
     for backend in backends:
         for job_id in BACKEND_JOBS[backend]:
             kind = "vulkan" if backend in ("wgpu", "ash") else job_id
+            setup = tuple(shell_line(c) for c in JOB_SETUP.get(job_id, ()))
             lines = tuple(shell_line(c) for c in JOB_COMMANDS[job_id])
-            jobs.append(Job(id=job_id, kind=kind, backend=backend, commands=lines))
+            jobs.append(Job(job_id, kind, backend, setup=setup, commands=lines))
     return jobs
 
 
@@ -165,7 +174,6 @@ def render(workspace: Path, backends: Sequence[str], rgpu_source: str) -> Render
         python_version=PYTHON_VERSION,
         lavapipe_icd=LAVAPIPE_ICD,
         cpu_runners=CPU_RUNNERS,
-        nvptx_components=",".join(NVPTX_COMPONENTS),
         rgpu_source=json.dumps(rgpu_source),  # a quoted YAML scalar
         rgpu_version=__version__,
         working_directory=workdir,

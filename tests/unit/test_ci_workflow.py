@@ -93,7 +93,9 @@ def test_jobs_get_their_platform_setup(tmp_path: Path) -> None:
         assert "pip install nvidia-cuda-nvcc" in blocks[cuda]
         assert "actions/upload-artifact@" in blocks[cuda]
         assert "target/rgpu/**/*.ptx" in blocks[cuda]
-    assert "llvm-bitcode-linker" in blocks["cuda-nvptx"]
+    assert "run: rgpu toolchain install nvptx --yes" in blocks["cuda-nvptx"]
+    assert "run: rgpu toolchain install spirv --yes" in blocks["ash"]
+    assert "rgpu toolchain install" not in blocks["cpu"] + blocks["cuda-nvvm"]
     assert "~/.cache/rgpu" not in blocks["cpu"]
     assert "key: rgpu-toolchains-" in blocks["wgpu"]
 
@@ -168,3 +170,15 @@ def test_source_is_the_checkouts_pushed_commit(tmp_path: Path) -> None:
     git("remote", "set-url", "origin", "git@github.com:org/rgpu.git")
     sha = git("rev-parse", "HEAD")
     assert _from_checkout(tmp_path) == f"rgpu @ git+https://github.com/org/rgpu.git@{sha}"
+
+
+def test_setup_steps_install_toolchains_rgpu_pins() -> None:
+    from rgpu.resources import toolchains_dir
+
+    pinned = {p.stem for p in toolchains_dir().glob("*.toml")}
+    for job, commands in ci.JOB_SETUP.items():
+        assert job in ci.JOB_COMMANDS
+        for command in commands:
+            assert command[:3] == ("rgpu", "toolchain", "install") and command[3] in pinned
+            help_text = run_rgpu(*command[1:3], "--help").stdout
+            assert "--yes" in help_text
