@@ -126,9 +126,15 @@ def build(
     profile = None if release is None else ("release" if release else "debug")
     options = _options(project, profile=profile, yes=yes)
     names = _split_backends(backends) or _split_backends([options.backend])
-    result = pipeline.build(
-        project, options, names, dry_run=dry_run, kernel_artifacts=kernel_artifacts
-    )
+    try:
+        result = pipeline.build(
+            project, options, names, dry_run=dry_run, kernel_artifacts=kernel_artifacts
+        )
+    except RgpuError as error:
+        _summary_of_failure(f"rgpu build ({', '.join(names)})", error)
+        raise
+    if not dry_run:
+        _step_summary(lambda s: s.build_markdown(result))
     if as_json:
         _emit_json({"ok": True, "dry_run": dry_run, **result.to_dict()})
     elif dry_run:
@@ -176,7 +182,90 @@ def test(directory: Path | None, release: bool | None) -> None:
     project = _load_project(directory)
     profile = None if release is None else ("release" if release else "debug")
     options = _options(project, profile=profile)
-    testing.run_tests(project, options)
+    from rgpu import build as pipeline
+
+    try:
+        testing.run_tests(project, options)
+    except RgpuError as error:
+        _summary_of_failure("rgpu test", error)
+        raise
+    state = pipeline.read_state(project)
+    _step_summary(lambda s: s.tests_markdown(state["features"] if state else ["cpu"]))
+
+
+def _step_summary(render: Callable[[Any], str]) -> None:
+    """Append to GitHub's step summary; rgpu.summary is imported only under Actions."""
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        from rgpu import summary
+
+        summary.append(render(summary))
+
+
+def _summary_of_failure(label: str, error: RgpuError) -> None:
+    _step_summary(lambda s: s.failure_markdown(label, error))
+
+
+@cli.group()
+def ci() -> None:
+    """GitHub Actions: write rgpu's workflow, and the helpers its jobs call."""
+
+
+@ci.command("init")
+@dir_option
+@click.option(
+    "--backends",
+    "backends",
+    multiple=True,
+    metavar="B",
+    help="Backends to prove in CI (comma-separated or repeated). Default: cpu,wgpu,ash,cuda.",
+)
+@click.option(
+    "--rgpu-source",
+    default=None,
+    metavar="REQ",
+    help="pip requirement CI installs rgpu from, pinned (default: the git commit this rgpu "
+    "was installed from).",
+)
+@click.option("--force", is_flag=True, help="Overwrite an existing .github/workflows/rgpu.yml.")
+def ci_init(
+    directory: Path | None, backends: tuple[str, ...], rgpu_source: str | None, force: bool
+) -> None:
+    """Write .github/workflows/rgpu.yml: CPU, Vulkan (lavapipe) and CUDA-compile jobs."""
+    from rgpu import ci as workflow
+
+    project = _load_project(directory)
+    names = workflow.parse_backends(backends)
+    rendered = workflow.render(project.root, names, workflow.require_source(rgpu_source))
+    word = workflow.write_workflow(rendered, force=force)
+    reporter().status(word, str(rendered.path))
+    reporter().info(f"jobs: {', '.join(j.id for j in workflow.jobs_for(names))}")
+    reporter().info(f"next: commit {rendered.path.name} and push; each job runs on GitHub")
+
+
+@ci.command("cache-key")
+def ci_cache_key() -> None:
+    """Print the cache key of rgpu's pinned toolchain files (used by the workflow)."""
+    from rgpu import ci as workflow
+
+    click.echo(workflow.toolchains_key())
+
+
+@ci.command("check-ptx")
+@dir_option
+def ci_check_ptx(directory: Path | None) -> None:
+    """Check every PTX in target/rgpu/manifest.json with ptxas, for its arch."""
+    from rgpu.ci_check import check_ptx
+    from rgpu.errors import ArtifactError
+
+    checks = check_ptx(_load_project(directory))
+    for check in checks:
+        reporter().status("ok" if check.ok else "rejected", f"{check.path} ({check.arch})")
+    failed = [c for c in checks if not c.ok]
+    if failed:
+        raise ArtifactError(
+            f"ptxas rejected {len(failed)} of {len(checks)} PTX files: {failed[0].detail}",
+            "fix the kernel or the arch list, then `rgpu build --backend cuda` again",
+        )
 
 
 # --- toolchain and doctor (issue 3) ---------------------------------------------------------
