@@ -7,15 +7,22 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rgpu import artifacts, codegens
-from rgpu.backends import Backend, get_backend, resolve_codegen
-from rgpu.codegens import KernelBuild
+from rgpu.artifacts import MANIFEST_ENV, MANIFEST_NAME
+from rgpu.backends import BACKENDS, Backend, get_backend, resolve_codegen
 from rgpu.config import Options
 from rgpu.plan import Plan, Step
 from rgpu.project import Project
 from rgpu.runner import run_plan
+from rgpu.util.files import atomic_write_text
+
+if TYPE_CHECKING:
+    # Codegens are imported only by builds that compile kernels, to keep the no-op CPU
+    # build's start-up short.
+    from rgpu.artifacts import Artifact
+    from rgpu.codegens import Codegen, KernelBuild
+
 
 BUILD_STATE = "build.json"
 
@@ -27,7 +34,7 @@ class BuildResult:
     profile: str
     binary: Path
     plan: Plan
-    artifacts: tuple[artifacts.Artifact, ...]
+    artifacts: tuple[Artifact, ...]
     seconds: float
 
     def to_dict(self) -> dict[str, Any]:
@@ -54,10 +61,8 @@ def cargo_profile_args(profile: str) -> list[str]:
 
 def host_env(project: Project, features: Sequence[str]) -> dict[str, str]:
     """Point the host's build.rs at the manifest when a backend needs kernel artifacts."""
-    from rgpu.backends import BACKENDS
-
     if any(b.artifact for b in BACKENDS.values() if b.feature in features):
-        return {artifacts.MANIFEST_ENV: str(project.rgpu_dir / artifacts.MANIFEST_NAME)}
+        return {MANIFEST_ENV: str(project.rgpu_dir / MANIFEST_NAME)}
     return {}
 
 
@@ -85,24 +90,26 @@ def kernel_builds(
     project: Project,
     options: Options,
     backends: Sequence[Backend],
-    provided_kinds: Sequence[str] = (),
-) -> list[tuple[codegens.Codegen, KernelBuild]]:
-    """The codegens the backends need; none for an artifact kind given with
-    --kernel-artifact (the external artifact replaces the build)."""
-    chosen: dict[str, codegens.Codegen] = {}
+    external_kinds: frozenset[str] = frozenset(),
+) -> list[tuple[Codegen, KernelBuild]]:
+    if not any(b.codegens for b in backends):
+        return []
+    from rgpu import codegens
+
+    chosen: dict[str, Codegen] = {}
     for backend in backends:
-        if backend.artifact in provided_kinds:
-            continue
+        if backend.artifact in external_kinds:
+            continue  # an external --kernel-artifact stands in for this codegen's output
         name = resolve_codegen(backend, options.codegen if backend.codegens else None)
         if name is not None and name not in chosen:
             chosen[name] = codegens.get(name)
-    build = KernelBuild(project=project, options=options, out_dir=project.rgpu_dir)
+    build = codegens.KernelBuild(project=project, options=options, out_dir=project.rgpu_dir)
     return [(codegen, build) for codegen in chosen.values()]
 
 
 @dataclass(frozen=True)
 class BuildPlan:
-    kernels: list[tuple[codegens.Codegen, KernelBuild]]
+    kernels: list[tuple[Codegen, KernelBuild]]
     kernel_plan: Plan
     host_plan: Plan
 
@@ -115,14 +122,10 @@ def plan_build(
     project: Project,
     options: Options,
     backends: Sequence[Backend],
-    external: Sequence[Path] = (),
+    external_kinds: frozenset[str] = frozenset(),
 ) -> BuildPlan:
-    from rgpu.external import kind_of
-
-    kinds = [kind_of(p) for p in external]
-    kernels = kernel_builds(project, options, backends, kinds)
-    notes = tuple(f"embedding external {kind_of(p)} {p} (checked, not built)" for p in external)
-    kernel_plan = Plan(steps=(), notes=notes)
+    kernels = kernel_builds(project, options, backends, external_kinds)
+    kernel_plan = Plan(steps=())
     for codegen, kernel_build in kernels:
         kernel_plan = kernel_plan + codegen.plan(kernel_build)
     host_plan = Plan(steps=(host_step(project, features_for(backends), options.profile),))
@@ -135,24 +138,25 @@ def build(
     backend_names: Sequence[str],
     *,
     dry_run: bool = False,
-    external: Sequence[Path] = (),
+    kernel_artifacts: Sequence[Path] = (),
 ) -> BuildResult:
+    from rgpu import external
+
     started = time.perf_counter()
     backends = [get_backend(n) for n in backend_names]
     features = features_for(backends)
-    parts = plan_build(project, options, backends, external)
-    produced: list[artifacts.Artifact] = []
+    parts = plan_build(project, options, backends, frozenset(external.kinds(kernel_artifacts)))
+    produced: list[Artifact] = []
     if not dry_run:
         run_plan(parts.kernel_plan)
         for codegen, kernel_build in parts.kernels:
             produced += codegen.collect(kernel_build)
-        if external:
-            from rgpu.external import import_artifacts
-
-            produced += import_artifacts(external, project.rgpu_dir)
+        produced += external.collect(kernel_artifacts, project.rgpu_dir)
         if produced:
-            artifacts.write_manifest(project.rgpu_dir, produced)
-        run_plan(parts.host_plan)
+            from rgpu.artifacts import write_manifest
+
+            write_manifest(project.rgpu_dir, produced)
+        run_host(project, parts.host_plan, options.profile)
         write_state(project, [b.name for b in backends], features, options.profile)
     return BuildResult(
         backends=tuple(b.name for b in backends),
@@ -165,13 +169,33 @@ def build(
     )
 
 
+def run_host(project: Project, host_plan: Plan, profile: str) -> None:
+    """Run the host build unless the stamp proves cargo would find nothing to do."""
+    import os
+
+    from rgpu import stamp
+    from rgpu.util.output import reporter
+
+    (step,) = host_plan.steps
+    env = step.child_env(os.environ)
+    binary = project.binary_path(profile)
+    key = stamp.request_key(step.argv, env, [str(step.cwd)])
+    if stamp.is_fresh(project.rgpu_dir, key, binary, project.root, env):
+        reporter().info(f"{step.description}: up to date, cargo not started")
+        return
+    stamp.forget(project.rgpu_dir)
+    run_plan(host_plan)
+    stamp.record(project.rgpu_dir, key, binary, project.root, env)
+
+
 def write_state(
     project: Project, backends: Sequence[str], features: Sequence[str], profile: str
 ) -> None:
     state = {"backends": list(backends), "features": list(features), "profile": profile}
-    artifacts.atomic_write_text(
-        project.rgpu_dir / BUILD_STATE, json.dumps(state, indent=2, sort_keys=True) + "\n"
-    )
+    if read_state(project) != state:
+        atomic_write_text(
+            project.rgpu_dir / BUILD_STATE, json.dumps(state, indent=2, sort_keys=True) + "\n"
+        )
 
 
 def read_state(project: Project) -> dict[str, Any] | None:

@@ -21,6 +21,8 @@ class Step:
     unset_env: tuple[str, ...] = ()
     # Where the step may run: "local" only, or also inside a container.
     container_ok: bool = False
+    # What to tell the user when the command fails (the exact command that fixes it).
+    hint: str | None = None
 
     def child_env(self, base: Mapping[str, str]) -> dict[str, str]:
         merged = {k: v for k, v in base.items() if k not in self.unset_env}

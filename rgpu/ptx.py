@@ -26,7 +26,7 @@ def arch_number(arch: str) -> int:
     if match is None:
         raise UsageError(
             f"`{arch}` is not a CUDA arch name",
-            "use names like sm_70,sm_80,sm_90, or `native` for this machine's GPU",
+            "use names like sm_75,sm_80,sm_90, or `native` for this machine's GPU",
         )
     return int(match.group(1))
 
@@ -42,7 +42,7 @@ def parse_archs(values: Iterable[str], env: Mapping[str, str] | None = None) -> 
                 arch_number(part)
                 names.append(part)
     if not names:
-        raise UsageError("no CUDA arch given", "pass --arch sm_70,sm_80,sm_90 or --arch native")
+        raise UsageError("no CUDA arch given", "pass --arch sm_75,sm_80,sm_90 or --arch native")
     return tuple(sorted(dict.fromkeys(names), key=lambda a: (arch_number(a), a)))
 
 

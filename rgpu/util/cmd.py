@@ -6,7 +6,7 @@ import os
 import shlex
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +38,16 @@ def format_argv(argv: Sequence[str]) -> str:
     return shlex.join(argv)
 
 
+def child_env(argv: Sequence[str], env: Mapping[str, str] | None) -> dict[str, str] | None:
+    """The child's environment; with NO_COLOR set, cargo is told so (it reads its own
+    CARGO_TERM_COLOR, not NO_COLOR)."""
+    base = os.environ if env is None else env
+    is_cargo = os.path.basename(str(argv[0])).removesuffix(".exe") == "cargo"
+    if is_cargo and "NO_COLOR" in base and "CARGO_TERM_COLOR" not in base:
+        return {**base, "CARGO_TERM_COLOR": "never"}
+    return dict(env) if env is not None else None
+
+
 def run(
     argv: Sequence[str],
     *,
@@ -48,11 +58,13 @@ def run(
     echo: bool = True,
     hint: str | None = None,
     stdin_devnull: bool = True,
+    timeout: float | None = None,
 ) -> Result:
     """Run ``argv``; echo ``+ cmd``; raise CommandFailedError on a non-zero exit.
 
     ``env`` is the complete environment of the child (callers merge with os.environ
-    themselves, so that tests can pass exactly what they mean).
+    themselves, so that tests can pass exactly what they mean). ``timeout`` (seconds) stops
+    a child that hangs, such as a container client waiting for a daemon.
     """
     argv = [str(a) for a in argv]
     program = argv[0]
@@ -66,18 +78,23 @@ def run(
         proc = subprocess.run(
             argv,
             cwd=cwd,
-            env=dict(env) if env is not None else None,
+            env=child_env(argv, env),
             stdin=subprocess.DEVNULL if stdin_devnull else None,
             stdout=subprocess.PIPE if capture else None,
             stderr=subprocess.PIPE if capture else None,
             text=True,
             errors="replace",
             check=False,
+            timeout=timeout,
         )
     except KeyboardInterrupt as exc:
         raise InterruptedByUser(f"interrupted while running {program}") from exc
     except FileNotFoundError as exc:
         raise ToolMissingError(f"`{program}` could not be started: {exc}", hint) from exc
+    except subprocess.TimeoutExpired as exc:
+        raise CommandFailedError(
+            f"`{format_argv(argv)}` did not finish within {timeout:g} s", hint
+        ) from exc
     result = Result(tuple(argv), proc.returncode, proc.stdout or "", proc.stderr or "")
     if check and proc.returncode != 0:
         detail = f": {result.stderr.strip().splitlines()[-1]}" if result.stderr.strip() else ""
@@ -89,14 +106,64 @@ def run(
     return result
 
 
+def stream(
+    argv: Sequence[str],
+    on_line: Callable[[str], None],
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+    hint: str | None = None,
+    failure_detail: Callable[[], str] = lambda: "",
+) -> Result:
+    """Run ``argv`` and hand each line of its stdout to ``on_line`` as it arrives.
+
+    stderr goes straight to ours (cargo's progress, test output). Used to turn cargo's
+    JSON messages into readable text and GitHub annotations while the build runs.
+    ``failure_detail`` adds the first real error to the failure message.
+    """
+    argv = [str(a) for a in argv]
+    if os.sep not in argv[0] and which(argv[0], env) is None:
+        raise ToolMissingError(
+            f"`{argv[0]}` was not found on PATH", hint or f"install {argv[0]} and retry"
+        )
+    reporter().command(format_argv(argv))
+    try:
+        with subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=child_env(argv, env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            bufsize=1,
+        ) as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                on_line(line.rstrip("\r\n"))
+            returncode = proc.wait()
+    except KeyboardInterrupt as exc:
+        raise InterruptedByUser(f"interrupted while running {argv[0]}") from exc
+    except FileNotFoundError as exc:
+        raise ToolMissingError(f"`{argv[0]}` could not be started: {exc}", hint) from exc
+    if check and returncode != 0:
+        detail = failure_detail()
+        raise CommandFailedError(
+            f"`{format_argv(argv)}` failed with exit code {returncode}"
+            + (f": {detail}" if detail else ""),
+            hint,
+            returncode=returncode,
+        )
+    return Result(tuple(argv), returncode, "", "")
+
+
 def exec_replace(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> int:
     """Run a program in the foreground with the terminal, and return its exit code."""
     argv = [str(a) for a in argv]
     reporter().command(format_argv(argv))
     try:
-        return subprocess.run(
-            argv, env=dict(env) if env is not None else None, check=False
-        ).returncode
+        return subprocess.run(argv, env=child_env(argv, env), check=False).returncode
     except KeyboardInterrupt as exc:
         raise InterruptedByUser(f"interrupted while running {argv[0]}") from exc
     except FileNotFoundError as exc:

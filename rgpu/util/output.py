@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TextIO
@@ -16,6 +17,11 @@ from typing import TextIO
 def in_github_actions(env: Mapping[str, str] | None = None) -> bool:
     env = os.environ if env is None else env
     return env.get("GITHUB_ACTIONS") == "true"
+
+
+def escape_data(text: str) -> str:
+    """A workflow command's message must stay on one line: GitHub's own escapes."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def use_colour(stream: TextIO, env: Mapping[str, str] | None = None) -> bool:
@@ -32,6 +38,8 @@ class Reporter:
         self.stream = stream if stream is not None else sys.stderr
         self.quiet = quiet
         self.github = in_github_actions()
+        # (title, seconds, ok) of every group, for the GitHub step summary.
+        self.timings: list[tuple[str, float, bool]] = []
 
     def _write(self, text: str, style: str | None = None) -> None:
         if style and use_colour(self.stream):
@@ -59,13 +67,14 @@ class Reporter:
 
     def warn(self, text: str) -> None:
         if self.github:
-            print(f"::warning::{text}", file=self.stream, flush=True)
+            print(f"::warning::{escape_data(text)}", file=self.stream, flush=True)
         else:
             self._write(f"warning: {text}", style="yellow")
 
     def error(self, text: str, hint: str | None = None) -> None:
         if self.github:
-            print(f"::error::{text}", file=self.stream, flush=True)
+            body = f"{text}\nfix: {hint}" if hint else text
+            print(f"::error title=rgpu::{escape_data(body)}", file=self.stream, flush=True)
         self._write(f"error: {text}", style="bold red")
         if hint:
             self._write(f"  fix: {hint}", style="cyan")
@@ -76,9 +85,12 @@ class Reporter:
             print(f"::group::{title}", file=self.stream, flush=True)
         elif not self.quiet:
             self._write(f"==> {title}", style="bold")
+        started, ok = time.perf_counter(), False
         try:
             yield
+            ok = True
         finally:
+            self.timings.append((title, time.perf_counter() - started, ok))
             if self.github:
                 print("::endgroup::", file=self.stream, flush=True)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import requires_gpu, run_rgpu
+from tests.conftest import requires_gpu, run_rgpu
 
 
 @requires_gpu

@@ -11,11 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import has_nvidia_gpu, run_rgpu
 
 from rgpu import ptx
 from rgpu.artifacts import read_manifest, sha256_file
 from rgpu.errors import ExitCode
+from tests.conftest import has_nvidia_gpu, run_rgpu
 
 ARCHS = ("sm_75", "sm_80", "sm_90")
 no_gpu_here = pytest.mark.skipif(has_nvidia_gpu(), reason="checks the no-GPU answers")

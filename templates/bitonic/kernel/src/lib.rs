@@ -19,3 +19,6 @@ pub use shared::{Block, Distance, KeyKind, SortOrder, SortParams, MAX_KEYS, WORK
 
 #[cfg(target_arch = "nvptx64")]
 pub mod nvptx;
+
+#[cfg(target_arch = "spirv")]
+pub mod spirv;

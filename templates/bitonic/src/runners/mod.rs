@@ -5,9 +5,15 @@ use std::fmt;
 use kernel::key::SortKey;
 use shared::{KeyKind, SortOrder};
 
+#[cfg(feature = "ash")]
+pub mod ash;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+#[cfg(any(feature = "wgpu", feature = "ash"))]
+pub mod spirv;
+#[cfg(feature = "wgpu")]
+pub mod wgpu;
 
 /// Every backend this program knows, built in or not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,6 +133,10 @@ pub fn open(backend: Backend) -> Result<Box<dyn SortRunner>, RunnerError> {
         Backend::Cpu => Ok(Box::new(cpu::CpuRunner::new())),
         #[cfg(feature = "cuda")]
         Backend::Cuda => Ok(Box::new(cuda::CudaRunner::open()?)),
+        #[cfg(feature = "wgpu")]
+        Backend::Wgpu => Ok(Box::new(wgpu::WgpuRunner::new()?)),
+        #[cfg(feature = "ash")]
+        Backend::Ash => Ok(Box::new(ash::AshRunner::new()?)),
         other => Err(RunnerError::NotBuilt(other)),
     }
 }
