@@ -32,8 +32,13 @@ from rgpu.util.output import reporter
 
 TARGET = "nvptx64-nvidia-cuda"
 LINKER = "llvm-bitcode-linker"
-SYSTEM_RUSTC = Path("/usr/bin/rustc")
-SYSTEM_SYSROOT = Path("/usr")
+# The system toolchain's layout; toolchains/nvptx.toml's [system] table overrides these.
+SYSTEM_DEFAULTS = {
+    "rustc": "/usr/bin/rustc",
+    "cargo": "/usr/bin/cargo",
+    "llvm_bin": "/usr/lib/llvm-{major}/bin",
+    "bitcode_linker_source": "/usr/src/rustc-{version}/src/tools/llvm-bitcode-linker",
+}
 # Variables that would leak the caller's cargo setup into the nested kernel build.
 UNSET_ENV = (
     "RUSTFLAGS",
@@ -99,37 +104,52 @@ def find_toolchain(env: Mapping[str, str]) -> NvptxToolchain:
     return _system_toolchain(env)
 
 
+def system_layout(env: Mapping[str, str]) -> dict[str, str]:
+    """SYSTEM_DEFAULTS, with the [system] table of toolchains/nvptx.toml where it exists."""
+    from rgpu import toolchains
+    from rgpu.errors import RgpuError
+
+    try:
+        table = toolchains.load("nvptx", env).tables.get("system", {})
+    except (RgpuError, OSError):
+        table = {}
+    return {k: str(table.get(k, v)) for k, v in SYSTEM_DEFAULTS.items()}
+
+
 def _system_toolchain(env: Mapping[str, str]) -> NvptxToolchain:
     problems: list[str] = []
-    if not SYSTEM_RUSTC.is_file():
+    layout = system_layout(env)
+    rustc = Path(layout["rustc"])
+    if not rustc.is_file():
         return NvptxToolchain(
             kind="system",
             cargo=("cargo",),
             rustc_version="none",
-            problems=(f"no nightly with rust-src + {LINKER} and no {SYSTEM_RUSTC}",),
+            problems=(f"no nightly with rust-src + {LINKER} and no {rustc}",),
         )
-    release, llvm = _llvm_major(SYSTEM_RUSTC, env)
-    if not (SYSTEM_SYSROOT / "lib/rustlib/src/rust/library/core").is_dir():
+    release, llvm = _llvm_major(rustc, env)
+    sysroot = rustc.parent.parent
+    if not (sysroot / "lib/rustlib/src/rust/library/core").is_dir():
         problems.append("the system rustc has no library sources (Debian: rust-web-src)")
-    llvm_bin = Path(f"/usr/lib/llvm-{llvm}/bin")
+    llvm_bin = Path(layout["llvm_bin"].format(major=llvm))
     if llvm is None or not (llvm_bin / "llc").is_file():
         problems.append(f"LLVM {llvm} tools (llc, opt, llvm-link) not found in {llvm_bin}")
     linker_root = cache_dir(env) / f"{LINKER}-{release}"
     path_dirs = [str(linker_root / "bin"), str(llvm_bin)]
     linker_source: Path | None = None
     if cmd.which(LINKER, env) is None and not (linker_root / "bin" / LINKER).is_file():
-        source = Path(f"/usr/src/rustc-{release}/src/tools/{LINKER}")
+        source = Path(layout["bitcode_linker_source"].format(version=release))
         if source.is_dir():
             linker_source = source
         else:
             problems.append(f"no {LINKER} on PATH and no rustc source at {source}")
     path = os.pathsep.join([*path_dirs, env.get("PATH", os.defpath)])
-    cargo = "/usr/bin/cargo" if Path("/usr/bin/cargo").is_file() else "cargo"
+    cargo = layout["cargo"] if Path(layout["cargo"]).is_file() else "cargo"
     return NvptxToolchain(
         kind="system",
         cargo=(cargo,),
         rustc_version=release,
-        env={"RUSTC": str(SYSTEM_RUSTC), "RUSTC_BOOTSTRAP": "1", "PATH": path},
+        env={"RUSTC": str(rustc), "RUSTC_BOOTSTRAP": "1", "PATH": path},
         notes=(
             f"no rustup nightly with rust-src and {LINKER}: using the system rustc {release} "
             "with RUSTC_BOOTSTRAP=1 to allow nightly flags (-Zbuild-std, abi_ptx)",

@@ -280,7 +280,10 @@ impl SortRunner for CudaRunner {
         // The same benchmark hook as the Vulkan runners.
         if std::env::var("RGPU_GPU_TIMING").is_ok_and(|v| v == "1") {
             if let Some(ms) = self.last_kernel_ms {
-                eprintln!("gpu-timing: cuda {} keys: sort kernels {ms:.3} ms", keys.len());
+                eprintln!(
+                    "gpu-timing: cuda {} keys: sort kernels {ms:.3} ms",
+                    keys.len()
+                );
             }
         }
         Ok(())
