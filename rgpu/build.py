@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,9 +14,10 @@ from rgpu import artifacts, codegens
 from rgpu.backends import Backend, get_backend, resolve_codegen
 from rgpu.codegens import KernelBuild
 from rgpu.config import Options
+from rgpu.placement import Placement
 from rgpu.plan import Plan, Step
 from rgpu.project import Project
-from rgpu.runner import run_plan
+from rgpu.runner import StepRunner, run_plan
 
 BUILD_STATE = "build.json"
 
@@ -94,23 +96,82 @@ def kernel_builds(
 
 
 @dataclass(frozen=True)
+class KernelPlan:
+    """One codegen's plan and where it runs."""
+
+    codegen: codegens.Codegen
+    build: KernelBuild
+    plan: Plan
+    placement: Placement
+
+
+@dataclass(frozen=True)
 class BuildPlan:
-    kernels: list[tuple[codegens.Codegen, KernelBuild]]
-    kernel_plan: Plan
+    kernels: list[KernelPlan]
     host_plan: Plan
+
+    @property
+    def kernel_plan(self) -> Plan:
+        whole = Plan(steps=())
+        for kernel in self.kernels:
+            whole = whole + kernel.plan
+        return whole
 
     @property
     def whole(self) -> Plan:
         return self.kernel_plan + self.host_plan
 
 
-def plan_build(project: Project, options: Options, backends: Sequence[Backend]) -> BuildPlan:
-    kernels = kernel_builds(project, options, backends)
-    kernel_plan = Plan(steps=())
-    for codegen, kernel_build in kernels:
-        kernel_plan = kernel_plan + codegen.plan(kernel_build)
+def place(codegen: codegens.Codegen, options: Options, env: Mapping[str, str]) -> Placement:
+    from rgpu import placement
+
+    # A codegen may pick its own image (nvvm: by CUDA major); the toolchain file otherwise.
+    chooser = getattr(codegen, "container_image", None)
+    own = chooser(env) if callable(chooser) else None
+    return placement.decide(codegen.name, options, env, image_for_codegen=own)
+
+
+def with_placement_note(plan: Plan, where: Placement) -> Plan:
+    if not where.in_container:
+        return plan
+    note = f"container-capable steps run in a container of {where.image} ({where.why})"
+    return Plan(steps=plan.steps, notes=(*plan.notes, note))
+
+
+def plan_build(
+    project: Project,
+    options: Options,
+    backends: Sequence[Backend],
+    env: Mapping[str, str] | None = None,
+) -> BuildPlan:
+    env = os.environ if env is None else env
+    kernels = []
+    for codegen, kernel_build in kernel_builds(project, options, backends):
+        where = place(codegen, options, env)
+        plan = with_placement_note(codegen.plan(kernel_build), where)
+        kernels.append(KernelPlan(codegen, kernel_build, plan, where))
     host_plan = Plan(steps=(host_step(project, features_for(backends), options.profile),))
-    return BuildPlan(kernels, kernel_plan, host_plan)
+    return BuildPlan(kernels, host_plan)
+
+
+def container_runner(
+    project: Project, where: Placement, env: Mapping[str, str]
+) -> StepRunner | None:
+    if not where.in_container or where.image is None:
+        return None
+    from rgpu import container
+    from rgpu.config import cache_dir
+
+    engine = container.detect(env)
+    hint = (
+        container.BUILD_IMAGE_HINT
+        if where.image == container.DEFAULT_IMAGE
+        else f"fetch it: `{os.path.basename(engine.program)} pull {where.image}`, or pick "
+        "another image with --image / RGPU_IMAGE, or build without a container: "
+        "`rgpu build --no-docker`"
+    )
+    container.require_image(engine, where.image, env, hint)
+    return container.ContainerRunner(engine, where.image, project.root, cache_dir(env), env)
 
 
 def build(
@@ -122,9 +183,10 @@ def build(
     parts = plan_build(project, options, backends)
     produced: list[artifacts.Artifact] = []
     if not dry_run:
-        run_plan(parts.kernel_plan)
-        for codegen, kernel_build in parts.kernels:
-            produced += codegen.collect(kernel_build)
+        for kernel in parts.kernels:
+            runner = container_runner(project, kernel.placement, os.environ)
+            run_plan(kernel.plan, container=runner)
+            produced += kernel.codegen.collect(kernel.build)
         if produced:
             artifacts.write_manifest(project.rgpu_dir, produced)
         run_plan(parts.host_plan)

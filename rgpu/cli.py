@@ -98,12 +98,27 @@ def _backend_option(default_help: str) -> Callable[[F], F]:
 @dir_option
 @_backend_option("Default: cpu, or `backend` in [workspace.metadata.rgpu].")
 @click.option("--release/--debug", "release", default=None, help="Cargo profile (default release).")
+@click.option(
+    "--docker/--no-docker",
+    "docker",
+    default=None,
+    help="Compile kernels in a container (docker or podman) or here. Default: per codegen "
+    "(nvptx here; nvvm in a container unless LLVM 7 is found).",
+)
+@click.option(
+    "--image",
+    default=None,
+    metavar="IMAGE",
+    help="Container image for --docker (default: rgpu-toolchain:<version>-offline for nvptx).",
+)
 @click.option("--dry-run", is_flag=True, help="Print the plan of commands; run nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 def build(
     directory: Path | None,
     backends: tuple[str, ...],
     release: bool | None,
+    docker: bool | None,
+    image: str | None,
     dry_run: bool,
     as_json: bool,
 ) -> None:
@@ -112,7 +127,7 @@ def build(
 
     project = _load_project(directory)
     profile = None if release is None else ("release" if release else "debug")
-    options = _options(project, profile=profile)
+    options = _options(project, profile=profile, docker=docker, image=image)
     names = _split_backends(backends) or _split_backends([options.backend])
     result = pipeline.build(project, options, names, dry_run=dry_run)
     if as_json:
