@@ -155,8 +155,9 @@ def plan_build(
 
 
 def container_runner(
-    project: Project, where: Placement, env: Mapping[str, str]
+    project: Project, kernel: KernelPlan, env: Mapping[str, str]
 ) -> StepRunner | None:
+    where = kernel.placement
     if not where.in_container or where.image is None:
         return None
     from rgpu import container
@@ -171,7 +172,10 @@ def container_runner(
         "`rgpu build --no-docker`"
     )
     container.require_image(engine, where.image, env, hint)
-    return container.ContainerRunner(engine, where.image, project.root, cache_dir(env), env)
+    as_root = bool(getattr(kernel.codegen, "container_as_root", False))
+    return container.ContainerRunner(
+        engine, where.image, project.root, cache_dir(env), env, as_root=as_root
+    )
 
 
 def build(
@@ -184,7 +188,7 @@ def build(
     produced: list[artifacts.Artifact] = []
     if not dry_run:
         for kernel in parts.kernels:
-            runner = container_runner(project, kernel.placement, os.environ)
+            runner = container_runner(project, kernel, os.environ)
             run_plan(kernel.plan, container=runner)
             produced += kernel.codegen.collect(kernel.build)
         if produced:

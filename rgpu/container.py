@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shlex
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -223,10 +224,13 @@ class RunSpec:
     tty: bool
     keep: bool
     labels: Mapping[str, str]
+    # Run as the image's root (its tools live under /root), then give every mounted path
+    # back to uid:gid, so the files still belong to the invoking user.
+    chown_back: bool = False
 
 
 def _user_flags(engine: Engine, spec: RunSpec) -> list[str]:
-    if not engine.maps_user:
+    if not engine.maps_user or spec.chown_back:
         return []
     return [*engine.userns_flags, "--user", f"{spec.uid}:{spec.gid}"]
 
@@ -262,7 +266,16 @@ def run_argv(engine: Engine, spec: RunSpec, argv: Sequence[str]) -> list[str]:
     flags += _mount_flags(spec.mounts)
     flags += _env_flags(spec.env)
     flags += ["--workdir", str(spec.cwd), spec.image]
-    return [*flags, *argv]
+    return [*flags, *_chown_back(engine, spec, argv)]
+
+
+def _chown_back(engine: Engine, spec: RunSpec, argv: Sequence[str]) -> list[str]:
+    if not (spec.chown_back and engine.maps_user):
+        return list(argv)
+    owner = f"{spec.uid}:{spec.gid}"
+    paths = " ".join(shlex.quote(str(p)) for p in spec.mounts.paths)
+    script = f'status=0; "$@" || status=$?; chown -R {owner} {paths}; exit $status'
+    return ["sh", "-c", script, "rgpu-step", *argv]
 
 
 def container_name(step: Step) -> str:
@@ -290,6 +303,7 @@ class ContainerRunner:
     workspace: Path
     cache: Path
     env: Mapping[str, str]
+    as_root: bool = False
 
     def spec(self, step: Step) -> RunSpec:
         mounts = plan_mounts(self.workspace, self.cache, self.env, step)
@@ -304,6 +318,7 @@ class ContainerRunner:
             tty=sys.stdout.isatty() and sys.stdin.isatty(),
             keep=_keep(self.env),
             labels={LABEL: "1", f"{LABEL}.workspace": str(self.workspace)},
+            chown_back=self.as_root,
         )
 
     def run(self, step: Step) -> cmd.Result:
