@@ -38,6 +38,17 @@ RUN apt-get update \
         ca-certificates rustc-web cargo-web rust-web-src llvm-22 python3 python3-venv \
     && rm -rf /var/lib/apt/lists/*
 
+# Extra CA certificates (PEM) for a TLS-intercepting proxy in front of the registries, as on
+# rgpu's CI machines: scripts/setup-docker.sh passes the host's
+# /usr/local/share/ca-certificates. Empty elsewhere. pip reads the system bundle via PIP_CERT
+# (its own certifi bundle would not hold such a CA); cargo uses the system bundle anyway.
+ARG EXTRA_CA_CERTS=""
+ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt
+RUN if [ -n "$EXTRA_CA_CERTS" ]; then \
+        printf '%s\n' "$EXTRA_CA_CERTS" > /usr/local/share/ca-certificates/rgpu-extra.crt \
+        && update-ca-certificates; \
+    fi
+
 # Python tools live in one virtualenv on PATH. nvidia-cuda-nvcc ships ptxas (checks PTX
 # without a GPU or a CUDA install).
 ENV VIRTUAL_ENV=/opt/rgpu \

@@ -52,8 +52,15 @@ make_base_image() {
 }
 
 build_offline_image() {
+  # A TLS-intercepting proxy's CA (CI reaches PyPI and crates.io through one) must be
+  # trusted inside the image too; certificates are public, so a build argument is fine.
+  local extra_ca=""
+  if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+    extra_ca="$(cat /usr/local/share/ca-certificates/*.crt)"
+  fi
   echo "+ docker build --network host --target offline -t $OFFLINE_IMAGE ."
-  $SUDO docker build --network host --target offline -t "$OFFLINE_IMAGE" . >/tmp/docker-build.log 2>&1 \
+  $SUDO docker build --network host --build-arg EXTRA_CA_CERTS="$extra_ca" \
+    --target offline -t "$OFFLINE_IMAGE" . >/tmp/docker-build.log 2>&1 \
     || { tail -n 40 /tmp/docker-build.log >&2; return 1; }
 }
 
