@@ -18,7 +18,9 @@ DEFAULTS: dict[str, Any] = {
     "backend": "cpu",
     "profile": "release",
     "codegen": None,
-    "cuda-archs": ["sm_70", "sm_80", "sm_90"],
+    # sm_75 is CUDA 13's oldest arch (its ptxas rejects sm_70); PTX for sm_75 still JIT-
+    # compiles for every newer GPU.
+    "cuda-archs": ["sm_75", "sm_80", "sm_90"],
     "docker": None,
     "image": None,
 }

@@ -43,7 +43,9 @@ class Codegen(Protocol):
 
 # Codegen name -> the module that defines it as ``CODEGEN``; imported only when used, so
 # that `rgpu build --backend cpu` pays for none of them.
-MODULES: dict[str, str] = {}
+MODULES: dict[str, str] = {
+    "nvptx": "rgpu.codegens.nvptx",
+}
 
 
 def get(name: str) -> Codegen:

@@ -5,6 +5,8 @@
 //! GPU codegen gets a thin entry point module (selected by `cfg`) that calls the same
 //! functions for its thread of the network.
 #![no_std]
+// rustc's nvptx64-nvidia-cuda target: `extern "ptx-kernel"` and `core::arch::nvptx`.
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx))]
 
 pub mod key;
 pub mod network;
@@ -14,3 +16,6 @@ pub use shared::{Block, Distance, KeyKind, SortOrder, SortParams, MAX_KEYS, WORK
 // GPU entry points: one thin module per codegen, compiled only for its target.
 // - `target_os = "cuda"` (rustc's nvptx64-nvidia-cuda target, or Rust-CUDA's nvvm codegen)
 // - `target_arch = "spirv"` (rust-gpu)
+
+#[cfg(target_arch = "nvptx64")]
+pub mod nvptx;
