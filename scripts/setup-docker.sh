@@ -59,7 +59,7 @@ build_offline_image() {
     extra_ca="$(cat /usr/local/share/ca-certificates/*.crt)"
   fi
   echo "+ docker build --network host --target offline -t $OFFLINE_IMAGE ."
-  $SUDO docker build --network host --build-arg EXTRA_CA_CERTS="$extra_ca" \
+  $SUDO docker build --force-rm --network host --build-arg EXTRA_CA_CERTS="$extra_ca" \
     --target offline -t "$OFFLINE_IMAGE" . >/tmp/docker-build.log 2>&1 \
     || { tail -n 40 /tmp/docker-build.log >&2; return 1; }
 }

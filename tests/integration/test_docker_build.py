@@ -28,7 +28,15 @@ from rgpu.errors import ContainerError, ExitCode
 # An arch no other test builds, so the kernel target dir for it is this module's to clear.
 ARCH = "sm_86"
 TEST_USER = "rgpu-ctest"
-BUILD = ("build", "--backend", "cuda", "--codegen", "nvptx", "--arch", ARCH)
+BUILD = ("build", "--backend", "cuda")
+# `--codegen nvptx --arch sm_86`, as settings (the same for every way the tests start rgpu).
+SETTINGS = {"RGPU_CODEGEN": "nvptx", "RGPU_CUDA_ARCHS": ARCH}
+
+
+@pytest.fixture(autouse=True)
+def _settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in SETTINGS.items():
+        monkeypatch.setenv(key, value)
 
 
 def _unavailable(reason: str) -> None:
@@ -119,6 +127,7 @@ def unprivileged_user(scratch: Path) -> User:
         "HOME": str(home),
         "PATH": f"{tools}:{Path(ptxas()).parent}:/usr/local/bin:/usr/bin:/bin",
         "LANG": "C.UTF-8",
+        **SETTINGS,
     }
     return User(TEST_USER, home, env)
 
@@ -173,7 +182,7 @@ def test_docker_build_matches_native_build_and_belongs_to_the_user(
             text=True,
         )
         assert check.returncode == 0, check.stderr
-        written = [ws, user.home / ".cache" / "rgpu"] if user.name else [ws]
+        written = [ws, user.home / ".cache" / "rgpu", user.home / ".cargo"] if user.name else [ws]
         assert files_not_owned_by(user.uid, *written) == []
         assert leftovers(engine, ws) == []
 

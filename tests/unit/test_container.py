@@ -157,3 +157,22 @@ def test_toolchain_file_container_default_is_read() -> None:
     table = {"container": {"default": "container", "image": "x:1"}}
     where = placement.decide("nvptx", options(), {}, table=table)  # type: ignore[arg-type]
     assert where.in_container and where.image == "x:1"
+
+
+def test_chown_back_runs_as_root_then_returns_every_mount_to_the_user() -> None:
+    env = {"HOME": "/home/u"}
+    s = spec(step(), env)
+    s = container.RunSpec(**{**s.__dict__, "chown_back": True})
+    argv = container.run_argv(DOCKER, s, ("cargo", "build"))
+    assert "--user" not in argv
+    image = argv.index("img:1")
+    assert argv[image + 1 : image + 3] == ["sh", "-c"]
+    script = argv[image + 3]
+    assert script.startswith('status=0; "$@" || status=$?; chown -R 1000:1001 ')
+    assert script.endswith("; exit $status") and str(WS) in script
+    assert argv[image + 4 :] == ["rgpu-step", "cargo", "build"]
+
+
+def test_default_image_hint_is_the_offline_build_command() -> None:
+    assert "--target offline" in container.BUILD_IMAGE_HINT
+    assert container.DEFAULT_IMAGE in container.BUILD_IMAGE_HINT
