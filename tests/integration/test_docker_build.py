@@ -109,12 +109,21 @@ class User:
         return proc
 
 
+def readable_by_others(path: Path) -> bool:
+    """Every parent traversable and the path readable by any user."""
+    parents = [p for p in path.parents if p != Path("/")]
+    return all(p.stat().st_mode & 0o001 for p in parents) and bool(path.stat().st_mode & 0o004)
+
+
 def unprivileged_user(scratch: Path) -> User:
     """A user in the docker group, with a PATH holding an llvm-bitcode-linker (copied from
     the one rgpu built for root) so its native build does not build that linker again."""
     if subprocess.run(["id", TEST_USER], capture_output=True).returncode != 0:
         subprocess.run(["useradd", "--create-home", "--groups", "docker", TEST_USER], check=True)
     home = Path(pwd.getpwnam(TEST_USER).pw_dir)
+    for needed in (REPO / "rgpu" / "__init__.py", Path(sys.prefix) / "pyvenv.cfg"):
+        if needed.exists() and not readable_by_others(needed):
+            pytest.fail(f"{TEST_USER} cannot read {needed}: check rgpu out where others can read")
     tools = scratch / "tools"
     tools.mkdir()
     linker = shutil.which("llvm-bitcode-linker") or next(
