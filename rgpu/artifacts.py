@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 
 from rgpu import __version__
 from rgpu.errors import ArtifactError
+from rgpu.util.files import atomic_write_text
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1
@@ -84,20 +84,6 @@ def describe(
         source=source,
         extra=dict(extra or {}),
     )
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _rust_str(text: str) -> str:

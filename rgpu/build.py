@@ -8,16 +8,24 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rgpu import artifacts, codegens
-from rgpu.backends import Backend, get_backend, resolve_codegen
-from rgpu.codegens import KernelBuild
+from rgpu.artifacts import MANIFEST_ENV, MANIFEST_NAME
+from rgpu.backends import BACKENDS, Backend, get_backend, resolve_codegen
 from rgpu.config import Options
-from rgpu.placement import Placement
 from rgpu.plan import Plan, Step
 from rgpu.project import Project
-from rgpu.runner import StepRunner, run_plan
+from rgpu.runner import run_plan
+from rgpu.util.files import atomic_write_text
+
+if TYPE_CHECKING:
+    # Codegens are imported only by builds that compile kernels, to keep the no-op CPU
+    # build's start-up short.
+    from rgpu.artifacts import Artifact
+    from rgpu.codegens import Codegen, KernelBuild
+    from rgpu.placement import Placement
+    from rgpu.runner import StepRunner
+
 
 BUILD_STATE = "build.json"
 
@@ -29,7 +37,7 @@ class BuildResult:
     profile: str
     binary: Path
     plan: Plan
-    artifacts: tuple[artifacts.Artifact, ...]
+    artifacts: tuple[Artifact, ...]
     seconds: float
 
     def to_dict(self) -> dict[str, Any]:
@@ -56,10 +64,8 @@ def cargo_profile_args(profile: str) -> list[str]:
 
 def host_env(project: Project, features: Sequence[str]) -> dict[str, str]:
     """Point the host's build.rs at the manifest when a backend needs kernel artifacts."""
-    from rgpu.backends import BACKENDS
-
     if any(b.artifact for b in BACKENDS.values() if b.feature in features):
-        return {artifacts.MANIFEST_ENV: str(project.rgpu_dir / artifacts.MANIFEST_NAME)}
+        return {MANIFEST_ENV: str(project.rgpu_dir / MANIFEST_NAME)}
     return {}
 
 
@@ -85,13 +91,17 @@ def host_step(project: Project, features: Sequence[str], profile: str) -> Step:
 
 def kernel_builds(
     project: Project, options: Options, backends: Sequence[Backend]
-) -> list[tuple[codegens.Codegen, KernelBuild]]:
-    chosen: dict[str, codegens.Codegen] = {}
+) -> list[tuple[Codegen, KernelBuild]]:
+    if not any(b.codegens for b in backends):
+        return []
+    from rgpu import codegens
+
+    chosen: dict[str, Codegen] = {}
     for backend in backends:
         name = resolve_codegen(backend, options.codegen if backend.codegens else None)
         if name is not None and name not in chosen:
             chosen[name] = codegens.get(name)
-    build = KernelBuild(project=project, options=options, out_dir=project.rgpu_dir)
+    build = codegens.KernelBuild(project=project, options=options, out_dir=project.rgpu_dir)
     return [(codegen, build) for codegen in chosen.values()]
 
 
@@ -99,7 +109,7 @@ def kernel_builds(
 class KernelPlan:
     """One codegen's plan and where it runs."""
 
-    codegen: codegens.Codegen
+    codegen: Codegen
     build: KernelBuild
     plan: Plan
     placement: Placement
@@ -122,7 +132,7 @@ class BuildPlan:
         return self.kernel_plan + self.host_plan
 
 
-def place(codegen: codegens.Codegen, options: Options, env: Mapping[str, str]) -> Placement:
+def place(codegen: Codegen, options: Options, env: Mapping[str, str]) -> Placement:
     from rgpu import placement
 
     # A codegen may pick its own image (nvvm: by CUDA major); the toolchain file otherwise.
@@ -157,6 +167,8 @@ def plan_build(
 def container_runner(
     project: Project, kernel: KernelPlan, env: Mapping[str, str]
 ) -> StepRunner | None:
+    """None: run here. Else a runner for the kernel's image, after checking that the
+    engine answers and the image exists (each with its own message)."""
     where = kernel.placement
     if not where.in_container or where.image is None:
         return None
@@ -185,15 +197,17 @@ def build(
     backends = [get_backend(n) for n in backend_names]
     features = features_for(backends)
     parts = plan_build(project, options, backends)
-    produced: list[artifacts.Artifact] = []
+    produced: list[Artifact] = []
     if not dry_run:
         for kernel in parts.kernels:
             runner = container_runner(project, kernel, os.environ)
             run_plan(kernel.plan, container=runner)
             produced += kernel.codegen.collect(kernel.build)
         if produced:
-            artifacts.write_manifest(project.rgpu_dir, produced)
-        run_plan(parts.host_plan)
+            from rgpu.artifacts import write_manifest
+
+            write_manifest(project.rgpu_dir, produced)
+        run_host(project, parts.host_plan, options.profile)
         write_state(project, [b.name for b in backends], features, options.profile)
     return BuildResult(
         backends=tuple(b.name for b in backends),
@@ -206,13 +220,31 @@ def build(
     )
 
 
+def run_host(project: Project, host_plan: Plan, profile: str) -> None:
+    """Run the host build unless the stamp proves cargo would find nothing to do."""
+    from rgpu import stamp
+    from rgpu.util.output import reporter
+
+    (step,) = host_plan.steps
+    env = step.child_env(os.environ)
+    binary = project.binary_path(profile)
+    key = stamp.request_key(step.argv, env, [str(step.cwd)])
+    if stamp.is_fresh(project.rgpu_dir, key, binary, project.root, env):
+        reporter().info(f"{step.description}: up to date, cargo not started")
+        return
+    stamp.forget(project.rgpu_dir)
+    run_plan(host_plan)
+    stamp.record(project.rgpu_dir, key, binary, project.root, env)
+
+
 def write_state(
     project: Project, backends: Sequence[str], features: Sequence[str], profile: str
 ) -> None:
     state = {"backends": list(backends), "features": list(features), "profile": profile}
-    artifacts.atomic_write_text(
-        project.rgpu_dir / BUILD_STATE, json.dumps(state, indent=2, sort_keys=True) + "\n"
-    )
+    if read_state(project) != state:
+        atomic_write_text(
+            project.rgpu_dir / BUILD_STATE, json.dumps(state, indent=2, sort_keys=True) + "\n"
+        )
 
 
 def read_state(project: Project) -> dict[str, Any] | None:

@@ -180,6 +180,164 @@ def test(directory: Path | None, release: bool | None) -> None:
     testing.run_tests(project, options)
 
 
+# --- toolchain and doctor (issue 3) ---------------------------------------------------------
+
+
+@cli.group()
+def toolchain() -> None:
+    """Pinned toolchains of the codegens: list, show, install."""
+
+
+def _toolchain_row(status: Any, env: dict[str, str]) -> dict[str, Any]:
+    pin = status.pin
+    state = "ok" if status.ok else ("missing" if status.toolchain is None else "incomplete")
+    if status.hash_ok is False:
+        state = "wrong commit hash"
+    summary = status.summary()
+    if not status.ok and "system" in pin.tables:  # nvptx: a system rustc may stand in
+        from rgpu.doctor_checks import check_nvptx
+
+        first = check_nvptx(pin, env)[0]
+        if first.status == "ok":
+            state, summary = "ok (system)", first.detail
+    return {
+        "name": pin.name,
+        "channel": pin.channel,
+        "commit_hash": pin.commit_hash or None,
+        "components": list(pin.components),
+        "installed": status.toolchain,
+        "release": status.rustc.get("release"),
+        "missing_components": list(status.missing),
+        "state": state,
+        "summary": summary,
+        "install_command": " ".join(status.install_argv() or []) or None,
+        "exercised_in_ci": pin.exercised_in_ci,
+        "source": {
+            "repository": pin.source.repository,
+            "rev": pin.source.rev,
+            "file": pin.source.file,
+            "confirmed": pin.source.confirmed,
+        },
+    }
+
+
+@toolchain.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+def toolchain_list(as_json: bool) -> None:
+    """What is pinned, what is installed, what is missing."""
+    from rgpu import toolchains
+
+    env = toolchains.child_env()
+    rows = [_toolchain_row(toolchains.status(p, env), env) for p in toolchains.load_all(env)]
+    if as_json:
+        _emit_json({"ok": True, "toolchains": rows})
+        return
+    for row in rows:
+        note = "" if row["exercised_in_ci"] else "  [not exercised in rgpu's CI]"
+        click.echo(
+            f"{row['name']:<6} {row['channel']:<20} {row['state']:<18} {row['summary']}{note}"
+        )
+        if row["install_command"]:
+            click.echo(
+                f"{'':<6} install: rgpu toolchain install {row['name']}  "
+                f"(runs `{row['install_command']}`)"
+            )
+
+
+@toolchain.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+def toolchain_show(name: str, as_json: bool) -> None:
+    """Everything about one pin: channel, hash, components, upstream source, state."""
+    from rgpu import toolchains
+
+    env = toolchains.child_env()
+    pin = toolchains.load(name, env)
+    row = _toolchain_row(toolchains.status(pin, env), env)
+    row["file"] = str(pin.path)
+    row["tables"] = {k: dict(v) for k, v in pin.tables.items()}
+    if as_json:
+        _emit_json({"ok": True, "toolchain": row})
+        return
+    src = row["source"]
+    lines = [
+        f"{pin.name}: {pin.description}",
+        f"  file:        {pin.path}",
+        f"  channel:     {pin.channel}",
+        f"  commit hash: {pin.commit_hash or '(not pinned upstream: channel only)'}",
+        f"  components:  {', '.join(pin.components)}",
+        f"  source:      {src['repository']} @ {src['rev']} ({src['file']}), "
+        f"confirmed {src['confirmed']}",
+        f"  installed:   {row['installed'] or 'no'} ({row['summary']})",
+        f"  state:       {row['state']}",
+    ]
+    for key, table in row["tables"].items():
+        lines.append(f"  [{key}] " + ", ".join(f"{k} = {v}" for k, v in table.items()))
+    if not pin.exercised_in_ci:
+        lines.append("  note: this codegen is not exercised in rgpu's CI")
+    if row["install_command"]:
+        lines.append(
+            f"  install:     rgpu toolchain install {pin.name}  (runs `{row['install_command']}`)"
+        )
+    click.echo("\n".join(lines))
+
+
+@toolchain.command("install")
+@click.argument("name")
+@click.option("--yes", "-y", is_flag=True, help="Install without asking (also RGPU_YES=1).")
+def toolchain_install(name: str, yes: bool) -> None:
+    """Install what the pin NAME needs and is missing; safe to run again."""
+    from rgpu import toolchains
+
+    env = toolchains.child_env()
+    pin = toolchains.load(name, env)
+    result = toolchains.install(
+        pin,
+        env,
+        yes=yes or toolchains.yes_from_env(env),
+        interactive=toolchains.can_prompt(sys.stdin.isatty(), env),
+        confirm=lambda question: click.confirm(question, default=False, err=True),
+    )
+    if result.ran is None:
+        reporter().info(f"{pin.name}: already installed, nothing to do ({result.after.summary()})")
+    else:
+        reporter().info(f"{pin.name}: installed ({result.after.summary()})")
+
+
+@cli.command()
+@click.option(
+    "--backend",
+    "backend",
+    default=None,
+    metavar="B",
+    help=f"Exit {int(ExitCode.BACKEND_UNAVAILABLE)} unless rgpu can build backend B "
+    f"({', '.join(BACKEND_CHOICES)}) here.",
+)
+@click.option("--codegen", default=None, metavar="C", help="With --backend cuda: nvptx or nvvm.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
+def doctor(backend: str | None, codegen: str | None, as_json: bool) -> None:
+    """Check this machine for every backend; each problem comes with its fix."""
+    from rgpu import doctor as doc
+    from rgpu.errors import BackendUnavailableError
+
+    report = doc.diagnose(backend=backend, codegen=codegen)
+    if as_json:
+        _emit_json({**report.to_dict(), "backend": backend})
+    else:
+        click.echo("\n".join(doc.render(report, colour=sys.stdout.isatty())))
+    if backend is not None:
+        verdict = report.verdict(backend)
+        if not verdict.builds:
+            error = BackendUnavailableError(
+                f"backend {backend} cannot be built here: {verdict.why}", verdict.fix
+            )
+            if not as_json:
+                raise error
+            # The report on stdout is the JSON result; a second JSON error would break it.
+            reporter().error(error.message, error.hint)
+            raise _ChildExit(int(error.exit_code))
+
+
 class _ChildExit(Exception):
     """The demo binary exited non-zero: pass its code on, it already said why."""
 

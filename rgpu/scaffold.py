@@ -65,6 +65,16 @@ def render_tree(template: Path, out: Path, context: dict[str, str]) -> list[str]
 
 def _check_destination(parent: Path, dest: Path, force: bool) -> bool:
     """Return whether ``dest`` already exists (and may be written into)."""
+    try:
+        return _inspect_destination(parent, dest, force)
+    except PermissionError as exc:
+        raise DestinationError(
+            f"cannot create {dest}: permission denied on {exc.filename or parent}",
+            "pass a writable parent with --dir, or fix its permissions",
+        ) from exc
+
+
+def _inspect_destination(parent: Path, dest: Path, force: bool) -> bool:
     if not parent.is_dir():
         raise DestinationError(
             f"parent directory {parent} does not exist",
@@ -123,7 +133,13 @@ def new_workspace(
     exists = _check_destination(parent, dest, force)
     source = templates_dir() / template
     context = {"name": name, "rgpu_version": __version__}
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.rgpu-new-", dir=parent))
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{name}.rgpu-new-", dir=parent))
+    except OSError as exc:
+        raise DestinationError(
+            f"cannot create {dest}: {exc.strerror or exc}",
+            "pass a writable parent with --dir, or fix its permissions",
+        ) from exc
     try:
         # mkdtemp makes the directory private; give it the permissions mkdir would.
         umask = os.umask(0)

@@ -48,11 +48,13 @@ def run(
     echo: bool = True,
     hint: str | None = None,
     stdin_devnull: bool = True,
+    timeout: float | None = None,
 ) -> Result:
     """Run ``argv``; echo ``+ cmd``; raise CommandFailedError on a non-zero exit.
 
     ``env`` is the complete environment of the child (callers merge with os.environ
-    themselves, so that tests can pass exactly what they mean).
+    themselves, so that tests can pass exactly what they mean). ``timeout`` (seconds) stops
+    a child that hangs, such as a container client waiting for a daemon.
     """
     argv = [str(a) for a in argv]
     program = argv[0]
@@ -73,11 +75,16 @@ def run(
             text=True,
             errors="replace",
             check=False,
+            timeout=timeout,
         )
     except KeyboardInterrupt as exc:
         raise InterruptedByUser(f"interrupted while running {program}") from exc
     except FileNotFoundError as exc:
         raise ToolMissingError(f"`{program}` could not be started: {exc}", hint) from exc
+    except subprocess.TimeoutExpired as exc:
+        raise CommandFailedError(
+            f"`{format_argv(argv)}` did not finish within {timeout:g} s", hint
+        ) from exc
     result = Result(tuple(argv), proc.returncode, proc.stdout or "", proc.stderr or "")
     if check and proc.returncode != 0:
         detail = f": {result.stderr.strip().splitlines()[-1]}" if result.stderr.strip() else ""

@@ -45,6 +45,22 @@ impl Default for CpuRunner {
     }
 }
 
+/// One tile's keys copied out of the shared array: plain memory for the local steps.
+struct TileSlots<'a> {
+    keys: &'a mut [u32],
+    base: u32,
+}
+
+impl KeySlots for TileSlots<'_> {
+    fn load(&self, index: u32) -> u32 {
+        self.keys[(index - self.base) as usize]
+    }
+
+    fn store(&mut self, index: u32, value: u32) {
+        self.keys[(index - self.base) as usize] = value;
+    }
+}
+
 /// Sorts already-encoded keys ascending with the kernel's network.
 pub fn sort_encoded(keys: &[AtomicU32]) {
     let len = keys.len() as u32;
@@ -61,13 +77,26 @@ pub fn sort_encoded(keys: &[AtomicU32]) {
             let run = &steps[i..run_end];
             let tiles = pair_count(len).div_ceil(tile_pairs);
             (0..tiles).into_par_iter().for_each(|tile| {
-                let mut slots = AtomicSlots(keys);
+                let base = tile * CPU_TILE_KEYS;
+                let end = (base + CPU_TILE_KEYS).min(len);
+                if base >= end {
+                    return;
+                }
+                let shared = &keys[base as usize..end as usize];
+                let mut local: Vec<u32> =
+                    shared.iter().map(|k| k.load(Ordering::Relaxed)).collect();
+                let mut slots = TileSlots {
+                    keys: &mut local,
+                    base,
+                };
                 let first = tile * tile_pairs;
-                let last = (first + tile_pairs).min(pair_count(len));
                 for &step in run {
-                    for pair in first..last {
+                    for pair in first..first + tile_pairs {
                         compare_exchange(&mut slots, len, step, pair);
                     }
+                }
+                for (k, v) in shared.iter().zip(local) {
+                    k.store(v, Ordering::Relaxed);
                 }
             });
             i = run_end;
