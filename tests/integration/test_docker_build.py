@@ -20,10 +20,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
-from conftest import REPO, run_rgpu
 
 from rgpu import container
 from rgpu.errors import ContainerError, ExitCode
+from tests.conftest import REPO, run_rgpu
 
 # An arch no other test builds, so the kernel target dir for it is this module's to clear.
 ARCH = "sm_86"

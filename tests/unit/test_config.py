@@ -14,7 +14,7 @@ def test_defaults_apply_with_an_empty_environment() -> None:
     options = resolve(metadata={}, env={}, cli={})
     assert options.backend == DEFAULTS["backend"] == "cpu"
     assert options.profile == "release"
-    assert options.cuda_archs == ("sm_70", "sm_80", "sm_90")
+    assert options.cuda_archs == ("sm_75", "sm_80", "sm_90")
     assert options.yes is False
 
 
