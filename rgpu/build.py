@@ -17,6 +17,7 @@ from rgpu.plan import Plan, Step
 from rgpu.project import Project
 from rgpu.runner import run_plan
 from rgpu.util.files import atomic_write_text
+from rgpu.util.output import reporter
 
 if TYPE_CHECKING:
     # Codegens are imported only by builds that compile kernels, to keep the no-op CPU
@@ -90,14 +91,21 @@ def host_step(project: Project, features: Sequence[str], profile: str) -> Step:
 
 
 def kernel_builds(
-    project: Project, options: Options, backends: Sequence[Backend]
+    project: Project,
+    options: Options,
+    backends: Sequence[Backend],
+    provided_kinds: Sequence[str] = (),
 ) -> list[tuple[Codegen, KernelBuild]]:
+    """The codegens the backends need; none for an artifact kind given with
+    --kernel-artifact (the external artifact replaces the build)."""
     if not any(b.codegens for b in backends):
         return []
     from rgpu import codegens
 
     chosen: dict[str, Codegen] = {}
     for backend in backends:
+        if backend.artifact in provided_kinds:
+            continue
         name = resolve_codegen(backend, options.codegen if backend.codegens else None)
         if name is not None and name not in chosen:
             chosen[name] = codegens.get(name)
@@ -119,10 +127,11 @@ class KernelPlan:
 class BuildPlan:
     kernels: list[KernelPlan]
     host_plan: Plan
+    notes: tuple[str, ...] = ()
 
     @property
     def kernel_plan(self) -> Plan:
-        whole = Plan(steps=())
+        whole = Plan(steps=(), notes=self.notes)
         for kernel in self.kernels:
             whole = whole + kernel.plan
         return whole
@@ -152,16 +161,24 @@ def plan_build(
     project: Project,
     options: Options,
     backends: Sequence[Backend],
+    external: Sequence[Path] = (),
     env: Mapping[str, str] | None = None,
 ) -> BuildPlan:
     env = os.environ if env is None else env
+    kinds: list[str] = []
+    notes: tuple[str, ...] = ()
+    if external:
+        from rgpu.external import kind_of
+
+        kinds = [kind_of(p) for p in external]
+        notes = tuple(f"embedding external {kind_of(p)} {p} (checked, not built)" for p in external)
     kernels = []
-    for codegen, kernel_build in kernel_builds(project, options, backends):
+    for codegen, kernel_build in kernel_builds(project, options, backends, kinds):
         where = place(codegen, options, env)
         plan = with_placement_note(codegen.plan(kernel_build), where)
         kernels.append(KernelPlan(codegen, kernel_build, plan, where))
     host_plan = Plan(steps=(host_step(project, features_for(backends), options.profile),))
-    return BuildPlan(kernels, host_plan)
+    return BuildPlan(kernels, host_plan, notes)
 
 
 def container_runner(
@@ -191,18 +208,29 @@ def container_runner(
 
 
 def build(
-    project: Project, options: Options, backend_names: Sequence[str], *, dry_run: bool = False
+    project: Project,
+    options: Options,
+    backend_names: Sequence[str],
+    *,
+    dry_run: bool = False,
+    external: Sequence[Path] = (),
 ) -> BuildResult:
     started = time.perf_counter()
     backends = [get_backend(n) for n in backend_names]
     features = features_for(backends)
-    parts = plan_build(project, options, backends)
+    parts = plan_build(project, options, backends, external)
     produced: list[Artifact] = []
     if not dry_run:
+        for note in parts.notes:
+            reporter().info(f"note: {note}")
         for kernel in parts.kernels:
             runner = container_runner(project, kernel, os.environ)
             run_plan(kernel.plan, container=runner)
             produced += kernel.codegen.collect(kernel.build)
+        if external:
+            from rgpu.external import import_artifacts
+
+            produced += import_artifacts(external, project.rgpu_dir)
         if produced:
             from rgpu.artifacts import write_manifest
 
@@ -223,7 +251,6 @@ def build(
 def run_host(project: Project, host_plan: Plan, profile: str) -> None:
     """Run the host build unless the stamp proves cargo would find nothing to do."""
     from rgpu import stamp
-    from rgpu.util.output import reporter
 
     (step,) = host_plan.steps
     env = step.child_env(os.environ)

@@ -52,6 +52,14 @@ def _split_backends(values: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def _parse_archs(values: Sequence[str]) -> list[str] | None:
+    if not values:
+        return None
+    from rgpu.ptx import parse_archs
+
+    return list(parse_archs(values, os.environ))
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="rgpu")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
@@ -111,6 +119,21 @@ def _backend_option(default_help: str) -> Callable[[F], F]:
     metavar="IMAGE",
     help="Container image for --docker (default: rgpu-toolchain:<version>-offline for nvptx).",
 )
+@click.option("--codegen", default=None, metavar="C", help="Kernel codegen (cuda: nvptx).")
+@click.option(
+    "--arch",
+    "archs",
+    multiple=True,
+    metavar="A",
+    help="CUDA archs, e.g. sm_70,sm_80,sm_90 (the default), or `native` (this machine's GPU).",
+)
+@click.option(
+    "--kernel-artifact",
+    "kernel_artifacts",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Embed a kernel built elsewhere (PTX), after checking it; repeatable.",
+)
 @click.option("--dry-run", is_flag=True, help="Print the plan of commands; run nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 def build(
@@ -119,6 +142,9 @@ def build(
     release: bool | None,
     docker: bool | None,
     image: str | None,
+    codegen: str | None,
+    archs: tuple[str, ...],
+    kernel_artifacts: tuple[Path, ...],
     dry_run: bool,
     as_json: bool,
 ) -> None:
@@ -127,9 +153,14 @@ def build(
 
     project = _load_project(directory)
     profile = None if release is None else ("release" if release else "debug")
-    options = _options(project, profile=profile, docker=docker, image=image)
+    cuda_archs = _parse_archs(archs)
+    options = _options(
+        project, profile=profile, docker=docker, image=image, codegen=codegen, cuda_archs=cuda_archs
+    )
     names = _split_backends(backends) or _split_backends([options.backend])
-    result = pipeline.build(project, options, names, dry_run=dry_run)
+    result = pipeline.build(
+        project, options, names, dry_run=dry_run, external=list(kernel_artifacts)
+    )
     if as_json:
         _emit_json({"ok": True, "dry_run": dry_run, **result.to_dict()})
     elif dry_run:

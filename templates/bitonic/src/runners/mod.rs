@@ -6,6 +6,8 @@ use kernel::key::SortKey;
 use shared::{KeyKind, SortOrder};
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 
 /// Every backend this program knows, built in or not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,6 +125,8 @@ pub fn sort<K: SortKey>(
 pub fn open(backend: Backend) -> Result<Box<dyn SortRunner>, RunnerError> {
     match backend {
         Backend::Cpu => Ok(Box::new(cpu::CpuRunner::new())),
+        #[cfg(feature = "cuda")]
+        Backend::Cuda => Ok(Box::new(cuda::CudaRunner::open()?)),
         other => Err(RunnerError::NotBuilt(other)),
     }
 }
