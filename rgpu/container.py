@@ -288,9 +288,9 @@ def _keep(env: Mapping[str, str]) -> bool:
 
 
 def _create_mount_points(mounts: Mounts) -> None:
-    """Create missing mount sources as the invoking user: the engine would make them
-    root-owned."""
-    for path in mounts.paths:
+    """Create missing mount sources, and the mount points of masks inside them, as the
+    invoking user: the engine would make them root-owned (on the host, for a mask point)."""
+    for path in (*mounts.paths, *mounts.masked):
         path.mkdir(parents=True, exist_ok=True)
 
 

@@ -28,15 +28,7 @@ from tests.conftest import REPO, run_rgpu
 # An arch no other test builds, so the kernel target dir for it is this module's to clear.
 ARCH = "sm_86"
 TEST_USER = "rgpu-ctest"
-BUILD = ("build", "--backend", "cuda")
-# `--codegen nvptx --arch sm_86`, as settings (the same for every way the tests start rgpu).
-SETTINGS = {"RGPU_CODEGEN": "nvptx", "RGPU_CUDA_ARCHS": ARCH}
-
-
-@pytest.fixture(autouse=True)
-def _settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    for key, value in SETTINGS.items():
-        monkeypatch.setenv(key, value)
+BUILD = ("build", "--backend", "cuda", "--codegen", "nvptx", "--arch", ARCH)
 
 
 def _unavailable(reason: str) -> None:
@@ -136,7 +128,6 @@ def unprivileged_user(scratch: Path) -> User:
         "HOME": str(home),
         "PATH": f"{tools}:{Path(ptxas()).parent}:/usr/local/bin:/usr/bin:/bin",
         "LANG": "C.UTF-8",
-        **SETTINGS,
     }
     return User(TEST_USER, home, env)
 

@@ -71,7 +71,9 @@ pub unsafe extern "ptx-kernel" fn bitonic_encode(params: SortParams, keys: *mut 
         return;
     };
     let mut slots = GlobalKeys(keys);
-    for_each_index(params.len, |i| slots.store(i, encode(slots.load(i), kind, order)));
+    for_each_index(params.len, |i| {
+        slots.store(i, encode(slots.load(i), kind, order))
+    });
 }
 
 /// One compare-exchange step of the network (`params.block`, `params.distance`).
@@ -101,7 +103,9 @@ pub unsafe extern "ptx-kernel" fn bitonic_decode(params: SortParams, keys: *mut 
         return;
     };
     let mut slots = GlobalKeys(keys);
-    for_each_index(params.len, |i| slots.store(i, decode(slots.load(i), kind, order)));
+    for_each_index(params.len, |i| {
+        slots.store(i, decode(slots.load(i), kind, order))
+    });
 }
 
 /// Kernels cannot unwind; nothing above can panic, but `core` needs a handler.
