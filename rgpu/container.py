@@ -182,16 +182,24 @@ def _dedupe(paths: Sequence[Path]) -> tuple[Path, ...]:
     return tuple(kept)
 
 
-def plan_mounts(workspace: Path, cache: Path, env: Mapping[str, str], step: Step) -> Mounts:
-    """The workspace, rgpu's cache, all of $CARGO_HOME (registry, git checkouts, and the
-    package-cache lock and config.toml at its top) with its host `bin` masked, a shared
-    CARGO_TARGET_DIR, and the step's cwd."""
+def plan_mounts(
+    workspace: Path, cache: Path, env: Mapping[str, str], step: Step, *, as_root: bool = False
+) -> Mounts:
+    """The workspace, rgpu's cache, $CARGO_HOME, a shared CARGO_TARGET_DIR, the step's cwd.
+
+    As the invoking user: all of $CARGO_HOME (registry, git checkouts, and the package-cache
+    lock and config.toml at its top, which a non-root user could not create in an
+    engine-made directory), with its host `bin` masked. As the image's root (Rust-CUDA's
+    images keep rustup in /root/.cargo, which a root host's $CARGO_HOME would hide): only
+    its `registry` and `git`."""
     home = cargo_home(env)
-    paths = [workspace, cache, home, step.cwd]
+    cargo = [home / "registry", home / "git"] if as_root else [home]
+    paths = [workspace, cache, *cargo, step.cwd]
     target = env.get("CARGO_TARGET_DIR")
     if target:
         paths.append(Path(target))
-    return Mounts(paths=_dedupe(paths), masked=(home / "bin",))
+    masked = () if as_root else (home / "bin",)
+    return Mounts(paths=_dedupe(paths), masked=masked)
 
 
 def container_env(step: Step, host_env: Mapping[str, str], home: Path) -> dict[str, str]:
@@ -306,7 +314,7 @@ class ContainerRunner:
     as_root: bool = False
 
     def spec(self, step: Step) -> RunSpec:
-        mounts = plan_mounts(self.workspace, self.cache, self.env, step)
+        mounts = plan_mounts(self.workspace, self.cache, self.env, step, as_root=self.as_root)
         return RunSpec(
             image=self.image,
             name=container_name(step),

@@ -176,3 +176,11 @@ def test_chown_back_runs_as_root_then_returns_every_mount_to_the_user() -> None:
 def test_default_image_hint_is_the_offline_build_command() -> None:
     assert "--target offline" in container.BUILD_IMAGE_HINT
     assert container.DEFAULT_IMAGE in container.BUILD_IMAGE_HINT
+
+
+def test_as_root_mounts_only_the_cargo_registry_and_git_and_masks_nothing() -> None:
+    env = {"HOME": "/root"}
+    mounts = container.plan_mounts(WS, CACHE, env, step(), as_root=True)
+    assert Path("/root/.cargo") not in mounts.paths
+    assert {Path("/root/.cargo/registry"), Path("/root/.cargo/git")} <= set(mounts.paths)
+    assert mounts.masked == ()
