@@ -40,7 +40,7 @@ def test_without_an_artifact_wgpu_builds_the_kernel_with_cargo_gpu(tmp_path: Pat
 
 def test_an_external_spirv_artifact_replaces_the_codegen(tmp_path: Path) -> None:
     backends = [get_backend("wgpu"), get_backend("ash")]
-    parts = build.plan_build(project(tmp_path), options(), backends, frozenset({"spirv"}))
+    parts = build.plan_build(project(tmp_path), options(), backends, [tmp_path / "k.spv"])
     assert parts.kernel_plan.steps == ()
     (host,) = parts.host_plan.steps
     assert host.argv[-2:] == ("--features", "cpu,wgpu,ash")

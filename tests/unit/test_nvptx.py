@@ -120,7 +120,7 @@ def test_a_rustup_nightly_with_rust_src_and_the_linker_is_preferred(tmp_path: Pa
 def test_external_ptx_replaces_the_nvptx_build(tmp_path: Path) -> None:
     options = resolve(metadata={}, env={}, cli={})
     assert kind_of(tmp_path / "k.ptx") == "ptx"
-    parts = plan_build(project(tmp_path), options, [BACKENDS["cuda"]], frozenset({"ptx"}))
+    parts = plan_build(project(tmp_path), options, [BACKENDS["cuda"]], [tmp_path / "k.ptx"])
     assert parts.kernel_plan.steps == ()
 
 

@@ -6,7 +6,10 @@
 //! functions for its thread of the network.
 #![no_std]
 // rustc's nvptx64-nvidia-cuda target: `extern "ptx-kernel"` and `core::arch::nvptx`.
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx))]
+#![cfg_attr(
+    all(target_arch = "nvptx64", not(feature = "nvvm")),
+    feature(abi_ptx, stdarch_nvptx)
+)]
 
 pub mod key;
 pub mod network;
@@ -17,7 +20,9 @@ pub use shared::{Block, Distance, KeyKind, SortOrder, SortParams, MAX_KEYS, WORK
 // - `target_os = "cuda"` (rustc's nvptx64-nvidia-cuda target, or Rust-CUDA's nvvm codegen)
 // - `target_arch = "spirv"` (rust-gpu)
 
-#[cfg(target_arch = "nvptx64")]
+// The `nvvm` feature is set only by rgpu's generated Rust-CUDA entry crate (kernel/nvvm/),
+// which has its own kernels of the same names.
+#[cfg(all(target_arch = "nvptx64", not(feature = "nvvm")))]
 pub mod nvptx;
 
 #[cfg(target_arch = "spirv")]
