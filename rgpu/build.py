@@ -207,6 +207,17 @@ def container_runner(
     )
 
 
+def require_local_codegen(kernel: KernelPlan, options: Options) -> None:
+    """Before compiling here, stop with doctor's one-line reason and fix if the codegen
+    cannot run on this machine. Not for container builds (the image brings the toolchain),
+    nor for spirv with consent to install (cargo-gpu installs the pinned toolchain)."""
+    if kernel.placement.in_container or (kernel.codegen.name == "spirv" and options.yes):
+        return
+    from rgpu import doctor
+
+    doctor.require_codegen(kernel.codegen.name)
+
+
 def build(
     project: Project,
     options: Options,
@@ -224,6 +235,7 @@ def build(
         for note in parts.notes:
             reporter().info(f"note: {note}")
         for kernel in parts.kernels:
+            require_local_codegen(kernel, options)
             runner = container_runner(project, kernel, os.environ)
             run_plan(kernel.plan, container=runner)
             produced += kernel.codegen.collect(kernel.build)
