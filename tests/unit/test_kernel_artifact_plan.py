@@ -10,21 +10,13 @@ from rgpu import build, config, external
 from rgpu.backends import get_backend
 from rgpu.errors import UsageError
 from rgpu.project import Project
+from tests.unit.projects import demo_project
 
 
 def project(root: Path) -> Project:
     (root / "kernel" / "spirv").mkdir(parents=True, exist_ok=True)
     (root / "kernel" / "spirv" / "Cargo.toml").write_text("[package]\n")
-    return Project(
-        root=root,
-        host_package="demo",
-        host_binary="demo",
-        kernel_dir=root / "kernel",
-        kernel_package="demo-kernel",
-        shared_dir=root / "shared",
-        metadata={},
-        target_dir=root / "target",
-    )
+    return demo_project(root)
 
 
 def options() -> config.Options:

@@ -21,6 +21,7 @@ from rgpu.config import resolve
 from rgpu.errors import UsageError
 from rgpu.external import kind_of
 from rgpu.project import Project
+from tests.unit.projects import demo_project
 
 # A named fixture: the head of a PTX file as rustc 1.96 + LLVM 22 wrote it for sm_80.
 PTX_FIXTURE = """//
@@ -46,16 +47,7 @@ PTX_FIXTURE = """//
 
 
 def project(root: Path) -> Project:
-    return Project(
-        root=root,
-        host_package="demo",
-        host_binary="demo",
-        kernel_dir=root / "kernel",
-        kernel_package="demo-kernel",
-        shared_dir=root / "shared",
-        metadata={},
-        target_dir=root / "target",
-    )
+    return demo_project(root)
 
 
 def kernel_build(root: Path, archs: str = "sm_75,sm_80,sm_90") -> KernelBuild:

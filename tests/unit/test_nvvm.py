@@ -17,7 +17,7 @@ import pytest
 from rgpu.codegens import KernelBuild, nvvm
 from rgpu.config import resolve
 from rgpu.errors import ConfigError
-from rgpu.project import Project
+from tests.unit.projects import demo_project
 
 REV = "946c91f080770f30d42d7c706ac8185969274073"
 
@@ -27,16 +27,7 @@ def kernel_build(tmp_path: Path, archs: str = "sm_70,sm_80") -> KernelBuild:
     for crate, name in (("kernel", "demo-kernel"), ("shared", "demo-shared")):
         (root / crate).mkdir(parents=True)
         (root / crate / "Cargo.toml").write_text(f'[package]\nname = "{name}"\n')
-    project = Project(
-        root=root,
-        host_package="demo",
-        host_binary="demo",
-        kernel_dir=root / "kernel",
-        kernel_package="demo-kernel",
-        shared_dir=root / "shared",
-        metadata={},
-        target_dir=root / "target",
-    )
+    project = demo_project(root)
     options = resolve(metadata={}, env={"RGPU_CUDA_ARCHS": archs}, cli={})
     return KernelBuild(project=project, options=options, out_dir=root / "target" / "rgpu")
 
