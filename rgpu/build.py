@@ -15,7 +15,6 @@ from rgpu.backends import BACKENDS, Backend, get_backend, resolve_codegen
 from rgpu.config import Options
 from rgpu.plan import Plan, Step
 from rgpu.project import Project
-from rgpu.runner import run_plan
 from rgpu.util.files import atomic_write_text
 from rgpu.util.output import reporter
 
@@ -234,6 +233,8 @@ def build(
     if not dry_run:
         for note in parts.notes:
             reporter().info(f"note: {note}")
+        from rgpu.runner import run_plan
+
         for kernel in parts.kernels:
             require_local_codegen(kernel, options)
             runner = container_runner(project, kernel, os.environ)
@@ -272,6 +273,8 @@ def run_host(project: Project, host_plan: Plan, profile: str) -> None:
         reporter().info(f"{step.description}: up to date, cargo not started")
         return
     stamp.forget(project.rgpu_dir)
+    from rgpu.runner import run_plan
+
     run_plan(host_plan)
     stamp.record(project.rgpu_dir, key, binary, project.root, env)
 
