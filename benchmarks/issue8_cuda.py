@@ -251,9 +251,12 @@ def main() -> None:
     for p in (16, 20, 24, 26):
         n = 1 << p
         rng = cp.random.default_rng(p)
-        source = rng.integers(0, 2**32, size=n, dtype=cp.uint64).astype(cp.uint32)
-        expected = cp.sort(source)
-        keys = source.copy()
+        # Everything on `stream`: a non-blocking stream does not wait for the legacy one.
+        with stream:
+            source = rng.integers(0, 2**32, size=n, dtype=cp.uint64).astype(cp.uint32)
+            expected = cp.sort(source)
+            keys = source.copy()
+        stream.synchronize()
         fast = passes(n)
         row = {
             "cpp_fast_ms": sort_ms(cpp, fast, n, source, keys, stream, expected),
@@ -263,6 +266,37 @@ def main() -> None:
         }
         cols = " ".join(f"{k}={v}" for k, v in row.items())
         print(f"n=2^{p} launches={len(fast)} naive_launches={len(naive_steps(n))} {cols}")
+        breakdown(cpp, rust, fast, n, source, keys, stream)
+
+
+PEAK_TBPS = 3.35  # H100 SXM HBM3
+
+
+def breakdown(cpp, rust, fast, n, source, keys, stream) -> None:
+    """The tile launches and the global launches timed apart (each subset captured into its
+    own graph, on fresh random keys each run). Global passes move 2 x 4n bytes each."""
+    globals_ = [x for x in fast if x[0] == "bitonic_global"]
+    tiles = [x for x in fast if x[0] == "bitonic_tile"]
+    reset = lambda: keys.__setitem__(slice(None), source)  # noqa: E731
+    out = []
+    for name, module in (("cpp", cpp), ("rust", rust)):
+        if module is None:
+            continue
+        for part, schedule in (("tile", tiles), ("global", globals_)):
+            if not schedule:
+                continue
+            graph = graph_of(module, schedule, n, keys, stream)
+            ms = time_ms(lambda: graph.launch(stream), reset, stream)
+            extra = ""
+            if part == "global":
+                tbps = len(schedule) * 8 * n / (ms * 1e-3) / 1e12
+                extra = (
+                    f"({len(schedule)} launches, {tbps:.2f} TB/s = {tbps / PEAK_TBPS:.0%} of peak)"
+                )
+            else:
+                extra = f"({len(schedule)} launches)"
+            out.append(f"{name}_{part}_ms={ms:.3f} {extra}")
+    print(f"  n=2^{n.bit_length() - 1} breakdown: " + " ".join(out))
 
 
 if __name__ == "__main__":

@@ -4,9 +4,11 @@
 //! backend runs. The host launches `schedule::Passes` in order (two kernels); every kernel
 //! strides past its grid, so any launch size covers any `len`.
 //!
-//! Workgroup memory: `global_asm!` declares one `.shared` array and `shared_tile()` (the
-//! one function that names it) takes its generic address with `cvta.shared.u64`
-//! (`asm_experimental_arch`); the barrier is `core::arch::nvptx::_syncthreads`.
+//! Workgroup memory: `global_asm!` declares one `.shared` array, `shared_tile()` (the one
+//! function that names it) takes its shared-window address, and `SharedTile` reads and
+//! writes it with `ld.shared`/`st.shared` (`asm_experimental_arch`; REFERENCE.md section 3
+//! names the `cvta.shared` route: a generic pointer works too, measured slower). The
+//! barrier is `core::arch::nvptx::_syncthreads`.
 //!
 //! Built by `rgpu build --backend cuda --codegen nvptx` as a `cdylib` with
 //! `-Zbuild-std=core`; the features used are `abi_ptx` (`extern "ptx-kernel"`) and
@@ -38,20 +40,40 @@ impl KeySlots for GlobalKeys {
     }
 }
 
-/// The tile in workgroup (`.shared`) memory, `TILE_KEYS` slots.
-struct SharedTile(*mut u32);
+/// The tile in workgroup (`.shared`) memory, `TILE_KEYS` slots, by its shared-window
+/// address. `ld.shared`/`st.shared` instead of generic loads through a `cvta.shared`
+/// pointer: the generic route measured 1.28x slower than the same C++ (issue 8, H100).
+struct SharedTile(u32);
 
 impl KeySlots for SharedTile {
     #[inline(always)]
     fn load(&self, index: u32) -> u32 {
-        // SAFETY: `tile_pass` only asks for indices below `TILE_KEYS`, the array's length.
-        unsafe { self.0.add(index as usize).read_volatile() }
+        let value: u32;
+        // SAFETY: `tile_pass` only asks for indices below `TILE_KEYS`, so the address is
+        // inside `rgpu_tile`; the asm reads 4 bytes there and touches nothing else. Not
+        // `pure`: it must stay between the barriers it was written between.
+        unsafe {
+            core::arch::asm!(
+                "ld.shared.u32 {v}, [{a}];",
+                v = out(reg32) value,
+                a = in(reg32) self.0 + index * 4,
+                options(nostack, readonly, preserves_flags)
+            );
+        }
+        value
     }
 
     #[inline(always)]
     fn store(&mut self, index: u32, value: u32) {
         // SAFETY: as for `load`; between barriers each index belongs to one thread.
-        unsafe { self.0.add(index as usize).write_volatile(value) }
+        unsafe {
+            core::arch::asm!(
+                "st.shared.u32 [{a}], {v};",
+                a = in(reg32) self.0 + index * 4,
+                v = in(reg32) value,
+                options(nostack, preserves_flags)
+            );
+        }
     }
 }
 
@@ -76,16 +98,20 @@ const _: () = assert!(
     "update the .shared size in nvptx.rs"
 );
 
-/// The generic address of `rgpu_tile` (the only code that names the PTX array).
+/// The shared-window address of `rgpu_tile` (the only code that names the PTX array).
 #[inline(always)]
 fn shared_tile() -> SharedTile {
-    let p: u64;
-    // SAFETY: `cvta.shared.u64` only converts the array's shared-window address into a
-    // generic pointer; it reads and writes nothing.
+    let address: u32;
+    // SAFETY: `mov.u32` of a `.shared` symbol only yields its address in the shared window
+    // (32 bits wide, as nvcc addresses shared memory); it reads and writes nothing.
     unsafe {
-        core::arch::asm!("cvta.shared.u64 {0}, rgpu_tile;", out(reg64) p, options(pure, nomem, nostack));
+        core::arch::asm!(
+            "mov.u32 {0}, rgpu_tile;",
+            out(reg32) address,
+            options(pure, nomem, nostack)
+        );
     }
-    SharedTile(p as *mut u32)
+    SharedTile(address)
 }
 
 /// One workgroup per tile (strides over tiles past the grid): encode + every stage that
