@@ -1,13 +1,14 @@
 //! The CPU backend: the kernel's launch schedule (`kernel::schedule::Passes`) run by rayon.
 //!
 //! It is also the reference every other backend is checked against. Tile passes run each
-//! tile on a private copy (16 KiB: it stays in L1/L2) with the network's own steps; global
-//! passes call the same `schedule::global_pass` a GPU thread runs, over the keys in place.
+//! 16 KiB tile (it stays in L1/L2) with the network's own steps (full tiles as slice-wise
+//! min/max, which vectorizes); global passes call the same `schedule::global_pass` a GPU
+//! thread runs, over the keys in place.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use kernel::key::{decode, encode};
-use kernel::network::{compare_exchange, KeySlots};
+use kernel::network::{compare_exchange, KeySlots, Step};
 use kernel::schedule::{global_pass, is_last_tile_pass, Pass, Passes, TileSteps};
 use rayon::prelude::*;
 use shared::{Block, KeyKind, SortOrder, SortParams, TILE_KEYS};
@@ -73,17 +74,42 @@ fn tile_pass(keys: &mut [u32], block: u32, kind: KeyKind, order: SortOrder) {
                 chunk.iter_mut().for_each(|k| *k = encode(*k, kind, order));
             }
             let base = tile as u32 * TILE_KEYS;
-            let mut slots = TileSlots { keys: chunk, base };
-            let pairs = base / 2..(base + TILE_KEYS) / 2;
-            for step in TileSteps::new(len, block) {
-                for pair in pairs.clone() {
-                    compare_exchange(&mut slots, len, step, pair);
+            if chunk.len() == TILE_KEYS as usize {
+                // A full tile: every pair is real, so each step is a min/max over slices
+                // (the compiler vectorizes it).
+                TileSteps::new(len, block).for_each(|step| full_tile_step(chunk, step));
+            } else {
+                let mut slots = TileSlots { keys: chunk, base };
+                let pairs = base / 2..(base + TILE_KEYS) / 2;
+                for step in TileSteps::new(len, block) {
+                    for pair in pairs.clone() {
+                        compare_exchange(&mut slots, len, step, pair);
+                    }
                 }
             }
             if last {
                 chunk.iter_mut().for_each(|k| *k = decode(*k, kind, order));
             }
         });
+}
+
+/// One network step on a full tile (no virtual padding inside it): exactly
+/// `network::compare_exchange` for every pair, written as slice-wise min/max.
+fn full_tile_step(tile: &mut [u32], step: Step) {
+    let half = step.distance.0 as usize;
+    for group in tile.chunks_exact_mut(half * 2) {
+        let (lo, hi) = group.split_at_mut(half);
+        if step.is_flip() {
+            // A flip pairs position i of the block with its mirror.
+            for (a, b) in lo.iter_mut().zip(hi.iter_mut().rev()) {
+                (*a, *b) = ((*a).min(*b), (*a).max(*b));
+            }
+        } else {
+            for (a, b) in lo.iter_mut().zip(hi.iter_mut()) {
+                (*a, *b) = ((*a).min(*b), (*a).max(*b));
+            }
+        }
+    }
 }
 
 /// A `Pass::Global`: every GPU thread's work, rayon tasks of contiguous threads.
