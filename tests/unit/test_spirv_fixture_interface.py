@@ -100,7 +100,7 @@ def test_both_use_the_same_builtins() -> None:
     rust = rust_entry_points()
     assert sorted(rust) == sorted(BUILTINS)
     for name, pairs in BUILTINS.items():
-        for attribute, builtin in pairs:
+        for attribute, _ in pairs:
             assert attribute in rust[name], name
         # The global entry reads its built-ins through first_index() and stride().
         glsl = glsl_entry(name).replace("first_index()", "gl_GlobalInvocationID.x")
