@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 
 from rgpu.errors import UsageError
@@ -29,6 +28,8 @@ RUN_BACKENDS: tuple[str, ...] = ("auto", *BACKENDS)
 
 
 def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
+    import difflib  # only on the error path
+
     close = difflib.get_close_matches(word, list(choices), n=1)
     return f" (did you mean `{close[0]}`?)" if close else ""
 

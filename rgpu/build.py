@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,12 +17,15 @@ from rgpu.plan import Plan, Step
 from rgpu.project import Project
 from rgpu.runner import run_plan
 from rgpu.util.files import atomic_write_text
+from rgpu.util.output import reporter
 
 if TYPE_CHECKING:
     # Codegens are imported only by builds that compile kernels, to keep the no-op CPU
     # build's start-up short.
     from rgpu.artifacts import Artifact
     from rgpu.codegens import Codegen, KernelBuild
+    from rgpu.placement import Placement
+    from rgpu.runner import StepRunner
 
 
 BUILD_STATE = "build.json"
@@ -90,15 +94,17 @@ def kernel_builds(
     project: Project,
     options: Options,
     backends: Sequence[Backend],
-    external_kinds: frozenset[str] = frozenset(),
+    provided_kinds: Sequence[str] = (),
 ) -> list[tuple[Codegen, KernelBuild]]:
+    """The codegens the backends need; none for an artifact kind given with
+    --kernel-artifact (the external artifact replaces the build)."""
     if not any(b.codegens for b in backends):
         return []
     from rgpu import codegens
 
     chosen: dict[str, Codegen] = {}
     for backend in backends:
-        if backend.artifact in external_kinds:
+        if backend.artifact in provided_kinds:
             continue  # an external --kernel-artifact stands in for this codegen's output
         name = resolve_codegen(backend, options.codegen if backend.codegens else None)
         if name is not None and name not in chosen:
@@ -108,28 +114,108 @@ def kernel_builds(
 
 
 @dataclass(frozen=True)
+class KernelPlan:
+    """One codegen's plan and where it runs."""
+
+    codegen: Codegen
+    build: KernelBuild
+    plan: Plan
+    placement: Placement
+
+
+@dataclass(frozen=True)
 class BuildPlan:
-    kernels: list[tuple[Codegen, KernelBuild]]
-    kernel_plan: Plan
+    kernels: list[KernelPlan]
     host_plan: Plan
+    notes: tuple[str, ...] = ()
+
+    @property
+    def kernel_plan(self) -> Plan:
+        whole = Plan(steps=(), notes=self.notes)
+        for kernel in self.kernels:
+            whole = whole + kernel.plan
+        return whole
 
     @property
     def whole(self) -> Plan:
         return self.kernel_plan + self.host_plan
 
 
+def place(codegen: Codegen, options: Options, env: Mapping[str, str]) -> Placement:
+    from rgpu import placement
+
+    # A codegen may pick its own image (nvvm: by CUDA major); the toolchain file otherwise.
+    chooser = getattr(codegen, "container_image", None)
+    own = chooser(env) if callable(chooser) else None
+    return placement.decide(codegen.name, options, env, image_for_codegen=own)
+
+
+def with_placement_note(plan: Plan, where: Placement) -> Plan:
+    if not where.in_container:
+        return plan
+    note = f"container-capable steps run in a container of {where.image} ({where.why})"
+    return Plan(steps=plan.steps, notes=(*plan.notes, note))
+
+
 def plan_build(
     project: Project,
     options: Options,
     backends: Sequence[Backend],
-    external_kinds: frozenset[str] = frozenset(),
+    external: Sequence[Path] = (),
+    env: Mapping[str, str] | None = None,
 ) -> BuildPlan:
-    kernels = kernel_builds(project, options, backends, external_kinds)
-    kernel_plan = Plan(steps=())
-    for codegen, kernel_build in kernels:
-        kernel_plan = kernel_plan + codegen.plan(kernel_build)
+    env = os.environ if env is None else env
+    kinds: list[str] = []
+    notes: tuple[str, ...] = ()
+    if external:
+        from rgpu.external import kind_of
+
+        kinds = [kind_of(p) for p in external]
+        notes = tuple(f"embedding external {kind_of(p)} {p} (checked, not built)" for p in external)
+    kernels = []
+    for codegen, kernel_build in kernel_builds(project, options, backends, kinds):
+        where = place(codegen, options, env)
+        plan = with_placement_note(codegen.plan(kernel_build), where)
+        kernels.append(KernelPlan(codegen, kernel_build, plan, where))
     host_plan = Plan(steps=(host_step(project, features_for(backends), options.profile),))
-    return BuildPlan(kernels, kernel_plan, host_plan)
+    return BuildPlan(kernels, host_plan, notes)
+
+
+def container_runner(
+    project: Project, kernel: KernelPlan, env: Mapping[str, str]
+) -> StepRunner | None:
+    """None: run here. Else a runner for the kernel's image, after checking that the
+    engine answers and the image exists (each with its own message)."""
+    where = kernel.placement
+    if not where.in_container or where.image is None:
+        return None
+    from rgpu import container
+    from rgpu.config import cache_dir
+
+    engine = container.detect(env)
+    hint = (
+        container.BUILD_IMAGE_HINT
+        if where.image == container.DEFAULT_IMAGE
+        else f"fetch it: `{os.path.basename(engine.program)} pull {where.image}`, or pick "
+        "another image with --image / RGPU_IMAGE, or build without a container: "
+        "`rgpu build --no-docker`"
+    )
+    container.require_image(engine, where.image, env, hint)
+    as_root = bool(getattr(kernel.codegen, "container_as_root", False))
+    return container.ContainerRunner(
+        engine, where.image, project.root, cache_dir(env), env, as_root=as_root
+    )
+
+
+def require_local_codegen(kernel: KernelPlan, options: Options) -> None:
+    """Before compiling here, stop with doctor's one-line reason and fix if the codegen
+    cannot run on this machine. Not for container builds (the image brings the toolchain),
+    nor for spirv with consent to install (cargo-gpu installs the pinned toolchain)."""
+    if kernel.placement.in_container or (kernel.codegen.name == "spirv" and options.yes):
+        return
+    from rgpu import doctor
+
+    doctor.require_codegen(kernel.codegen.name)
 
 
 def build(
@@ -140,18 +226,23 @@ def build(
     dry_run: bool = False,
     kernel_artifacts: Sequence[Path] = (),
 ) -> BuildResult:
-    from rgpu import external
-
     started = time.perf_counter()
     backends = [get_backend(n) for n in backend_names]
     features = features_for(backends)
-    parts = plan_build(project, options, backends, frozenset(external.kinds(kernel_artifacts)))
+    parts = plan_build(project, options, backends, kernel_artifacts)
     produced: list[Artifact] = []
     if not dry_run:
-        run_plan(parts.kernel_plan)
-        for codegen, kernel_build in parts.kernels:
-            produced += codegen.collect(kernel_build)
-        produced += external.collect(kernel_artifacts, project.rgpu_dir)
+        for note in parts.notes:
+            reporter().info(f"note: {note}")
+        for kernel in parts.kernels:
+            require_local_codegen(kernel, options)
+            runner = container_runner(project, kernel, os.environ)
+            run_plan(kernel.plan, container=runner)
+            produced += kernel.codegen.collect(kernel.build)
+        if kernel_artifacts:
+            from rgpu import external
+
+            produced += external.collect(kernel_artifacts, project.rgpu_dir)
         if produced:
             from rgpu.artifacts import write_manifest
 
@@ -171,10 +262,7 @@ def build(
 
 def run_host(project: Project, host_plan: Plan, profile: str) -> None:
     """Run the host build unless the stamp proves cargo would find nothing to do."""
-    import os
-
     from rgpu import stamp
-    from rgpu.util.output import reporter
 
     (step,) = host_plan.steps
     env = step.child_env(os.environ)

@@ -106,6 +106,19 @@ def _backend_option(default_help: str) -> Callable[[F], F]:
 @dir_option
 @_backend_option("Default: cpu, or `backend` in [workspace.metadata.rgpu].")
 @click.option("--release/--debug", "release", default=None, help="Cargo profile (default release).")
+@click.option(
+    "--docker/--no-docker",
+    "docker",
+    default=None,
+    help="Compile kernels in a container (docker or podman) or here. Default: per codegen "
+    "(nvptx here; nvvm in a container unless LLVM 7 is found).",
+)
+@click.option(
+    "--image",
+    default=None,
+    metavar="IMAGE",
+    help="Container image for --docker (default: rgpu-toolchain:<version>-offline for nvptx).",
+)
 @click.option("--codegen", default=None, metavar="C", help="Kernel codegen (cuda: nvptx).")
 @click.option(
     "--arch",
@@ -130,6 +143,8 @@ def build(
     directory: Path | None,
     backends: tuple[str, ...],
     release: bool | None,
+    docker: bool | None,
+    image: str | None,
     codegen: str | None,
     archs: tuple[str, ...],
     dry_run: bool,
@@ -143,7 +158,15 @@ def build(
     project = _load_project(directory)
     profile = None if release is None else ("release" if release else "debug")
     cuda_archs = _parse_archs(archs)
-    options = _options(project, profile=profile, yes=yes, codegen=codegen, cuda_archs=cuda_archs)
+    options = _options(
+        project,
+        profile=profile,
+        yes=yes,
+        docker=docker,
+        image=image,
+        codegen=codegen,
+        cuda_archs=cuda_archs,
+    )
     names = _split_backends(backends) or _split_backends([options.backend])
     try:
         result = pipeline.build(

@@ -22,6 +22,7 @@ DEFAULTS: dict[str, Any] = {
     # compiles for every newer GPU.
     "cuda-archs": ["sm_75", "sm_80", "sm_90"],
     "docker": None,
+    "image": None,
 }
 # Keys that describe the workspace itself rather than build options (read by project.py).
 LAYOUT_KEYS = ("host", "binary", "kernel", "shared", "template", "template-version")
@@ -32,6 +33,7 @@ ENV_VARS: dict[str, str] = {
     "RGPU_CODEGEN": "codegen",
     "RGPU_CUDA_ARCHS": "cuda-archs",
     "RGPU_DOCKER": "docker",
+    "RGPU_IMAGE": "image",
 }
 PROFILES = ("release", "debug")
 
@@ -43,6 +45,8 @@ class Options:
     codegen: str | None
     cuda_archs: tuple[str, ...]
     docker: bool | None
+    # Container image for kernel compiles run in a container (None: the codegen's default).
+    image: str | None = None
     yes: bool
 
 
@@ -99,6 +103,7 @@ def resolve(
         codegen=merged["codegen"],
         cuda_archs=tuple(str(a) for a in archs),
         docker=merged["docker"],
+        image=str(merged["image"]) if merged["image"] else None,
         yes=yes,
     )
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from rgpu.util.cmd import format_argv
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,7 +42,7 @@ class Step:
         env = " ".join(f"{k}={v}" for k, v in sorted(self.env.items()))
         unset = " ".join(f"-u {k}" for k in self.unset_env)
         prefix = " ".join(p for p in ("env" if env or unset else "", unset, env) if p)
-        command = f"{prefix} {format_argv(self.argv)}" if prefix else format_argv(self.argv)
+        command = f"{prefix} {shlex.join(self.argv)}" if prefix else shlex.join(self.argv)
         return f"# {self.description}\n(cd {self.cwd} && {command})"
 
 

@@ -1,18 +1,31 @@
-"""Run a plan: every step through util.cmd, locally (container.py adds the container way)."""
+"""Run a plan: every step through util.cmd, locally or in a container (container.py).
+
+Steps marked ``container_ok`` run inside the container when one is given; the others
+(e.g. checks that need host tools) always run locally.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Protocol
 
 from rgpu.plan import Plan, Step
 from rgpu.util import cmd
 from rgpu.util.output import in_github_actions, reporter
 
 
-def run_step(step: Step, base_env: Mapping[str, str] | None = None) -> cmd.Result:
-    env = step.child_env(os.environ if base_env is None else base_env)
+class StepRunner(Protocol):
+    def run(self, step: Step) -> cmd.Result: ...
+
+
+def run_step(
+    step: Step, base_env: Mapping[str, str] | None = None, container: StepRunner | None = None
+) -> cmd.Result:
     with reporter().group(step.description):
+        if container is not None and step.container_ok:
+            return container.run(step)
+        env = step.child_env(os.environ if base_env is None else base_env)
         # Under GitHub Actions, cargo's diagnostics also become annotations (diagnostics.py).
         if in_github_actions(env):
             from rgpu import diagnostics
@@ -22,8 +35,10 @@ def run_step(step: Step, base_env: Mapping[str, str] | None = None) -> cmd.Resul
         return cmd.run(step.argv, cwd=step.cwd, env=env, hint=step.hint)
 
 
-def run_plan(plan: Plan, base_env: Mapping[str, str] | None = None) -> None:
+def run_plan(
+    plan: Plan, base_env: Mapping[str, str] | None = None, container: StepRunner | None = None
+) -> None:
     for note in plan.notes:
         reporter().info(f"note: {note}")
     for step in plan.steps:
-        run_step(step, base_env)
+        run_step(step, base_env, container)

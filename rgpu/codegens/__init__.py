@@ -45,6 +45,7 @@ class Codegen(Protocol):
 # that `rgpu build --backend cpu` pays for none of them.
 MODULES: dict[str, str] = {
     "nvptx": "rgpu.codegens.nvptx",
+    "nvvm": "rgpu.codegens.nvvm",
     "spirv": "rgpu.codegens.spirv",
 }
 

@@ -238,6 +238,24 @@ def arch_step(build: KernelBuild, toolchain: NvptxToolchain, arch: str) -> Step:
     )
 
 
+# The toolchain inside rgpu's offline image (Dockerfile, stage `offline`): Debian's rustc-web
+# and llvm-22, and llvm-bitcode-linker baked into /usr/local/bin. Keep in step with it.
+IMAGE_TOOLCHAIN = NvptxToolchain(
+    kind="system",
+    cargo=("/usr/bin/cargo",),
+    rustc_version="image",
+    env={
+        "RUSTC": SYSTEM_DEFAULTS["rustc"],
+        "RUSTC_BOOTSTRAP": "1",
+        "PATH": "/usr/local/bin:/usr/lib/llvm-22/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin",
+    },
+    notes=(
+        "in the container: the image's Debian rustc with RUSTC_BOOTSTRAP=1 to allow nightly "
+        f"flags (-Zbuild-std, abi_ptx), and its {LINKER}",
+    ),
+)
+
+
 class NvptxCodegen:
     name = "nvptx"
     artifact_kind = "ptx"
@@ -249,7 +267,7 @@ class NvptxCodegen:
         return os.environ if self._env is None else self._env
 
     def plan(self, build: KernelBuild) -> Plan:
-        toolchain = find_toolchain(self.env())
+        toolchain = self.toolchain(build)
         if not toolchain.ready:
             raise ToolchainError("cannot build PTX: " + "; ".join(toolchain.problems), INSTALL_HINT)
         archs = ptx.parse_archs(build.options.cuda_archs)
@@ -261,6 +279,15 @@ class NvptxCodegen:
             f"PTX goes to {build.out_dir}/{build.project.kernel_crate_name}-<arch>.ptx",
         )
         return Plan(steps=steps, notes=notes)
+
+    def toolchain(self, build: KernelBuild) -> NvptxToolchain:
+        """This machine's toolchain, or the image's when the build runs in a container
+        (then nothing here is consulted: a machine with only docker can build)."""
+        from rgpu.placement import decide
+
+        if decide(self.name, build.options, self.env()).in_container:
+            return IMAGE_TOOLCHAIN
+        return find_toolchain(self.env())
 
     def collect(self, build: KernelBuild) -> list[Artifact]:
         ptxas = ptx.find_ptxas(self.env())

@@ -10,21 +10,13 @@ from rgpu import build, config, external
 from rgpu.backends import get_backend
 from rgpu.errors import UsageError
 from rgpu.project import Project
+from tests.unit.projects import demo_project
 
 
 def project(root: Path) -> Project:
     (root / "kernel" / "spirv").mkdir(parents=True, exist_ok=True)
     (root / "kernel" / "spirv" / "Cargo.toml").write_text("[package]\n")
-    return Project(
-        root=root,
-        host_package="demo",
-        host_binary="demo",
-        kernel_dir=root / "kernel",
-        kernel_package="demo-kernel",
-        shared_dir=root / "shared",
-        metadata={},
-        target_dir=root / "target",
-    )
+    return demo_project(root)
 
 
 def options() -> config.Options:
@@ -40,7 +32,7 @@ def test_without_an_artifact_wgpu_builds_the_kernel_with_cargo_gpu(tmp_path: Pat
 
 def test_an_external_spirv_artifact_replaces_the_codegen(tmp_path: Path) -> None:
     backends = [get_backend("wgpu"), get_backend("ash")]
-    parts = build.plan_build(project(tmp_path), options(), backends, frozenset({"spirv"}))
+    parts = build.plan_build(project(tmp_path), options(), backends, [tmp_path / "k.spv"])
     assert parts.kernel_plan.steps == ()
     (host,) = parts.host_plan.steps
     assert host.argv[-2:] == ("--features", "cpu,wgpu,ash")

@@ -21,6 +21,7 @@ from rgpu.config import resolve
 from rgpu.errors import UsageError
 from rgpu.external import kind_of
 from rgpu.project import Project
+from tests.unit.projects import demo_project
 
 # A named fixture: the head of a PTX file as rustc 1.96 + LLVM 22 wrote it for sm_80.
 PTX_FIXTURE = """//
@@ -46,16 +47,7 @@ PTX_FIXTURE = """//
 
 
 def project(root: Path) -> Project:
-    return Project(
-        root=root,
-        host_package="demo",
-        host_binary="demo",
-        kernel_dir=root / "kernel",
-        kernel_package="demo-kernel",
-        shared_dir=root / "shared",
-        metadata={},
-        target_dir=root / "target",
-    )
+    return demo_project(root)
 
 
 def kernel_build(root: Path, archs: str = "sm_75,sm_80,sm_90") -> KernelBuild:
@@ -120,7 +112,7 @@ def test_a_rustup_nightly_with_rust_src_and_the_linker_is_preferred(tmp_path: Pa
 def test_external_ptx_replaces_the_nvptx_build(tmp_path: Path) -> None:
     options = resolve(metadata={}, env={}, cli={})
     assert kind_of(tmp_path / "k.ptx") == "ptx"
-    parts = plan_build(project(tmp_path), options, [BACKENDS["cuda"]], frozenset({"ptx"}))
+    parts = plan_build(project(tmp_path), options, [BACKENDS["cuda"]], [tmp_path / "k.ptx"])
     assert parts.kernel_plan.steps == ()
 
 

@@ -12,19 +12,11 @@ from rgpu.config import resolve
 from rgpu.errors import UsageError
 from rgpu.plan import Plan, Step
 from rgpu.project import Project
+from tests.unit.projects import demo_project
 
 
 def project(root: Path) -> Project:
-    return Project(
-        root=root,
-        host_package="sortdemo",
-        host_binary="sortdemo",
-        kernel_dir=root / "kernel",
-        kernel_package="sortdemo-kernel",
-        shared_dir=root / "shared",
-        metadata={},
-        target_dir=root / "target",
-    )
+    return demo_project(root, "sortdemo")
 
 
 def test_cpu_build_is_one_cargo_step_without_the_manifest(tmp_path: Path) -> None:

@@ -18,22 +18,14 @@ from rgpu.codegens import KernelBuild
 from rgpu.codegens import spirv as spirv_codegen
 from rgpu.errors import ArtifactError, ToolchainError
 from rgpu.project import Project
+from tests.unit.projects import demo_project
 
 REPO = Path(__file__).resolve().parents[2]
 PIN = spirv_codegen.load_pin()
 
 
 def project(root: Path) -> Project:
-    return Project(
-        root=root,
-        host_package="demo",
-        host_binary="demo",
-        kernel_dir=root / "kernel",
-        kernel_package="demo-kernel",
-        shared_dir=root / "shared",
-        metadata={},
-        target_dir=root / "target",
-    )
+    return demo_project(root)
 
 
 def kernel_build(root: Path, *, yes: bool) -> KernelBuild:

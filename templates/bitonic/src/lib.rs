@@ -2,6 +2,7 @@
 
 pub mod kernels;
 pub mod keys_io;
+pub mod reference;
 pub mod rng;
 pub mod runners;
 

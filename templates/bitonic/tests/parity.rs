@@ -3,6 +3,7 @@
 //! Backends that are built in but cannot run here (no GPU, no driver) are reported on
 //! stderr; set `RGPU_REQUIRE_BACKENDS=cuda,wgpu` to turn that into a failure.
 
+use host::reference::rust_sort;
 use host::rng::SplitMix64;
 use host::runners::{self, Backend, RunnerError};
 use shared::{KeyKind, SortOrder};
@@ -36,21 +37,6 @@ fn sizes(backend: Backend) -> impl Iterator<Item = usize> {
 }
 const KINDS: [KeyKind; 3] = [KeyKind::U32, KeyKind::I32, KeyKind::F32];
 const ORDERS: [SortOrder; 2] = [SortOrder::Ascending, SortOrder::Descending];
-
-fn rust_sort(input: &[u32], kind: KeyKind, order: SortOrder) -> Vec<u32> {
-    let mut expected = input.to_vec();
-    match kind {
-        KeyKind::U32 => expected.sort_unstable(),
-        KeyKind::I32 => expected.sort_unstable_by_key(|&b| b as i32),
-        KeyKind::F32 => {
-            expected.sort_unstable_by(|a, b| f32::from_bits(*a).total_cmp(&f32::from_bits(*b)))
-        }
-    }
-    if order == SortOrder::Descending {
-        expected.reverse();
-    }
-    expected
-}
 
 /// Random bits plus duplicates and, as floats, NaN, +-0 and +-inf.
 fn input(len: usize, seed: u64) -> Vec<u32> {

@@ -6,9 +6,9 @@
 //! functions for its thread of the network.
 #![no_std]
 // rustc's nvptx64-nvidia-cuda target: `extern "ptx-kernel"` and `core::arch::nvptx`.
-// `asm_experimental_arch`: the one function that names the tile's `.shared` array.
+// `asm_experimental_arch`: the tile's `.shared` array (nvptx.rs).
 #![cfg_attr(
-    target_arch = "nvptx64",
+    all(target_arch = "nvptx64", not(feature = "nvvm")),
     feature(abi_ptx, stdarch_nvptx, asm_experimental_arch)
 )]
 
@@ -24,7 +24,9 @@ pub use shared::{
 // - `target_os = "cuda"` (rustc's nvptx64-nvidia-cuda target, or Rust-CUDA's nvvm codegen)
 // - `target_arch = "spirv"` (rust-gpu)
 
-#[cfg(target_arch = "nvptx64")]
+// The `nvvm` feature is set only by rgpu's generated Rust-CUDA entry crate (kernel/nvvm/),
+// which has its own kernels of the same names.
+#[cfg(all(target_arch = "nvptx64", not(feature = "nvvm")))]
 pub mod nvptx;
 
 #[cfg(target_arch = "spirv")]

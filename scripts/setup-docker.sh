@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Makes the Docker engine usable for rgpu's container tests on a fresh Debian machine where no
+# image registry is reachable (only Debian, PyPI and crates.io are):
+#   1. start dockerd when it is not answering (CI machines start with nothing running);
+#   2. make the base image `debian:bookworm-slim` with debootstrap + `docker import` when it
+#      is missing (cached by tag: later runs on the same machine skip it);
+#   3. build the Dockerfile's `offline` stage as rgpu's default image (docker's layer cache
+#      makes a rebuild with nothing changed take seconds).
+# Times of each part are printed so that CI time can be budgeted.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+BASE_IMAGE="debian:bookworm-slim"
+VERSION="$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' rgpu/__init__.py)"
+# Keep in step with rgpu/container.py (DEFAULT_IMAGE).
+OFFLINE_IMAGE="${RGPU_IMAGE:-rgpu-toolchain:${VERSION}-offline}"
+
+timed() {
+  local label="$1"; shift
+  local start=$SECONDS
+  "$@"
+  echo "setup-docker: ${label} took $((SECONDS - start)) s"
+}
+
+start_dockerd() {
+  if $SUDO docker info >/dev/null 2>&1; then return 0; fi
+  echo "+ setsid dockerd (log: /tmp/dockerd.log)"
+  $SUDO sh -c 'setsid dockerd >/tmp/dockerd.log 2>&1 < /dev/null &'
+  for _ in $(seq 1 60); do
+    if $SUDO docker info >/dev/null 2>&1; then return 0; fi
+    sleep 1
+  done
+  echo "setup-docker: dockerd did not answer within 60 s; see /tmp/dockerd.log" >&2
+  tail -n 20 /tmp/dockerd.log >&2 || true
+  return 1
+}
+
+make_base_image() {
+  if $SUDO docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then return 0; fi
+  local root
+  root="$(mktemp -d /tmp/rgpu-debootstrap.XXXXXX)"
+  echo "+ debootstrap --variant=minbase bookworm $root"
+  $SUDO debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >/tmp/debootstrap.log 2>&1 \
+    || { tail -n 20 /tmp/debootstrap.log >&2; return 1; }
+  # Like the official slim image: no apt caches or package lists in the base layer.
+  $SUDO rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
+  echo "+ tar -C $root -c . | docker import - $BASE_IMAGE"
+  $SUDO tar -C "$root" -c . | $SUDO docker import - "$BASE_IMAGE" >/dev/null
+  $SUDO rm -rf "$root"
+}
+
+build_offline_image() {
+  # A TLS-intercepting proxy's CA (CI reaches PyPI and crates.io through one) must be
+  # trusted inside the image too; certificates are public, so a build argument is fine.
+  local extra_ca=""
+  if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+    extra_ca="$(cat /usr/local/share/ca-certificates/*.crt)"
+  fi
+  echo "+ docker build --network host --target offline -t $OFFLINE_IMAGE ."
+  $SUDO docker build --force-rm --network host --build-arg EXTRA_CA_CERTS="$extra_ca" \
+    --target offline -t "$OFFLINE_IMAGE" . >/tmp/docker-build.log 2>&1 \
+    || { tail -n 40 /tmp/docker-build.log >&2; return 1; }
+}
+
+timed "starting dockerd" start_dockerd
+timed "base image $BASE_IMAGE" make_base_image
+timed "image $OFFLINE_IMAGE (Dockerfile, target offline)" build_offline_image
