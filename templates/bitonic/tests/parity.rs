@@ -116,6 +116,10 @@ fn every_built_backend_matches_rusts_sort() {
 }
 
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "2^24 keys on the CPU take minutes unoptimized: cargo test --release (rgpu test does)"
+)]
 fn the_cpu_sorts_two_to_the_24() {
     let keys = input(1 << 24, 24);
     let mut runner = runners::open(Backend::Cpu).unwrap();

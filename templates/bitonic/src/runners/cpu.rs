@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use kernel::key::{decode, encode};
 use kernel::network::{compare_exchange, KeySlots, Step};
-use kernel::schedule::{global_pass, is_last_tile_pass, Pass, Passes, TileSteps};
+use kernel::schedule::{fused_steps, global_pass, is_last_tile_pass, Pass, Passes, TileSteps};
 use rayon::prelude::*;
 use shared::{Block, KeyKind, SortOrder, SortParams, TILE_KEYS};
 
@@ -125,6 +125,70 @@ fn global_pass_all(keys: &mut [u32], pass: Pass, params: SortParams) {
         .for_each(|thread| global_pass(&mut AtomicSlots(atomics), &params, thread));
 }
 
+/// Keys per row piece a rayon task takes in `global_pass_rows` (16 rows: 64 KiB in cache).
+const COLUMN_KEYS: usize = 1024;
+// Global distances are at least TILE_KEYS, so rows split into whole pieces.
+const _: () = assert!((TILE_KEYS as usize).is_multiple_of(COLUMN_KEYS));
+
+/// `a[i], b[i] = min, max` for every i: one network step's compare-exchanges between two
+/// runs of positions (the lower run first).
+fn min_max(a: &mut [u32], b: &mut [u32]) {
+    for (x, y) in a.iter_mut().zip(b.iter_mut()) {
+        (*x, *y) = ((*x).min(*y), (*x).max(*y));
+    }
+}
+
+/// A `Pass::Global` when every position is a real key (`len` is a power of two): the same
+/// compare-exchanges as `schedule::global_pass`, as slice-wise min/max. A flip step first
+/// (lower half against the mirrored upper half), then the pass's other steps: a GPU
+/// thread's keys sit in one column of `2^m` rows `low` apart, so a task takes a strip of
+/// columns of every row and runs the steps there, in cache.
+fn global_pass_rows(keys: &mut [u32], step: Step) {
+    let m = fused_steps(step);
+    let (d, low) = (
+        step.distance.0 as usize,
+        (step.distance.0 >> (m - 1)) as usize,
+    );
+    let mut top = d;
+    if step.is_flip() {
+        keys.par_chunks_mut(2 * d).for_each(|block| {
+            let (lo, hi) = block.split_at_mut(d);
+            lo.par_chunks_mut(COLUMN_KEYS)
+                .zip(hi.par_rchunks_mut(COLUMN_KEYS))
+                .for_each(|(a, b)| {
+                    for (x, y) in a.iter_mut().zip(b.iter_mut().rev()) {
+                        (*x, *y) = ((*x).min(*y), (*x).max(*y));
+                    }
+                });
+        });
+        top = d / 2;
+    }
+    if top < low {
+        return;
+    }
+    let rows = 2 * top / low;
+    let mut tasks: Vec<Vec<&mut [u32]>> = Vec::new();
+    for region in keys.chunks_mut(2 * top) {
+        let first = tasks.len();
+        tasks.extend((0..low / COLUMN_KEYS).map(|_| Vec::with_capacity(rows)));
+        for row in region.chunks_mut(low) {
+            for (c, piece) in row.chunks_mut(COLUMN_KEYS).enumerate() {
+                tasks[first + c].push(piece);
+            }
+        }
+    }
+    tasks.into_par_iter().for_each(|mut strip| {
+        let mut bit = rows / 2;
+        while bit > 0 {
+            for j in (0..rows).filter(|j| j & bit == 0) {
+                let (a, b) = strip.split_at_mut(j | bit);
+                min_max(a[j], b[0]);
+            }
+            bit /= 2;
+        }
+    });
+}
+
 /// Sorts raw key bits: every pass of the schedule, encode and decode folded into the tile
 /// passes as on the GPU.
 pub fn sort_in_place(keys: &mut [u32], kind: KeyKind, order: SortOrder) {
@@ -132,6 +196,7 @@ pub fn sort_in_place(keys: &mut [u32], kind: KeyKind, order: SortOrder) {
     for pass in Passes::new(len) {
         match pass {
             Pass::Tile(Block(block)) => tile_pass(keys, block, kind, order),
+            Pass::Global(step) if len.is_power_of_two() => global_pass_rows(keys, step),
             Pass::Global(_) => global_pass_all(keys, pass, pass.params(len, kind, order)),
         }
     }
