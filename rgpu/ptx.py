@@ -15,9 +15,16 @@ from rgpu.util import cmd
 _ARCH = re.compile(r"^sm_(\d{2,3})([af]?)$")
 _ENTRY = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+([A-Za-z_$][\w$]*)", re.M)
 _TARGET = re.compile(r"^\s*\.target\s+(sm_\d+[af]?)", re.M)
+_SHARED = re.compile(r"^\s*\.shared\s", re.M)
 _VERSION = re.compile(r"^\s*\.version\s+(\d+\.\d+)", re.M)
 # The entry points the template's CUDA runner launches; an external PTX must have them all.
-REQUIRED_ENTRY_POINTS = ("bitonic_encode", "bitonic_step", "bitonic_decode")
+REQUIRED_ENTRY_POINTS = ("bitonic_tile", "bitonic_global")
+
+
+def tile_memory(text: str) -> str:
+    """Where the PTX keeps the sort's tiles: "shared" when it declares a `.shared` array
+    (the nvptx route of REFERENCE.md section 3), else "global" (a global-memory fallback)."""
+    return "shared" if _SHARED.search(text) else "global"
 
 
 def arch_number(arch: str) -> int:

@@ -2,7 +2,7 @@
 
 rust-gpu cannot run on rgpu's machines, so the Vulkan hosts are proven with this module
 instead. It is never called the kernel: everywhere it goes it is "the fixture".
-glslangValidator compiles one entry point per run; spirv-link joins the three into one
+glslangValidator compiles one entry point per run; spirv-link joins them into one
 module, the shape cargo-gpu gives by default (all entry points in one .spv).
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 FIXTURE_DIR = Path(__file__).resolve().parent / "fixtures" / "spirv"
 FIXTURE_GLSL = FIXTURE_DIR / "bitonic_fixture.comp"
-ENTRY_POINTS = ("bitonic_encode", "bitonic_step", "bitonic_decode")
+ENTRY_POINTS = ("bitonic_tile", "bitonic_global")
 FIXTURE_NAME = "bitonic.fixture.spv"
 TARGET_ENV = "vulkan1.2"
 

@@ -327,7 +327,11 @@ def check_and_describe(
         checked = ptx.check_with_ptxas(ptxas, file, arch, env)
     if checked != "accepted":
         reporter().warn(f"{file.name}: ptxas check {checked}")
-    extra = {"ptx_isa": ptx.isa_version(text), "ptxas": checked}
+    extra = {
+        "ptx_isa": ptx.isa_version(text),
+        "ptxas": checked,
+        "tile_memory": ptx.tile_memory(text),
+    }
     return describe(
         file,
         base,

@@ -41,8 +41,10 @@ def test_ptx_for_three_archs_each_accepted_by_ptxas(cuda_ws: Path) -> None:
         file = cuda_ws / "target" / "rgpu" / artifact.path
         assert file.name == f"cudademo_kernel-{arch}.ptx"
         assert artifact.sha256 == sha256_file(file) and artifact.size == file.stat().st_size
-        assert artifact.entry_points == ("bitonic_decode", "bitonic_encode", "bitonic_step")
+        assert artifact.entry_points == ("bitonic_global", "bitonic_tile")
         assert artifact.extra["ptxas"] == "accepted"
+        # The tile kernel's shared array (global_asm! + cvta.shared, not the global fallback).
+        assert artifact.extra["tile_memory"] == "shared"
         assert ptx.check_with_ptxas(ptxas, file, arch, os.environ) == "accepted"
         assert f".target {arch}" in file.read_text()
 

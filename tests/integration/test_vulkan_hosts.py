@@ -70,12 +70,14 @@ def test_the_fixture_binary_has_the_declared_interface(fixture_spv: Path) -> Non
     dis = subprocess.run(
         ["spirv-dis", str(fixture_spv)], capture_output=True, text=True, check=True
     ).stdout
-    for entry in ("bitonic_encode", "bitonic_step", "bitonic_decode"):
+    for entry in ("bitonic_tile", "bitonic_global"):
         assert f'OpEntryPoint GLCompute %{entry} "{entry}"' in dis
         assert f"OpExecutionMode %{entry} LocalSize 256 1 1" in dis
     for member, offset in enumerate((0, 4, 8, 12)):
         assert f"OpMemberDecorate %SortParams {member} Offset {offset}" in dis
     assert "OpDecorate %_ DescriptorSet 0" in dis and "OpDecorate %_ Binding 0" in dis
+    # The tile entry point's workgroup array: TILE_KEYS (4096) u32s.
+    assert "OpTypeArray %uint %uint_4096" in dis and "Workgroup" in dis
 
 
 def test_the_manifest_records_the_fixture_as_external(vulkan_ws: Path, fixture_spv: Path) -> None:
@@ -84,7 +86,7 @@ def test_the_manifest_records_the_fixture_as_external(vulkan_ws: Path, fixture_s
     assert artifact["codegen"] == "external"
     assert artifact["source"] == str(fixture_spv.resolve())
     assert artifact["extra"]["spirv_val"] is True
-    assert sorted(artifact["entry_points"]) == ["bitonic_decode", "bitonic_encode", "bitonic_step"]
+    assert sorted(artifact["entry_points"]) == ["bitonic_global", "bitonic_tile"]
 
 
 def test_both_hosts_match_rusts_sort_on_lavapipe(vulkan_ws: Path) -> None:

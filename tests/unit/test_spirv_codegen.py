@@ -137,7 +137,7 @@ def test_cargo_gpu_manifest_becomes_rgpu_artifacts(tmp_path: Path) -> None:
     rel = "../../target/rgpu/spirv/" + spv.name
     manifest = [
         {"source_path": rel, "entry_point": e, "wgsl_entry_point": e}
-        for e in ("bitonic_decode", "bitonic_encode", "bitonic_step")
+        for e in ("bitonic_global", "bitonic_tile")
     ]
     (out / "manifest.json").write_text(json.dumps(manifest))
     found = spirv_codegen.collect_from(out, tmp_path / "ws" / "target" / "rgpu", crate, PIN)
@@ -145,7 +145,7 @@ def test_cargo_gpu_manifest_becomes_rgpu_artifacts(tmp_path: Path) -> None:
     assert found[0].path == "spirv/" + spv.name
     assert found[0].codegen == "spirv"
     assert found[0].target == "spirv-unknown-vulkan1.2"
-    assert set(found[0].entry_points) == {"bitonic_encode", "bitonic_step", "bitonic_decode"}
+    assert set(found[0].entry_points) == {"bitonic_tile", "bitonic_global"}
 
 
 def test_a_broken_cargo_gpu_manifest_is_an_artifact_error(tmp_path: Path) -> None:

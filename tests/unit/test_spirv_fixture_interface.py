@@ -75,11 +75,60 @@ def test_push_constant_block_is_sort_params_field_for_field() -> None:
     assert sort_params_fields() == ["len", "block", "distance", "key_order"]
 
 
+BUILTINS = {
+    # entry point -> (rust-gpu attribute + parameter, the GLSL built-in it stands for)
+    "bitonic_global": (
+        ("#[spirv(global_invocation_id)] id: UVec3", "gl_GlobalInvocationID.x"),
+        ("#[spirv(num_workgroups)] groups: UVec3", "gl_NumWorkGroups.x"),
+    ),
+    "bitonic_tile": (
+        ("#[spirv(workgroup_id)] group: UVec3", "gl_WorkGroupID.x"),
+        ("#[spirv(local_invocation_id)] local: UVec3", "gl_LocalInvocationID.x"),
+        ("#[spirv(num_workgroups)] groups: UVec3", "gl_NumWorkGroups.x"),
+    ),
+}
+
+
+def glsl_entry(name: str) -> str:
+    """The GLSL text compiled for one entry point (its #if branch)."""
+    m = re.search(rf"#(?:el)?if defined\(ENTRY_{name}\)(.*?)#(?:elif|else)", GLSL, re.S)
+    assert m is not None, name
+    return m.group(1)
+
+
 def test_both_use_the_same_builtins() -> None:
-    for name, decl in rust_entry_points().items():
-        assert "#[spirv(global_invocation_id)] id: UVec3" in decl, name
-        assert "#[spirv(num_workgroups)] groups: UVec3" in decl, name
-    assert "gl_GlobalInvocationID.x" in GLSL and "gl_NumWorkGroups.x" in GLSL
+    rust = rust_entry_points()
+    assert sorted(rust) == sorted(BUILTINS)
+    for name, pairs in BUILTINS.items():
+        for attribute, _ in pairs:
+            assert attribute in rust[name], name
+        # The global entry reads its built-ins through first_index() and stride().
+        glsl = glsl_entry(name).replace("first_index()", "gl_GlobalInvocationID.x")
+        glsl = glsl.replace("stride()", "gl_NumWorkGroups.x")
+        for _, builtin in pairs:
+            assert builtin in glsl, (name, builtin)
+    assert "return gl_GlobalInvocationID.x;" in GLSL
+    assert "return gl_NumWorkGroups.x * WORKGROUP_SIZE;" in GLSL
+
+
+def shared_const(name: str) -> int:
+    m = re.search(rf"pub const {name}: u32 = (\d+);", SHARED)
+    assert m is not None, name
+    return int(m.group(1))
+
+
+def test_the_tile_and_fusion_sizes_match_the_one_definition() -> None:
+    tile, fused = shared_const("TILE_KEYS"), shared_const("FUSED_STEPS")
+    assert f"const uint TILE_KEYS = {tile}u;" in GLSL
+    assert f"const uint FUSED_STEPS = {fused}u;" in GLSL
+    # Only the tile entry point declares workgroup memory, TILE_KEYS u32s, in both files.
+    workgroup = "#[spirv(workgroup)] tile: &mut [u32; TILE_KEYS as usize]"
+    assert [n for n, d in rust_entry_points().items() if workgroup in d] == ["bitonic_tile"]
+    assert "shared uint tile[TILE_KEYS];" in glsl_entry("bitonic_tile")
+    assert GLSL.count("shared uint") == 1
+    assert "pub const TILE_BYTES: u32 = TILE_KEYS * 4;" in RUNNERS
+    # The register array of a fused pass holds 2^FUSED_STEPS keys.
+    assert f"DEFINE_FUSED({fused}u, {1 << fused}u)" in glsl_entry("bitonic_global")
 
 
 def test_the_fixture_says_it_is_a_fixture() -> None:

@@ -8,8 +8,23 @@ use host::rng::SplitMix64;
 use host::runners::{self, Backend, RunnerError};
 use shared::{KeyKind, SortOrder};
 
-const SIZES: [usize; 10] = [0, 1, 2, 3, 1000, 2047, 2048, 2049, 1 << 16, (1 << 20) + 7];
-/// GPU backends also sort 2^24 keys (the CPU backend skips it to keep CPU-only CI quick).
+/// Edge sizes, the workgroup and tile boundaries (2^11 +- 1, 4096 +- 1), 2^16, 2^20 + 7.
+const SIZES: [usize; 12] = [
+    0,
+    1,
+    2,
+    3,
+    1000,
+    2047,
+    2048,
+    2049,
+    4095,
+    4097,
+    1 << 16,
+    (1 << 20) + 7,
+];
+/// GPU backends also sort 2^24 keys for every type and order; the CPU backend sorts it in
+/// `the_cpu_sorts_two_to_the_24` (two cases: CPU-only CI has 2 cores).
 const GPU_SIZES: [usize; 1] = [1 << 24];
 
 fn sizes(backend: Backend) -> impl Iterator<Item = usize> {
@@ -97,6 +112,27 @@ fn check_backend(backend: Backend) {
 fn every_built_backend_matches_rusts_sort() {
     for backend in Backend::built() {
         check_backend(backend);
+    }
+}
+
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "2^24 keys on the CPU take minutes unoptimized: cargo test --release (rgpu test does)"
+)]
+fn the_cpu_sorts_two_to_the_24() {
+    let keys = input(1 << 24, 24);
+    let mut runner = runners::open(Backend::Cpu).unwrap();
+    for (kind, order) in [
+        (KeyKind::U32, SortOrder::Ascending),
+        (KeyKind::F32, SortOrder::Descending),
+    ] {
+        let mut sorted = keys.clone();
+        runner.sort_bits(&mut sorted, kind, order).unwrap();
+        assert!(
+            sorted == rust_sort(&keys, kind, order),
+            "2^24 {kind:?} {order:?}"
+        );
     }
 }
 

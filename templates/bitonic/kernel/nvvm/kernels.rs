@@ -8,24 +8,26 @@
 //! kernel crate is built with its `nvvm` feature, which turns off its own `nvptx` entry points.
 //!
 //! The kernels have the same names and parameters as the `nvptx` ones (a `#[repr(C)]` struct
-//! by value, then a raw pointer), so the host launches either PTX the same way. Shapes follow
+//! by value, then a raw pointer), so the host launches either PTX the same way: the same
+//! `kernel::schedule` passes. The tile pass runs in global memory here (see `bitonic_tile`). Shapes follow
 //! Rust-CUDA's guide (guide/src/guide/getting_started.md, kernel_abi.md at rev 946c91f0):
 //! `#[kernel] pub unsafe fn`, `Copy` parameters, `cuda_std::thread::*`.
 //! rgpu's CI cannot run this codegen (it needs a pinned nightly's rustc-dev, LLVM 7 and CUDA).
 
 use cuda_std::prelude::*;
-use kernel::key::{decode, encode};
-use kernel::network::{compare_exchange, pair_count, KeySlots, Step};
-use shared::{Block, Distance, SortParams};
+use kernel::network::{KeySlots, Step};
+use kernel::schedule::{global_pass, tile_count, tile_pass, Pass, Workgroup};
+use shared::{Block, Distance, SortParams, TILE_KEYS};
 
-/// The keys in device global memory.
+/// The keys in device global memory (from `offset` on).
 struct GlobalKeys(*mut u32);
 
 impl KeySlots for GlobalKeys {
     #[inline(always)]
     fn load(&self, index: u32) -> u32 {
-        // SAFETY: the network only asks for indices below `len`, and the host passes a
-        // buffer of at least `len` keys.
+        // SAFETY: the schedule only asks for indices below `len` (or, for a tile, below
+        // `TILE_KEYS` from the tile's first key that are also below `len`), and the host
+        // passes a buffer of at least `len` keys.
         unsafe { self.0.add(index as usize).read() }
     }
 
@@ -36,62 +38,58 @@ impl KeySlots for GlobalKeys {
     }
 }
 
-/// Calls `f(i)` for every `i < end` this thread owns (grid-stride loop).
-#[inline(always)]
-fn for_each_index(end: u32, mut f: impl FnMut(u32)) {
+/// `__syncthreads()` (Rust-CUDA `cuda_std::thread::sync_threads`, crates/cuda_std/src/
+/// thread.rs): also orders the block's global memory accesses, which the tile needs here.
+struct Block_;
+
+impl Workgroup for Block_ {
+    #[inline(always)]
+    fn barrier(&self) {
+        thread::sync_threads();
+    }
+}
+
+/// `schedule::Pass::Tile`, GLOBAL-MEMORY FALLBACK: this codegen's shared-memory API is not
+/// used (not confirmed or run here), so each block works on its tile in place in global
+/// memory, with the same steps and barriers. The manifest says so (`tile_memory: global`:
+/// the PTX has no `.shared` array).
+///
+/// # Safety
+/// `keys` points to at least `params.len` `u32`s of device memory; launched with
+/// `WORKGROUP_SIZE` threads per block.
+#[kernel]
+pub unsafe fn bitonic_tile(params: SortParams, keys: *mut u32) {
+    let mut global = GlobalKeys(keys);
+    let local = thread::thread_idx_x();
+    let mut tile = thread::block_idx_x();
+    while tile < tile_count(params.len) {
+        // SAFETY: the tile's first key is below `len` (tile < tile_count), so in the buffer.
+        let mut in_place = GlobalKeys(unsafe { keys.add((tile * TILE_KEYS) as usize) });
+        tile_pass(&mut global, &mut in_place, &Block_, &params, tile, local);
+        thread::sync_threads();
+        tile += thread::grid_dim_x();
+    }
+}
+
+/// `schedule::Pass::Global`: up to `FUSED_STEPS` global steps, keys in registers.
+///
+/// # Safety
+/// `keys` points to at least `params.len` `u32`s of device memory.
+#[kernel]
+pub unsafe fn bitonic_global(params: SortParams, keys: *mut u32) {
+    let mut global = GlobalKeys(keys);
+    let threads = Pass::Global(Step {
+        block: Block(params.block),
+        distance: Distance(params.distance),
+    })
+    .threads(params.len);
     let stride = thread::grid_dim_x() * thread::block_dim_x();
-    let mut i = thread::index_1d();
-    while i < end {
-        f(i);
-        i = match i.checked_add(stride) {
+    let mut t = thread::index_1d();
+    while t < threads {
+        global_pass(&mut global, &params, t);
+        t = match t.checked_add(stride) {
             Some(next) => next,
             None => break,
         };
     }
-}
-
-/// Raw key bits -> order-preserving `u32`, in place. One thread per key.
-///
-/// # Safety
-/// `keys` points to at least `params.len` `u32`s of device memory.
-#[kernel]
-pub unsafe fn bitonic_encode(params: SortParams, keys: *mut u32) {
-    let (Some(kind), Some(order)) = (params.key_kind(), params.order()) else {
-        return;
-    };
-    let mut slots = GlobalKeys(keys);
-    for_each_index(params.len, |i| {
-        slots.store(i, encode(slots.load(i), kind, order))
-    });
-}
-
-/// One compare-exchange step of the network. One thread per pair.
-///
-/// # Safety
-/// `keys` points to at least `params.len` `u32`s of device memory.
-#[kernel]
-pub unsafe fn bitonic_step(params: SortParams, keys: *mut u32) {
-    let step = Step {
-        block: Block(params.block),
-        distance: Distance(params.distance),
-    };
-    let mut slots = GlobalKeys(keys);
-    for_each_index(pair_count(params.len), |pair| {
-        compare_exchange(&mut slots, params.len, step, pair)
-    });
-}
-
-/// Ordered `u32` -> raw key bits, in place: the inverse of `bitonic_encode`.
-///
-/// # Safety
-/// `keys` points to at least `params.len` `u32`s of device memory.
-#[kernel]
-pub unsafe fn bitonic_decode(params: SortParams, keys: *mut u32) {
-    let (Some(kind), Some(order)) = (params.key_kind(), params.order()) else {
-        return;
-    };
-    let mut slots = GlobalKeys(keys);
-    for_each_index(params.len, |i| {
-        slots.store(i, decode(slots.load(i), kind, order))
-    });
 }

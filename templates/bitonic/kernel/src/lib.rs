@@ -6,15 +6,19 @@
 //! functions for its thread of the network.
 #![no_std]
 // rustc's nvptx64-nvidia-cuda target: `extern "ptx-kernel"` and `core::arch::nvptx`.
+// `asm_experimental_arch`: the tile's `.shared` array (nvptx.rs).
 #![cfg_attr(
     all(target_arch = "nvptx64", not(feature = "nvvm")),
-    feature(abi_ptx, stdarch_nvptx)
+    feature(abi_ptx, stdarch_nvptx, asm_experimental_arch)
 )]
 
 pub mod key;
 pub mod network;
+pub mod schedule;
 
-pub use shared::{Block, Distance, KeyKind, SortOrder, SortParams, MAX_KEYS, WORKGROUP_SIZE};
+pub use shared::{
+    Block, Distance, KeyKind, SortOrder, SortParams, MAX_KEYS, TILE_KEYS, WORKGROUP_SIZE,
+};
 
 // GPU entry points: one thin module per codegen, compiled only for its target.
 // - `target_os = "cuda"` (rustc's nvptx64-nvidia-cuda target, or Rust-CUDA's nvvm codegen)

@@ -1,9 +1,14 @@
 //! CUDA entry points for rustc's own `nvptx64-nvidia-cuda` target (PTX through LLVM).
 //!
-//! Thin wrappers: each thread maps its index to a key or a compare pair and calls the same
-//! `key` and `network` functions the CPU backend runs. Every kernel loops with a grid
-//! stride, so any launch size covers any `len`. The host computes the schedule of steps
-//! from `network::Steps` and launches `bitonic_step` once per step.
+//! Thin wrappers: each thread calls the same `schedule::tile_pass` / `global_pass` the CPU
+//! backend runs. The host launches `schedule::Passes` in order (two kernels); every kernel
+//! strides past its grid, so any launch size covers any `len`.
+//!
+//! Workgroup memory: `global_asm!` declares one `.shared` array, `shared_tile()` (the one
+//! function that names it) takes its shared-window address, and `SharedTile` reads and
+//! writes it with `ld.shared`/`st.shared` (`asm_experimental_arch`; REFERENCE.md section 3
+//! names the `cvta.shared` route: a generic pointer works too, measured slower). The
+//! barrier is `core::arch::nvptx::_syncthreads`.
 //!
 //! Built by `rgpu build --backend cuda --codegen nvptx` as a `cdylib` with
 //! `-Zbuild-std=core`; the features used are `abi_ptx` (`extern "ptx-kernel"`) and
@@ -12,10 +17,10 @@
 
 use core::arch::nvptx;
 
-use shared::{Block, Distance, SortParams};
+use shared::{Block, Distance, SortParams, TILE_KEYS};
 
-use crate::key::{decode, encode};
-use crate::network::{compare_exchange, pair_count, KeySlots, Step};
+use crate::network::{KeySlots, Step};
+use crate::schedule::{global_pass, tile_count, tile_pass, Pass, Workgroup};
 
 /// The keys in device global memory.
 struct GlobalKeys(*mut u32);
@@ -35,77 +40,138 @@ impl KeySlots for GlobalKeys {
     }
 }
 
-/// This thread's first index and the grid stride.
+/// The tile in workgroup (`.shared`) memory, `TILE_KEYS` slots, by its shared-window
+/// address. `ld.shared`/`st.shared` instead of generic loads through a `cvta.shared`
+/// pointer: with the generic route the whole sort took 3.563 ms at 2^24 on an H100, with
+/// these 3.106 ms (the same algorithm in CUDA C++: 2.675 ms; BENCHMARKS.md, issue 8).
+struct SharedTile(u32);
+
+impl KeySlots for SharedTile {
+    #[inline(always)]
+    fn load(&self, index: u32) -> u32 {
+        let value: u32;
+        // SAFETY: `tile_pass` only asks for indices below `TILE_KEYS`, so the address is
+        // inside `rgpu_tile`; the asm reads 4 bytes there and touches nothing else. Not
+        // `pure`: it must stay between the barriers it was written between.
+        unsafe {
+            core::arch::asm!(
+                "ld.shared.u32 {v}, [{a}];",
+                v = out(reg32) value,
+                a = in(reg32) self.0 + index * 4,
+                options(nostack, readonly, preserves_flags)
+            );
+        }
+        value
+    }
+
+    #[inline(always)]
+    fn store(&mut self, index: u32, value: u32) {
+        // SAFETY: as for `load`; between barriers each index belongs to one thread.
+        unsafe {
+            core::arch::asm!(
+                "st.shared.u32 [{a}], {v};",
+                a = in(reg32) self.0 + index * 4,
+                v = in(reg32) value,
+                options(nostack, preserves_flags)
+            );
+        }
+    }
+}
+
+/// `bar.sync 0`: the CUDA block's barrier, which also orders its shared memory accesses.
+struct Block_;
+
+impl Workgroup for Block_ {
+    #[inline(always)]
+    fn barrier(&self) {
+        // SAFETY: every thread of the block reaches each barrier of `tile_pass` (its loops
+        // are uniform across the block).
+        unsafe { nvptx::_syncthreads() }
+    }
+}
+
+// The one `.shared` array, declared in PTX: rustc 1.96 has no stable way to put a Rust
+// static in the shared state space (REFERENCE.md section 3). Its size is
+// `TILE_KEYS * 4` bytes; the assertion below keeps the literal in step.
+core::arch::global_asm!(".shared .align 16 .b8 rgpu_tile[16384];");
+const _: () = assert!(
+    TILE_KEYS * 4 == 16384,
+    "update the .shared size in nvptx.rs"
+);
+
+/// The shared-window address of `rgpu_tile` (the only code that names the PTX array).
 #[inline(always)]
-fn grid() -> (u32, u32) {
-    // SAFETY: reading the special registers has no preconditions.
+fn shared_tile() -> SharedTile {
+    let address: u32;
+    // SAFETY: `mov.u32` of a `.shared` symbol only yields its address in the shared window
+    // (32 bits wide, as nvcc addresses shared memory); it reads and writes nothing.
     unsafe {
+        core::arch::asm!(
+            "mov.u32 {0}, rgpu_tile;",
+            out(reg32) address,
+            options(pure, nomem, nostack)
+        );
+    }
+    SharedTile(address)
+}
+
+/// One workgroup per tile (strides over tiles past the grid): encode + every stage that
+/// fits in a tile (`params.block == 0`), or the tile-sized tail of stage `params.block`;
+/// the sort's last launch decodes. See `schedule::tile_pass`.
+///
+/// # Safety
+/// `keys` points to at least `params.len` `u32`s of device memory; launched with
+/// `WORKGROUP_SIZE` threads per block.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn bitonic_tile(params: SortParams, keys: *mut u32) {
+    let mut global = GlobalKeys(keys);
+    let mut tile_memory = shared_tile();
+    // SAFETY: reading the special registers has no preconditions.
+    let (mut tile, groups, local) = unsafe {
+        (
+            nvptx::_block_idx_x(),
+            nvptx::_grid_dim_x(),
+            nvptx::_thread_idx_x(),
+        )
+    };
+    while tile < tile_count(params.len) {
+        tile_pass(&mut global, &mut tile_memory, &Block_, &params, tile, local);
+        // The next tile overwrites the shared array: everyone must be done storing.
+        // SAFETY: the loop is uniform across the block (same `tile`, same bound).
+        unsafe { nvptx::_syncthreads() };
+        tile += groups;
+    }
+}
+
+/// Up to `FUSED_STEPS` global steps of stage `params.block` from `params.distance`, each
+/// thread on its keys in registers. See `schedule::global_pass`.
+///
+/// # Safety
+/// `keys` points to at least `params.len` `u32`s of device memory.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn bitonic_global(params: SortParams, keys: *mut u32) {
+    let mut global = GlobalKeys(keys);
+    // SAFETY: reading the special registers has no preconditions.
+    let (first, stride) = unsafe {
         let block = nvptx::_block_dim_x();
         (
             nvptx::_block_idx_x() * block + nvptx::_thread_idx_x(),
             nvptx::_grid_dim_x() * block,
         )
-    }
-}
-
-/// Calls `f(i)` for every `i < end` this thread owns.
-#[inline(always)]
-fn for_each_index(end: u32, mut f: impl FnMut(u32)) {
-    let (mut i, stride) = grid();
-    while i < end {
-        f(i);
-        i = match i.checked_add(stride) {
+    };
+    let threads = Pass::Global(Step {
+        block: Block(params.block),
+        distance: Distance(params.distance),
+    })
+    .threads(params.len);
+    let mut thread = first;
+    while thread < threads {
+        global_pass(&mut global, &params, thread);
+        thread = match thread.checked_add(stride) {
             Some(next) => next,
             None => break,
         };
     }
-}
-
-/// Raw key bits -> order-preserving `u32`, in place. One thread per key.
-///
-/// # Safety
-/// `keys` points to at least `params.len` `u32`s of device memory.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn bitonic_encode(params: SortParams, keys: *mut u32) {
-    let (Some(kind), Some(order)) = (params.key_kind(), params.order()) else {
-        return;
-    };
-    let mut slots = GlobalKeys(keys);
-    for_each_index(params.len, |i| {
-        slots.store(i, encode(slots.load(i), kind, order))
-    });
-}
-
-/// One compare-exchange step of the network (`params.block`, `params.distance`).
-/// One thread per pair.
-///
-/// # Safety
-/// `keys` points to at least `params.len` `u32`s of device memory.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn bitonic_step(params: SortParams, keys: *mut u32) {
-    let step = Step {
-        block: Block(params.block),
-        distance: Distance(params.distance),
-    };
-    let mut slots = GlobalKeys(keys);
-    for_each_index(pair_count(params.len), |pair| {
-        compare_exchange(&mut slots, params.len, step, pair)
-    });
-}
-
-/// Ordered `u32` -> raw key bits, in place: the inverse of `bitonic_encode`.
-///
-/// # Safety
-/// `keys` points to at least `params.len` `u32`s of device memory.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn bitonic_decode(params: SortParams, keys: *mut u32) {
-    let (Some(kind), Some(order)) = (params.key_kind(), params.order()) else {
-        return;
-    };
-    let mut slots = GlobalKeys(keys);
-    for_each_index(params.len, |i| {
-        slots.store(i, decode(slots.load(i), kind, order))
-    });
 }
 
 /// Kernels cannot unwind; nothing above can panic, but `core` needs a handler.

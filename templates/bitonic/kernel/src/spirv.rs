@@ -1,10 +1,10 @@
 //! SPIR-V entry points, compiled by rust-gpu (`rustc_codegen_spirv`) through cargo-gpu.
 //!
-//! Thin wrappers: each thread runs `key::encode`/`key::decode` for one key or
-//! `network::compare_exchange` for one pair, exactly like the CPU backend. The host (wgpu or
-//! ash) binds the keys as storage buffer 0 of set 0 and passes `SortParams` as the push
-//! constant block; dispatches are capped at 65535 workgroups, so every entry point strides
-//! over the rest (grid-stride loop).
+//! Thin wrappers around `schedule::tile_pass` (workgroup memory, barriers) and
+//! `schedule::global_pass` (fused steps in registers), exactly what the CPU backend runs.
+//! The host (wgpu or ash) dispatches `schedule::Passes` in order, binds the keys as storage
+//! buffer 0 of set 0 and passes `SortParams` as the push constant block; dispatches are
+//! capped at 65535 workgroups, so every entry point strides over the rest.
 //!
 //! The `spirv-std` dependency is not declared in kernel/Cargo.toml: a git dependency, even
 //! one limited to `cfg(target_arch = "spirv")`, makes every plain `cargo build` of the
@@ -14,12 +14,13 @@
 //! tests/fixtures/spirv/bitonic_fixture.comp in rgpu is a GLSL twin of this file (a test
 //! FIXTURE); rgpu's tests parse both and fail if their interfaces drift apart.
 
+use spirv_std::arch::workgroup_memory_barrier_with_group_sync;
 use spirv_std::glam::UVec3;
 use spirv_std::spirv;
 
-use crate::key::{decode, encode};
-use crate::network::{compare_exchange, pair_count, KeySlots, Step};
-use shared::{Block, Distance, SortParams, WORKGROUP_SIZE};
+use crate::network::{KeySlots, Step};
+use crate::schedule::{global_pass, tile_count, tile_pass, Pass, Workgroup};
+use shared::{Block, Distance, SortParams, TILE_KEYS, WORKGROUP_SIZE};
 
 // rust-gpu takes the workgroup size as a literal in `threads(...)`: this stops the build if
 // the one definition in `shared` changes and the literals below do not.
@@ -28,10 +29,10 @@ const _: () = assert!(
     "WORKGROUP_SIZE changed: update every threads(256) in kernel/src/spirv.rs"
 );
 
-/// The keys as the network sees them: the storage buffer.
-struct BufferSlots<'a>(&'a mut [u32]);
+/// The keys as the network sees them: the storage buffer, or the workgroup array.
+struct Slots<'a>(&'a mut [u32]);
 
-impl KeySlots for BufferSlots<'_> {
+impl KeySlots for Slots<'_> {
     fn load(&self, index: u32) -> u32 {
         self.0[index as usize]
     }
@@ -41,64 +42,57 @@ impl KeySlots for BufferSlots<'_> {
     }
 }
 
-/// Threads in the whole dispatch: the grid-stride loop's step.
-fn stride(groups: UVec3) -> u32 {
-    groups.x * WORKGROUP_SIZE
-}
+/// `OpControlBarrier` (workgroup scope, workgroup memory, acquire-release): spirv-std's
+/// `arch::workgroup_memory_barrier_with_group_sync` (crates/spirv-std/src/arch/barrier.rs).
+struct GroupSync;
 
-/// One thread per key: raw bits -> order-preserving `u32`.
-#[spirv(compute(threads(256)))]
-pub fn bitonic_encode(
-    #[spirv(global_invocation_id)] id: UVec3,
-    #[spirv(num_workgroups)] groups: UVec3,
-    #[spirv(push_constant)] params: &SortParams,
-    #[spirv(storage_buffer, descriptor_set = 0, binding = 0)] keys: &mut [u32],
-) {
-    let (Some(kind), Some(order)) = (params.key_kind(), params.order()) else {
-        return;
-    };
-    let mut i = id.x;
-    while i < params.len {
-        keys[i as usize] = encode(keys[i as usize], kind, order);
-        i += stride(groups);
+impl Workgroup for GroupSync {
+    fn barrier(&self) {
+        workgroup_memory_barrier_with_group_sync();
     }
 }
 
-/// One thread per compare pair of one network step (`params.block`, `params.distance`).
+/// One workgroup per tile (strides over tiles past the dispatch): encode + every stage that
+/// fits in a tile (`params.block == 0`), or the tile-sized tail of stage `params.block`; the
+/// sort's last dispatch decodes. `tile` is the workgroup's `TILE_KEYS` (16 KiB) array.
 #[spirv(compute(threads(256)))]
-pub fn bitonic_step(
+pub fn bitonic_tile(
+    #[spirv(workgroup_id)] group: UVec3,
+    #[spirv(local_invocation_id)] local: UVec3,
+    #[spirv(num_workgroups)] groups: UVec3,
+    #[spirv(push_constant)] params: &SortParams,
+    #[spirv(storage_buffer, descriptor_set = 0, binding = 0)] keys: &mut [u32],
+    #[spirv(workgroup)] tile: &mut [u32; TILE_KEYS as usize],
+) {
+    let mut global = Slots(keys);
+    let mut memory = Slots(tile);
+    let mut index = group.x;
+    while index < tile_count(params.len) {
+        tile_pass(&mut global, &mut memory, &GroupSync, params, index, local.x);
+        // The next tile overwrites the array: everyone must be done storing.
+        workgroup_memory_barrier_with_group_sync();
+        index += groups.x;
+    }
+}
+
+/// Up to `FUSED_STEPS` global steps of stage `params.block` from `params.distance`, each
+/// invocation on its keys in registers (grid-stride over the rest).
+#[spirv(compute(threads(256)))]
+pub fn bitonic_global(
     #[spirv(global_invocation_id)] id: UVec3,
     #[spirv(num_workgroups)] groups: UVec3,
     #[spirv(push_constant)] params: &SortParams,
     #[spirv(storage_buffer, descriptor_set = 0, binding = 0)] keys: &mut [u32],
 ) {
-    let step = Step {
+    let threads = Pass::Global(Step {
         block: Block(params.block),
         distance: Distance(params.distance),
-    };
-    let pairs = pair_count(params.len);
-    let mut slots = BufferSlots(keys);
-    let mut pair = id.x;
-    while pair < pairs {
-        compare_exchange(&mut slots, params.len, step, pair);
-        pair += stride(groups);
-    }
-}
-
-/// One thread per key: the inverse of `bitonic_encode`.
-#[spirv(compute(threads(256)))]
-pub fn bitonic_decode(
-    #[spirv(global_invocation_id)] id: UVec3,
-    #[spirv(num_workgroups)] groups: UVec3,
-    #[spirv(push_constant)] params: &SortParams,
-    #[spirv(storage_buffer, descriptor_set = 0, binding = 0)] keys: &mut [u32],
-) {
-    let (Some(kind), Some(order)) = (params.key_kind(), params.order()) else {
-        return;
-    };
-    let mut i = id.x;
-    while i < params.len {
-        keys[i as usize] = decode(keys[i as usize], kind, order);
-        i += stride(groups);
+    })
+    .threads(params.len);
+    let mut global = Slots(keys);
+    let mut thread = id.x;
+    while thread < threads {
+        global_pass(&mut global, params, thread);
+        thread += groups.x * WORKGROUP_SIZE;
     }
 }

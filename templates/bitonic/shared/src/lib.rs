@@ -8,6 +8,15 @@
 /// launch and every runner reads it from here.
 pub const WORKGROUP_SIZE: u32 = 256;
 
+/// Keys per workgroup tile in workgroup (shared) memory: 4096 `u32`s = 16 KiB, the
+/// smallest `maxComputeSharedMemorySize` every Vulkan device guarantees (CUDA allows 48 KiB
+/// of static shared memory). One tile is 2 * WORKGROUP_SIZE * 8 keys: each thread compares
+/// 8 pairs per step. The one definition: kernels size their shared arrays with it.
+pub const TILE_KEYS: u32 = 4096;
+
+/// Global steps fused into one launch: a thread keeps 2^FUSED_STEPS keys in registers.
+pub const FUSED_STEPS: u32 = 4;
+
 /// The largest number of keys one sort accepts (indices are `u32` on every backend).
 pub const MAX_KEYS: u32 = 1 << 31;
 

@@ -146,6 +146,17 @@ impl AshRunner {
         unsafe { instance.get_physical_device_properties2(physical, &mut props2) };
         let name = c_str(props2.properties.device_name_as_c_str());
         let tick_ns = f64::from(props2.properties.limits.timestamp_period);
+        let shared_limit = props2.properties.limits.max_compute_shared_memory_size;
+        if shared_limit < spirv::TILE_BYTES {
+            return Err(RunnerError::Unavailable {
+                backend: BACKEND,
+                reason: format!(
+                    "{name} allows {shared_limit} bytes of workgroup memory; the sort's tile \
+                     needs {}",
+                    spirv::TILE_BYTES
+                ),
+            });
+        }
         let description = format!(
             "{name} (Vulkan {}.{}, driver {} {})",
             vk::api_version_major(props2.properties.api_version),

@@ -2,7 +2,8 @@
 //!
 //! cudarc 0.19 (features `driver`, `nvrtc` for its `Ptx` type only, `dynamic-loading`):
 //! libcuda is opened at run time, so this builds with no CUDA installed. The keys are
-//! uploaded once, every step of the network runs on the device, and they come back once.
+//! uploaded once, every launch of `kernel::schedule::Passes` runs on the device (tile
+//! passes in shared memory, fused global passes), and they come back once.
 
 use std::sync::Arc;
 
@@ -11,8 +12,8 @@ use cudarc::driver::{
     PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
-use kernel::network::{pair_count, Steps};
-use shared::{Block, Distance, KeyKind, SortOrder, SortParams, WORKGROUP_SIZE};
+use kernel::schedule::{Pass, Passes};
+use shared::{KeyKind, SortOrder, SortParams, TILE_KEYS, WORKGROUP_SIZE};
 
 use super::{Backend, RunnerError, SortRunner};
 use crate::kernels::{self, Kernel};
@@ -28,9 +29,8 @@ unsafe impl DeviceRepr for Params {}
 
 pub struct CudaRunner {
     stream: Arc<CudaStream>,
-    encode: CudaFunction,
-    step: CudaFunction,
-    decode: CudaFunction,
+    tile: CudaFunction,
+    global: CudaFunction,
     device: String,
     /// Device time of the last sort's kernels, between upload and download.
     last_kernel_ms: Option<f32>,
@@ -138,10 +138,20 @@ impl CudaRunner {
                 .load_function(name)
                 .map_err(|e| unavailable(format!("PTX has no kernel {name} ({e})")))
         };
+        // The tile kernel's static shared array must fit the device's per-block limit.
+        let shared_limit = ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)
+            .map_err(|e| unavailable(format!("cannot read the shared memory limit ({e})")))?;
+        if (shared_limit as u64) < u64::from(TILE_KEYS) * 4 {
+            return Err(unavailable(format!(
+                "{name} allows {shared_limit} bytes of shared memory per block; the sort's \
+                 tile needs {}",
+                TILE_KEYS * 4
+            )));
+        }
         Ok(Self {
-            encode: function("bitonic_encode")?,
-            step: function("bitonic_step")?,
-            decode: function("bitonic_decode")?,
+            tile: function("bitonic_tile")?,
+            global: function("bitonic_global")?,
             device: format!(
                 "{name}, compute {}.{}, PTX {} (ISA {})",
                 cc.0,
@@ -179,7 +189,8 @@ impl CudaRunner {
         unsafe { args.launch(config) }.map(|_| ())
     }
 
-    /// Runs encode, every step of the network, and decode on keys already on the device.
+    /// Runs every launch of the sort (encode and decode folded into the tile passes) on
+    /// keys already on the device.
     pub fn sort_on_device(
         &self,
         keys: &mut CudaSlice<u32>,
@@ -187,24 +198,17 @@ impl CudaRunner {
         order: SortOrder,
     ) -> Result<(), DriverError> {
         let len = keys.len() as u32;
-        let at = |_: Option<()>| SortParams::new(len, Block(0), Distance(0), kind, order);
-        self.launch(&self.encode, at(None), len, keys)?;
-        self.run_steps(keys)?;
-        self.launch(&self.decode, at(None), len, keys)
-    }
-
-    /// Every compare-exchange step of the network, one launch each, on encoded keys.
-    pub fn run_steps(&self, keys: &mut CudaSlice<u32>) -> Result<(), DriverError> {
-        let len = keys.len() as u32;
-        for step in Steps::new(len) {
-            let params = SortParams::new(
-                len,
-                step.block,
-                step.distance,
-                KeyKind::U32,
-                SortOrder::Ascending,
-            );
-            self.launch(&self.step, params, pair_count(len), keys)?;
+        for pass in Passes::new(len) {
+            let function = match pass {
+                Pass::Tile(_) => &self.tile,
+                Pass::Global(_) => &self.global,
+            };
+            self.launch(
+                function,
+                pass.params(len, kind, order),
+                pass.threads(len),
+                keys,
+            )?;
         }
         Ok(())
     }
@@ -212,26 +216,6 @@ impl CudaRunner {
     /// The stream the runner launches on (for benchmarks that time it with events).
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
-    }
-
-    /// The seed demo's host pattern, kept only to measure it: a copy host -> device ->
-    /// host around every step. Never use this to sort.
-    pub fn sort_copy_every_pass(&self, keys: &mut [u32]) -> Result<(), DriverError> {
-        let len = keys.len() as u32;
-        for step in Steps::new(len) {
-            let mut buf = self.stream.clone_htod(keys)?;
-            let params = SortParams::new(
-                len,
-                step.block,
-                step.distance,
-                KeyKind::U32,
-                SortOrder::Ascending,
-            );
-            self.launch(&self.step, params, pair_count(len), &mut buf)?;
-            self.stream.memcpy_dtoh(&buf, keys)?;
-            self.stream.synchronize()?;
-        }
-        Ok(())
     }
 
     fn sort_timed(

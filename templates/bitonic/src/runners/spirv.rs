@@ -5,19 +5,21 @@
 //! all of them in one module (cargo-gpu's default) or one per module (`--multimodule`), so
 //! each entry point is looked up on its own.
 
-use kernel::network::{pair_count, Steps};
-use shared::{Block, Distance, KeyKind, SortOrder, SortParams, WORKGROUP_SIZE};
+use kernel::schedule::{Pass, Passes};
+use shared::{KeyKind, SortOrder, SortParams, TILE_KEYS, WORKGROUP_SIZE};
 
 use super::{Backend, RunnerError};
 use crate::kernels::{self, Kernel};
 
-/// One thread per key: raw bits -> order-preserving `u32`.
-pub const ENCODE: &str = "bitonic_encode";
-/// One thread per compare pair of one network step.
-pub const STEP: &str = "bitonic_step";
-/// One thread per key: the inverse of `ENCODE`.
-pub const DECODE: &str = "bitonic_decode";
-pub const ENTRY_POINTS: [&str; 3] = [ENCODE, STEP, DECODE];
+/// One workgroup per tile, in workgroup memory (`schedule::Pass::Tile`).
+pub const TILE: &str = "bitonic_tile";
+/// Fused global steps, keys in registers (`schedule::Pass::Global`).
+pub const GLOBAL: &str = "bitonic_global";
+pub const ENTRY_POINTS: [&str; 2] = [TILE, GLOBAL];
+
+/// Workgroup memory the tile entry point declares: `TILE_KEYS` `u32`s (16 KiB, the
+/// smallest `maxComputeSharedMemorySize` Vulkan allows).
+pub const TILE_BYTES: u32 = TILE_KEYS * 4;
 
 /// The push constant block is `SortParams`, 16 bytes.
 pub const PARAMS_BYTES: u32 = core::mem::size_of::<SortParams>() as u32;
@@ -77,25 +79,18 @@ pub fn groups_for(threads: u32) -> u32 {
     threads.div_ceil(WORKGROUP_SIZE).clamp(1, MAX_GROUPS)
 }
 
-/// Every dispatch of one sort of `len` keys, in order: encode, each network step, decode.
+/// Every dispatch of one sort of `len` keys, in order: `kernel::schedule::Passes`.
 pub fn dispatches(len: u32, kind: KeyKind, order: SortOrder) -> Vec<Dispatch> {
-    let map = SortParams::new(len, Block(0), Distance(0), kind, order);
-    let mut all = vec![Dispatch {
-        entry: 0,
-        params: map,
-        groups: groups_for(len),
-    }];
-    all.extend(Steps::new(len).map(|step| Dispatch {
-        entry: 1,
-        params: SortParams::new(len, step.block, step.distance, kind, order),
-        groups: groups_for(pair_count(len)),
-    }));
-    all.push(Dispatch {
-        entry: 2,
-        params: map,
-        groups: groups_for(len),
-    });
-    all
+    Passes::new(len)
+        .map(|pass| Dispatch {
+            entry: match pass {
+                Pass::Tile(_) => 0,
+                Pass::Global(_) => 1,
+            },
+            params: pass.params(len, kind, order),
+            groups: groups_for(pass.threads(len)),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -103,12 +98,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_sort_is_encode_steps_decode() {
-        let d = dispatches(1024, KeyKind::F32, SortOrder::Descending);
-        assert_eq!(d.len(), 55 + 2);
-        assert_eq!(d[0].entry, 0);
-        assert_eq!(d[56].entry, 2);
-        assert!(d[1..56].iter().all(|x| x.entry == 1 && x.groups == 2));
+    fn a_sort_is_tile_passes_and_fused_global_passes() {
+        let d = dispatches(1 << 24, KeyKind::F32, SortOrder::Descending);
+        assert_eq!(d.len(), 37);
+        assert_eq!((d[0].entry, d[0].params.block, d[0].groups), (0, 0, 4096));
+        assert_eq!(d[36].entry, 0);
+        assert_eq!(d[36].params.block, 1 << 24);
+        assert_eq!((d[1].entry, d[1].params.distance), (1, 4096));
+        assert!(dispatches(1, KeyKind::U32, SortOrder::Ascending).is_empty());
+        assert_eq!(
+            dispatches(1000, KeyKind::U32, SortOrder::Ascending).len(),
+            1
+        );
     }
 
     #[test]

@@ -120,7 +120,17 @@ impl WgpuRunner {
             features |= wgpu::Features::TIMESTAMP_QUERY;
         }
         let adapter_limits = adapter.limits();
+        // The tile entry point's workgroup array (wgpu's downlevel default is 16352 bytes).
+        if adapter_limits.max_compute_workgroup_storage_size < spirv::TILE_BYTES {
+            return Err(unavailable(format!(
+                "adapter {} allows {} bytes of workgroup memory; the sort's tile needs {}",
+                info.name,
+                adapter_limits.max_compute_workgroup_storage_size,
+                spirv::TILE_BYTES
+            )));
+        }
         let limits = wgpu::Limits {
+            max_compute_workgroup_storage_size: spirv::TILE_BYTES,
             max_immediate_size: PARAMS_BYTES,
             max_storage_buffer_binding_size: adapter_limits.max_storage_buffer_binding_size,
             max_buffer_size: adapter_limits.max_buffer_size,
