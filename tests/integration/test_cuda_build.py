@@ -79,10 +79,10 @@ def test_backend_auto_falls_back_to_the_cpu_with_a_notice(cuda_ws: Path) -> None
     assert "verified: identical to Rust's sort" in proc.stdout
 
 
-def test_host_with_cuda_is_clippy_clean(cuda_ws: Path) -> None:
+def test_host_with_every_backend_is_clippy_clean(cuda_ws: Path) -> None:
     env = dict(os.environ, RGPU_MANIFEST=str(cuda_ws / "target" / "rgpu" / "manifest.json"))
     proc = subprocess.run(
-        ["cargo", "clippy", "--release", "--all-targets", "--features", "cpu,cuda",
+        ["cargo", "clippy", "--release", "--all-targets", "--features", "cpu,cuda,wgpu,ash",
          "--", "-D", "warnings"],
         cwd=cuda_ws, env=env, capture_output=True, text=True,
     )  # fmt: skip

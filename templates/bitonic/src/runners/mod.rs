@@ -137,6 +137,7 @@ pub fn open(backend: Backend) -> Result<Box<dyn SortRunner>, RunnerError> {
         Backend::Wgpu => Ok(Box::new(wgpu::WgpuRunner::new()?)),
         #[cfg(feature = "ash")]
         Backend::Ash => Ok(Box::new(ash::AshRunner::new()?)),
+        #[cfg(not(all(feature = "cuda", feature = "wgpu", feature = "ash")))]
         other => Err(RunnerError::NotBuilt(other)),
     }
 }
