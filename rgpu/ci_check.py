@@ -7,18 +7,19 @@ from NVIDIA's ``nvidia-cuda-nvcc`` wheel on PyPI, no CUDA install needed.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from rgpu import artifacts
-from rgpu.errors import ArtifactError
+from rgpu.errors import ArtifactError, ToolMissingError
 from rgpu.project import Project
 from rgpu.util import cmd
 
 PTXAS_HINT = (
-    "install ptxas from PyPI: `python -m pip install nvidia-cuda-nvcc`, then put its "
-    "nvidia/cu13/bin directory on PATH"
+    "install ptxas from PyPI: `python -m pip install nvidia-cuda-nvcc` (rgpu finds it in "
+    "that wheel, on PATH, or under CUDA_PATH)"
 )
 
 
@@ -46,7 +47,11 @@ def ptx_artifacts(project: Project) -> list[artifacts.Artifact]:
 
 
 def check_ptx(project: Project) -> list[PtxCheck]:
-    ptxas = cmd.require("ptxas", PTXAS_HINT)
+    from rgpu.ptx import find_ptxas
+
+    ptxas = find_ptxas(os.environ)
+    if ptxas is None:
+        raise ToolMissingError("`ptxas` was not found", PTXAS_HINT)
     checks = []
     with tempfile.TemporaryDirectory(prefix="rgpu-ptxas-") as tmp:
         for artifact in ptx_artifacts(project):
