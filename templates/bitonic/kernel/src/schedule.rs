@@ -20,12 +20,15 @@ use shared::WORKGROUP_SIZE;
 use shared::{Block, Distance, KeyKind, SortOrder, SortParams, FUSED_STEPS, TILE_KEYS};
 
 use crate::key::{decode, encode};
-use crate::network::{compare_exchange, fits_in_tile, padded_len, KeySlots, Step, Steps};
+use crate::network::{compare_exchange_of, fits_in_tile, padded_len, KeySlots, Step, Steps};
 
 /// Compare pairs each thread of a workgroup takes in one tile step.
 pub const PAIRS_PER_THREAD: u32 = TILE_KEYS / 2 / WORKGROUP_SIZE;
 
 const _: () = assert!(PAIRS_PER_THREAD * 2 * WORKGROUP_SIZE == TILE_KEYS);
+
+/// Keys each thread of a tile pass copies in and out.
+const KEYS_PER_THREAD: u32 = TILE_KEYS / WORKGROUP_SIZE;
 const _: () = assert!(TILE_KEYS.is_power_of_two() && FUSED_STEPS >= 1 && FUSED_STEPS <= 4);
 
 /// One launch of the sort.
@@ -204,7 +207,8 @@ impl<T: KeySlots + ?Sized> KeySlots for TileView<'_, T> {
 
 /// Thread `local` of the workgroup that owns tile `tile`, in a `Pass::Tile`:
 /// `keys` is global memory, `tile_memory` the workgroup's `TILE_KEYS` slots (indexed from 0).
-/// Every thread of the workgroup must call it with the same `tile` (it has barriers).
+/// Every thread of the workgroup must call it with the same `tile` (it has barriers), and
+/// `local < WORKGROUP_SIZE`.
 #[inline(always)]
 pub fn tile_pass<G, T, W>(
     keys: &mut G,
@@ -224,8 +228,12 @@ pub fn tile_pass<G, T, W>(
     let len = params.len;
     let base = tile * TILE_KEYS;
     let first = params.block == 0;
-    let mut i = local;
-    while i < TILE_KEYS {
+    // `KEYS_PER_THREAD` iterations, a constant (`local < WORKGROUP_SIZE`), so the copy
+    // loops unroll and a thread's global loads are in flight together.
+    let mut k = 0;
+    while k < KEYS_PER_THREAD {
+        let i = local + k * WORKGROUP_SIZE;
+        k += 1;
         if base + i < len {
             let bits = keys.load(base + i);
             tile_memory.store(
@@ -237,7 +245,6 @@ pub fn tile_pass<G, T, W>(
                 },
             );
         }
-        i += WORKGROUP_SIZE;
     }
     workgroup.barrier();
     let mut view = TileView {
@@ -246,21 +253,40 @@ pub fn tile_pass<G, T, W>(
     };
     let first_pair = tile * (TILE_KEYS / 2) + local;
     for step in TileSteps::new(len, params.block) {
-        let mut k = 0;
-        while k < PAIRS_PER_THREAD {
-            compare_exchange(&mut view, len, step, first_pair + k * WORKGROUP_SIZE);
-            k += 1;
+        // Split on the flip once per step (uniform across the workgroup), so the thread's
+        // pairs below compute their positions without a select each.
+        if step.is_flip() {
+            tile_step::<_, true>(&mut view, len, step, first_pair);
+        } else {
+            tile_step::<_, false>(&mut view, len, step, first_pair);
         }
         workgroup.barrier();
     }
     let last = is_last_tile_pass(len, params.block);
-    let mut i = local;
-    while i < TILE_KEYS {
+    let mut k = 0;
+    while k < KEYS_PER_THREAD {
+        let i = local + k * WORKGROUP_SIZE;
+        k += 1;
         if base + i < len {
             let key = tile_memory.load(i);
             keys.store(base + i, if last { decode(key, kind, order) } else { key });
         }
-        i += WORKGROUP_SIZE;
+    }
+}
+
+/// One thread's `PAIRS_PER_THREAD` compare-exchanges of one tile step (`step.is_flip() ==
+/// FLIP`); the constant trip count lets the loop unroll fully.
+#[inline(always)]
+fn tile_step<T: KeySlots + ?Sized, const FLIP: bool>(
+    view: &mut T,
+    len: u32,
+    step: Step,
+    first_pair: u32,
+) {
+    let mut k = 0;
+    while k < PAIRS_PER_THREAD {
+        compare_exchange_of::<T, FLIP>(view, len, step, first_pair + k * WORKGROUP_SIZE);
+        k += 1;
     }
 }
 
@@ -275,12 +301,20 @@ pub fn global_pass<S: KeySlots + ?Sized>(keys: &mut S, params: &SortParams, thre
     if step.distance.0 == 0 || thread >= padded_len(params.len) >> fused_steps(step) {
         return;
     }
-    // One instance per step count, so every array index is a constant: registers.
-    match fused_steps(step) {
-        1 => fused::<S, 1, 2>(keys, params.len, step, thread),
-        2 => fused::<S, 2, 4>(keys, params.len, step, thread),
-        3 => fused::<S, 3, 8>(keys, params.len, step, thread),
-        _ => fused::<S, 4, 16>(keys, params.len, step, thread),
+    // One instance per step count and flip, so every array index and every compare
+    // direction is a constant: the keys stay in registers and each compare-exchange is a
+    // min and a max. (With `flip` a runtime value, rustc's nvptx code selected each pair's
+    // order with `selp` and ptxas needed 80 registers where nvcc's, unswitched, needs 40.)
+    let (len, flip) = (params.len, step.is_flip());
+    match (fused_steps(step), flip) {
+        (1, false) => fused::<S, 1, 2, false>(keys, len, step, thread),
+        (1, true) => fused::<S, 1, 2, true>(keys, len, step, thread),
+        (2, false) => fused::<S, 2, 4, false>(keys, len, step, thread),
+        (2, true) => fused::<S, 2, 4, true>(keys, len, step, thread),
+        (3, false) => fused::<S, 3, 8, false>(keys, len, step, thread),
+        (3, true) => fused::<S, 3, 8, true>(keys, len, step, thread),
+        (_, false) => fused::<S, 4, 16, false>(keys, len, step, thread),
+        (_, true) => fused::<S, 4, 16, true>(keys, len, step, thread),
     }
 }
 
@@ -290,9 +324,23 @@ pub fn global_pass<S: KeySlots + ?Sized>(keys: &mut S, params: &SortParams, thre
 /// closed under the flip and the M - 1 steps after it.
 #[inline(always)]
 pub fn fused_position<const M: u32, const K: usize>(step: Step, thread: u32, j: usize) -> u32 {
+    if step.is_flip() {
+        position::<M, K, true>(step, thread, j)
+    } else {
+        position::<M, K, false>(step, thread, j)
+    }
+}
+
+/// `fused_position` with the flip known at compile time.
+#[inline(always)]
+fn position<const M: u32, const K: usize, const FLIP: bool>(
+    step: Step,
+    thread: u32,
+    j: usize,
+) -> u32 {
     let low = step.distance.0 >> (M - 1);
     let base = ((thread & !(low - 1)) << M) | (thread & (low - 1));
-    if step.is_flip() && j >= K / 2 {
+    if FLIP && j >= K / 2 {
         (base + (j - K / 2) as u32 * low) ^ (step.block.0 - 1)
     } else {
         base + j as u32 * low
@@ -300,7 +348,7 @@ pub fn fused_position<const M: u32, const K: usize>(step: Step, thread: u32, j: 
 }
 
 #[inline(always)]
-fn fused<S: KeySlots + ?Sized, const M: u32, const K: usize>(
+fn fused<S: KeySlots + ?Sized, const M: u32, const K: usize, const FLIP: bool>(
     keys: &mut S,
     len: u32,
     step: Step,
@@ -312,27 +360,26 @@ fn fused<S: KeySlots + ?Sized, const M: u32, const K: usize>(
     let mut key = [u32::MAX; K];
     let mut j = 0;
     while j < K {
-        pos[j] = fused_position::<M, K>(step, thread, j);
+        pos[j] = position::<M, K, FLIP>(step, thread, j);
         if pos[j] < len {
             key[j] = keys.load(pos[j]);
         }
         j += 1;
     }
-    let flip = step.is_flip();
     let mut bit = K / 2;
     while bit > 0 {
         let mut j = 0;
         while j < K {
             if j & bit == 0 {
                 // In a flip pass's mirrored upper half, `j | bit` is the lower position.
-                let (a, b) = if flip && j >= K / 2 {
+                let (a, b) = if FLIP && j >= K / 2 {
                     (j | bit, j)
                 } else {
                     (j, j | bit)
                 };
-                if key[a] > key[b] {
-                    key.swap(a, b);
-                }
+                let (x, y) = (key[a], key[b]);
+                key[a] = x.min(y);
+                key[b] = x.max(y);
             }
             j += 1;
         }
@@ -351,6 +398,7 @@ fn fused<S: KeySlots + ?Sized, const M: u32, const K: usize>(
 mod tests {
     extern crate std;
     use super::*;
+    use crate::network::compare_exchange;
     use std::vec::Vec;
 
     struct VecSlots(Vec<u32>);
