@@ -251,17 +251,13 @@ pub fn tile_pass<G, T, W>(
         memory: &mut *tile_memory,
         base,
     };
-    let first_pair = tile * (TILE_KEYS / 2) + local;
-    for step in TileSteps::new(len, params.block) {
-        // Split on the flip once per step (uniform across the workgroup), so the thread's
-        // pairs below compute their positions without a select each.
-        if step.is_flip() {
-            tile_step::<_, true>(&mut view, len, step, first_pair);
-        } else {
-            tile_step::<_, false>(&mut view, len, step, first_pair);
-        }
-        workgroup.barrier();
-    }
+    let mut stepper = TileStepper {
+        view: &mut view,
+        workgroup,
+        len,
+        first_pair: tile * (TILE_KEYS / 2) + local,
+    };
+    for_each_tile_step(len, params.block, &mut stepper);
     let last = is_last_tile_pass(len, params.block);
     let mut k = 0;
     while k < KEYS_PER_THREAD {
@@ -271,6 +267,58 @@ pub fn tile_pass<G, T, W>(
             let key = tile_memory.load(i);
             keys.store(base + i, if last { decode(key, kind, order) } else { key });
         }
+    }
+}
+
+/// Runs one tile step, knowing at compile time whether it is a stage's flip step.
+pub trait TileStep {
+    fn step<const FLIP: bool>(&mut self, step: Step);
+}
+
+/// The steps of `TileSteps::new(len, block)`, in order, as plain nested loops with each
+/// stage's flip step peeled off: no iterator state and no per-step `is_flip` test on the
+/// GPU (the steps a tile pass runs are every step of the stages 2..=min(padded,
+/// TILE_KEYS) for `block == 0`, else the non-flip tail of stage `block` from TILE_KEYS/2).
+#[inline(always)]
+pub fn for_each_tile_step<S: TileStep + ?Sized>(len: u32, block: u32, stepper: &mut S) {
+    let step = |block, distance| Step {
+        block: Block(block),
+        distance: Distance(distance),
+    };
+    if block == 0 {
+        let top = padded_len(len).min(TILE_KEYS);
+        let mut b = 2;
+        while b <= top {
+            stepper.step::<true>(step(b, b / 2));
+            let mut d = b / 4;
+            while d >= 1 {
+                stepper.step::<false>(step(b, d));
+                d /= 2;
+            }
+            b *= 2;
+        }
+    } else {
+        let mut d = TILE_KEYS / 2;
+        while d >= 1 {
+            stepper.step::<false>(step(block, d));
+            d /= 2;
+        }
+    }
+}
+
+/// One GPU thread's share of each tile step, and the workgroup barrier after it.
+struct TileStepper<'a, T: KeySlots + ?Sized, W: Workgroup + ?Sized> {
+    view: &'a mut T,
+    workgroup: &'a W,
+    len: u32,
+    first_pair: u32,
+}
+
+impl<T: KeySlots + ?Sized, W: Workgroup + ?Sized> TileStep for TileStepper<'_, T, W> {
+    #[inline(always)]
+    fn step<const FLIP: bool>(&mut self, step: Step) {
+        tile_step::<T, FLIP>(self.view, self.len, step, self.first_pair);
+        self.workgroup.barrier();
     }
 }
 
@@ -451,6 +499,38 @@ mod tests {
                 .iter()
                 .filter(|p| matches!(p, Pass::Tile(Block(b)) if is_last_tile_pass(len, *b)));
             assert_eq!(decoding.count(), 1, "len {len}");
+        }
+    }
+
+    struct Recorder(Vec<Step>);
+
+    impl TileStep for Recorder {
+        fn step<const FLIP: bool>(&mut self, step: Step) {
+            assert_eq!(FLIP, step.is_flip(), "{step:?}");
+            self.0.push(step);
+        }
+    }
+
+    #[test]
+    fn the_gpu_tile_loops_run_exactly_tile_steps() {
+        for len in [
+            2,
+            3,
+            1000,
+            4095,
+            4096,
+            4097,
+            1 << 16,
+            (1 << 20) + 7,
+            1 << 24,
+        ] {
+            for pass in Passes::new(len) {
+                let Pass::Tile(Block(b)) = pass else { continue };
+                let mut recorder = Recorder(Vec::new());
+                for_each_tile_step(len, b, &mut recorder);
+                let expected: Vec<Step> = TileSteps::new(len, b).collect();
+                assert_eq!(recorder.0, expected, "len {len}, block {b}");
+            }
         }
     }
 
