@@ -57,8 +57,8 @@ pub struct AshRunner {
     pipelines: Vec<vk::Pipeline>,
     keys: Option<Allocation>,
     staging: Option<(Allocation, *mut u32)>,
-    /// With `RGPU_GPU_TIMING=1` (benchmarks): timestamps around the dispatches, and the
-    /// nanoseconds per tick.
+    /// With `RGPU_GPU_TIMING=1` (benchmarks): timestamps around the dispatches and after
+    /// each one (`TIMESTAMPS` slots), and the nanoseconds per tick.
     timing: Option<(vk::QueryPool, f64)>,
     description: String,
 }
