@@ -127,8 +127,10 @@ def test_the_tile_and_fusion_sizes_match_the_one_definition() -> None:
     assert "shared uint tile[TILE_KEYS];" in glsl_entry("bitonic_tile")
     assert GLSL.count("shared uint") == 1
     assert "pub const TILE_BYTES: u32 = TILE_KEYS * 4;" in RUNNERS
-    # The register array of a fused pass holds 2^FUSED_STEPS keys.
-    assert f"DEFINE_FUSED({fused}u, {1 << fused}u)" in glsl_entry("bitonic_global")
+    # The register array of a fused pass holds 2^FUSED_STEPS keys (one instance per flip,
+    # as schedule.rs's `fused::<_, M, K, FLIP>`).
+    for flip in ("false", "true"):
+        assert f"DEFINE_FUSED({fused}u, {1 << fused}u, {flip}," in glsl_entry("bitonic_global")
 
 
 def test_the_fixture_says_it_is_a_fixture() -> None:

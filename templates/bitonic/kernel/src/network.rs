@@ -52,9 +52,20 @@ pub fn pair_count(len: u32) -> u32 {
 /// The two positions `(lo, hi)` that pair `pair` of `step` compares; `lo < hi`.
 #[inline]
 pub fn pair_indices(step: Step, pair: u32) -> (u32, u32) {
+    if step.is_flip() {
+        pair_indices_of::<true>(step, pair)
+    } else {
+        pair_indices_of::<false>(step, pair)
+    }
+}
+
+/// `pair_indices` with `step.is_flip() == FLIP` known at compile time: a GPU thread's loop
+/// over its pairs then computes no per-pair select (the tile kernels split on it per step).
+#[inline(always)]
+pub fn pair_indices_of<const FLIP: bool>(step: Step, pair: u32) -> (u32, u32) {
     let d = step.distance.0;
     let lo = ((pair & !(d - 1)) << 1) | (pair & (d - 1));
-    let hi = if step.is_flip() {
+    let hi = if FLIP {
         lo ^ (step.block.0 - 1)
     } else {
         lo + d
@@ -66,7 +77,22 @@ pub fn pair_indices(step: Step, pair: u32) -> (u32, u32) {
 /// Pairs that reach past `len` are left alone (the missing key is the larger one).
 #[inline]
 pub fn compare_exchange<S: KeySlots + ?Sized>(slots: &mut S, len: u32, step: Step, pair: u32) {
-    let (lo, hi) = pair_indices(step, pair);
+    if step.is_flip() {
+        compare_exchange_of::<S, true>(slots, len, step, pair)
+    } else {
+        compare_exchange_of::<S, false>(slots, len, step, pair)
+    }
+}
+
+/// `compare_exchange` with `step.is_flip() == FLIP` known at compile time.
+#[inline(always)]
+pub fn compare_exchange_of<S: KeySlots + ?Sized, const FLIP: bool>(
+    slots: &mut S,
+    len: u32,
+    step: Step,
+    pair: u32,
+) {
+    let (lo, hi) = pair_indices_of::<FLIP>(step, pair);
     if hi < len {
         let a = slots.load(lo);
         let b = slots.load(hi);

@@ -35,9 +35,31 @@ impl KeySlots for GlobalKeys {
 
     #[inline(always)]
     fn store(&mut self, index: u32, value: u32) {
+        // The index goes through an empty `asm!` so LLVM cannot reuse the load's 64-bit
+        // address here: a fused global pass loads 16 keys, compares, stores them, and with
+        // the addresses kept from the loads ptxas needed 78 registers (nvcc recomputes them
+        // from the 32-bit positions: 40). Recomputing is three integer instructions.
+        let index = opaque(index);
         // SAFETY: as for `load`; each index of a step belongs to exactly one thread.
         unsafe { self.0.add(index as usize).write(value) }
     }
+}
+
+/// `value`, hidden from LLVM's value numbering (no instruction is emitted: ptxas drops
+/// the `mov` to the same register).
+#[inline(always)]
+fn opaque(value: u32) -> u32 {
+    let out: u32;
+    // SAFETY: a register move; touches no memory.
+    unsafe {
+        core::arch::asm!(
+            "mov.u32 {o}, {i};",
+            o = out(reg32) out,
+            i = in(reg32) value,
+            options(pure, nomem, nostack, preserves_flags)
+        );
+    }
+    out
 }
 
 /// The tile in workgroup (`.shared`) memory, `TILE_KEYS` slots, by its shared-window

@@ -20,12 +20,15 @@ use shared::WORKGROUP_SIZE;
 use shared::{Block, Distance, KeyKind, SortOrder, SortParams, FUSED_STEPS, TILE_KEYS};
 
 use crate::key::{decode, encode};
-use crate::network::{compare_exchange, fits_in_tile, padded_len, KeySlots, Step, Steps};
+use crate::network::{compare_exchange_of, fits_in_tile, padded_len, KeySlots, Step, Steps};
 
 /// Compare pairs each thread of a workgroup takes in one tile step.
 pub const PAIRS_PER_THREAD: u32 = TILE_KEYS / 2 / WORKGROUP_SIZE;
 
 const _: () = assert!(PAIRS_PER_THREAD * 2 * WORKGROUP_SIZE == TILE_KEYS);
+
+/// Keys each thread of a tile pass copies in and out.
+const KEYS_PER_THREAD: u32 = TILE_KEYS / WORKGROUP_SIZE;
 const _: () = assert!(TILE_KEYS.is_power_of_two() && FUSED_STEPS >= 1 && FUSED_STEPS <= 4);
 
 /// One launch of the sort.
@@ -204,7 +207,8 @@ impl<T: KeySlots + ?Sized> KeySlots for TileView<'_, T> {
 
 /// Thread `local` of the workgroup that owns tile `tile`, in a `Pass::Tile`:
 /// `keys` is global memory, `tile_memory` the workgroup's `TILE_KEYS` slots (indexed from 0).
-/// Every thread of the workgroup must call it with the same `tile` (it has barriers).
+/// Every thread of the workgroup must call it with the same `tile` (it has barriers), and
+/// `local < WORKGROUP_SIZE`.
 #[inline(always)]
 pub fn tile_pass<G, T, W>(
     keys: &mut G,
@@ -224,8 +228,12 @@ pub fn tile_pass<G, T, W>(
     let len = params.len;
     let base = tile * TILE_KEYS;
     let first = params.block == 0;
-    let mut i = local;
-    while i < TILE_KEYS {
+    // `KEYS_PER_THREAD` iterations, a constant (`local < WORKGROUP_SIZE`), so the copy
+    // loops unroll and a thread's global loads are in flight together.
+    let mut k = 0;
+    while k < KEYS_PER_THREAD {
+        let i = local + k * WORKGROUP_SIZE;
+        k += 1;
         if base + i < len {
             let bits = keys.load(base + i);
             tile_memory.store(
@@ -237,30 +245,96 @@ pub fn tile_pass<G, T, W>(
                 },
             );
         }
-        i += WORKGROUP_SIZE;
     }
     workgroup.barrier();
     let mut view = TileView {
         memory: &mut *tile_memory,
         base,
     };
-    let first_pair = tile * (TILE_KEYS / 2) + local;
-    for step in TileSteps::new(len, params.block) {
-        let mut k = 0;
-        while k < PAIRS_PER_THREAD {
-            compare_exchange(&mut view, len, step, first_pair + k * WORKGROUP_SIZE);
-            k += 1;
-        }
-        workgroup.barrier();
-    }
+    let mut stepper = TileStepper {
+        view: &mut view,
+        workgroup,
+        len,
+        first_pair: tile * (TILE_KEYS / 2) + local,
+    };
+    for_each_tile_step(len, params.block, &mut stepper);
     let last = is_last_tile_pass(len, params.block);
-    let mut i = local;
-    while i < TILE_KEYS {
+    let mut k = 0;
+    while k < KEYS_PER_THREAD {
+        let i = local + k * WORKGROUP_SIZE;
+        k += 1;
         if base + i < len {
             let key = tile_memory.load(i);
             keys.store(base + i, if last { decode(key, kind, order) } else { key });
         }
-        i += WORKGROUP_SIZE;
+    }
+}
+
+/// Runs one tile step, knowing at compile time whether it is a stage's flip step.
+pub trait TileStep {
+    fn step<const FLIP: bool>(&mut self, step: Step);
+}
+
+/// The steps of `TileSteps::new(len, block)`, in order, as plain nested loops with each
+/// stage's flip step peeled off: no iterator state and no per-step `is_flip` test on the
+/// GPU (the steps a tile pass runs are every step of the stages 2..=min(padded,
+/// TILE_KEYS) for `block == 0`, else the non-flip tail of stage `block` from TILE_KEYS/2).
+#[inline(always)]
+pub fn for_each_tile_step<S: TileStep + ?Sized>(len: u32, block: u32, stepper: &mut S) {
+    let step = |block, distance| Step {
+        block: Block(block),
+        distance: Distance(distance),
+    };
+    if block == 0 {
+        let top = padded_len(len).min(TILE_KEYS);
+        let mut b = 2;
+        while b <= top {
+            stepper.step::<true>(step(b, b / 2));
+            let mut d = b / 4;
+            while d >= 1 {
+                stepper.step::<false>(step(b, d));
+                d /= 2;
+            }
+            b *= 2;
+        }
+    } else {
+        let mut d = TILE_KEYS / 2;
+        while d >= 1 {
+            stepper.step::<false>(step(block, d));
+            d /= 2;
+        }
+    }
+}
+
+/// One GPU thread's share of each tile step, and the workgroup barrier after it.
+struct TileStepper<'a, T: KeySlots + ?Sized, W: Workgroup + ?Sized> {
+    view: &'a mut T,
+    workgroup: &'a W,
+    len: u32,
+    first_pair: u32,
+}
+
+impl<T: KeySlots + ?Sized, W: Workgroup + ?Sized> TileStep for TileStepper<'_, T, W> {
+    #[inline(always)]
+    fn step<const FLIP: bool>(&mut self, step: Step) {
+        tile_step::<T, FLIP>(self.view, self.len, step, self.first_pair);
+        self.workgroup.barrier();
+    }
+}
+
+/// One thread's `PAIRS_PER_THREAD` compare-exchanges of one tile step (`step.is_flip() ==
+/// FLIP`); the constant trip count lets the loop unroll fully.
+#[inline(always)]
+fn tile_step<T: KeySlots + ?Sized, const FLIP: bool>(
+    view: &mut T,
+    len: u32,
+    step: Step,
+    first_pair: u32,
+) {
+    let mut k = 0;
+    while k < PAIRS_PER_THREAD {
+        compare_exchange_of::<T, FLIP>(view, len, step, first_pair + k * WORKGROUP_SIZE);
+        k += 1;
     }
 }
 
@@ -275,12 +349,20 @@ pub fn global_pass<S: KeySlots + ?Sized>(keys: &mut S, params: &SortParams, thre
     if step.distance.0 == 0 || thread >= padded_len(params.len) >> fused_steps(step) {
         return;
     }
-    // One instance per step count, so every array index is a constant: registers.
-    match fused_steps(step) {
-        1 => fused::<S, 1, 2>(keys, params.len, step, thread),
-        2 => fused::<S, 2, 4>(keys, params.len, step, thread),
-        3 => fused::<S, 3, 8>(keys, params.len, step, thread),
-        _ => fused::<S, 4, 16>(keys, params.len, step, thread),
+    // One instance per step count and flip, so every array index and every compare
+    // direction is a constant: the keys stay in registers and each compare-exchange is a
+    // min and a max. (With `flip` a runtime value, rustc's nvptx code selected each pair's
+    // order with `selp` and ptxas needed 80 registers where nvcc's, unswitched, needs 40.)
+    let (len, flip) = (params.len, step.is_flip());
+    match (fused_steps(step), flip) {
+        (1, false) => fused::<S, 1, 2, false>(keys, len, step, thread),
+        (1, true) => fused::<S, 1, 2, true>(keys, len, step, thread),
+        (2, false) => fused::<S, 2, 4, false>(keys, len, step, thread),
+        (2, true) => fused::<S, 2, 4, true>(keys, len, step, thread),
+        (3, false) => fused::<S, 3, 8, false>(keys, len, step, thread),
+        (3, true) => fused::<S, 3, 8, true>(keys, len, step, thread),
+        (_, false) => fused::<S, 4, 16, false>(keys, len, step, thread),
+        (_, true) => fused::<S, 4, 16, true>(keys, len, step, thread),
     }
 }
 
@@ -290,9 +372,23 @@ pub fn global_pass<S: KeySlots + ?Sized>(keys: &mut S, params: &SortParams, thre
 /// closed under the flip and the M - 1 steps after it.
 #[inline(always)]
 pub fn fused_position<const M: u32, const K: usize>(step: Step, thread: u32, j: usize) -> u32 {
+    if step.is_flip() {
+        position::<M, K, true>(step, thread, j)
+    } else {
+        position::<M, K, false>(step, thread, j)
+    }
+}
+
+/// `fused_position` with the flip known at compile time.
+#[inline(always)]
+fn position<const M: u32, const K: usize, const FLIP: bool>(
+    step: Step,
+    thread: u32,
+    j: usize,
+) -> u32 {
     let low = step.distance.0 >> (M - 1);
     let base = ((thread & !(low - 1)) << M) | (thread & (low - 1));
-    if step.is_flip() && j >= K / 2 {
+    if FLIP && j >= K / 2 {
         (base + (j - K / 2) as u32 * low) ^ (step.block.0 - 1)
     } else {
         base + j as u32 * low
@@ -300,7 +396,7 @@ pub fn fused_position<const M: u32, const K: usize>(step: Step, thread: u32, j: 
 }
 
 #[inline(always)]
-fn fused<S: KeySlots + ?Sized, const M: u32, const K: usize>(
+fn fused<S: KeySlots + ?Sized, const M: u32, const K: usize, const FLIP: bool>(
     keys: &mut S,
     len: u32,
     step: Step,
@@ -312,27 +408,26 @@ fn fused<S: KeySlots + ?Sized, const M: u32, const K: usize>(
     let mut key = [u32::MAX; K];
     let mut j = 0;
     while j < K {
-        pos[j] = fused_position::<M, K>(step, thread, j);
+        pos[j] = position::<M, K, FLIP>(step, thread, j);
         if pos[j] < len {
             key[j] = keys.load(pos[j]);
         }
         j += 1;
     }
-    let flip = step.is_flip();
     let mut bit = K / 2;
     while bit > 0 {
         let mut j = 0;
         while j < K {
             if j & bit == 0 {
                 // In a flip pass's mirrored upper half, `j | bit` is the lower position.
-                let (a, b) = if flip && j >= K / 2 {
+                let (a, b) = if FLIP && j >= K / 2 {
                     (j | bit, j)
                 } else {
                     (j, j | bit)
                 };
-                if key[a] > key[b] {
-                    key.swap(a, b);
-                }
+                let (x, y) = (key[a], key[b]);
+                key[a] = x.min(y);
+                key[b] = x.max(y);
             }
             j += 1;
         }
@@ -351,6 +446,7 @@ fn fused<S: KeySlots + ?Sized, const M: u32, const K: usize>(
 mod tests {
     extern crate std;
     use super::*;
+    use crate::network::compare_exchange;
     use std::vec::Vec;
 
     struct VecSlots(Vec<u32>);
@@ -403,6 +499,38 @@ mod tests {
                 .iter()
                 .filter(|p| matches!(p, Pass::Tile(Block(b)) if is_last_tile_pass(len, *b)));
             assert_eq!(decoding.count(), 1, "len {len}");
+        }
+    }
+
+    struct Recorder(Vec<Step>);
+
+    impl TileStep for Recorder {
+        fn step<const FLIP: bool>(&mut self, step: Step) {
+            assert_eq!(FLIP, step.is_flip(), "{step:?}");
+            self.0.push(step);
+        }
+    }
+
+    #[test]
+    fn the_gpu_tile_loops_run_exactly_tile_steps() {
+        for len in [
+            2,
+            3,
+            1000,
+            4095,
+            4096,
+            4097,
+            1 << 16,
+            (1 << 20) + 7,
+            1 << 24,
+        ] {
+            for pass in Passes::new(len) {
+                let Pass::Tile(Block(b)) = pass else { continue };
+                let mut recorder = Recorder(Vec::new());
+                for_each_tile_step(len, b, &mut recorder);
+                let expected: Vec<Step> = TileSteps::new(len, b).collect();
+                assert_eq!(recorder.0, expected, "len {len}, block {b}");
+            }
         }
     }
 

@@ -57,10 +57,34 @@ pub struct AshRunner {
     pipelines: Vec<vk::Pipeline>,
     keys: Option<Allocation>,
     staging: Option<(Allocation, *mut u32)>,
-    /// With `RGPU_GPU_TIMING=1` (benchmarks): timestamps around the dispatches, and the
-    /// nanoseconds per tick.
+    /// With `RGPU_GPU_TIMING=1` (benchmarks): timestamps around the dispatches and after
+    /// each one (`TIMESTAMPS` slots), and the nanoseconds per tick.
     timing: Option<(vk::QueryPool, f64)>,
     description: String,
+}
+
+/// Timestamp slots with `RGPU_GPU_TIMING=1`: the sort's start and end, then one after
+/// each dispatch (when the sort has at most `TIMESTAMPS - 2` dispatches: 47 at 2^26).
+const TIMESTAMPS: u32 = 128;
+
+/// `gpu-timing-split:` the dispatches' time summed per entry point (tile vs global
+/// passes; each dispatch's time includes the barrier before it).
+fn print_split(dispatches: &[spirv::Dispatch], ticks: &[u64], ms: impl Fn(u64) -> f64) {
+    let len = dispatches.first().map_or(0, |d| d.params.len);
+    let mut per_entry = [(0.0f64, 0u32); spirv::ENTRY_POINTS.len()];
+    let mut previous = ticks[0];
+    for (dispatch, &end) in dispatches.iter().zip(&ticks[2..]) {
+        let entry = &mut per_entry[dispatch.entry];
+        entry.0 += ms(end.saturating_sub(previous));
+        entry.1 += 1;
+        previous = end;
+    }
+    let parts: Vec<String> = spirv::ENTRY_POINTS
+        .iter()
+        .zip(per_entry)
+        .map(|(name, (t, n))| format!("{name} {t:.3} ms ({n} dispatches)"))
+        .collect();
+    eprintln!("gpu-timing-split: ash {len} keys: {}", parts.join(", "));
 }
 
 fn c_str(bytes: Result<&CStr, std::ffi::FromBytesUntilNulError>) -> String {
@@ -307,7 +331,7 @@ impl AshRunner {
                     .create_query_pool(
                         &vk::QueryPoolCreateInfo::default()
                             .query_type(vk::QueryType::TIMESTAMP)
-                            .query_count(2),
+                            .query_count(TIMESTAMPS),
                         None,
                     )
                     .map_err(|e| failed("vkCreateQueryPool", e))?;
@@ -469,7 +493,7 @@ impl AshRunner {
                     .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
             )?;
             if let Some((pool, _)) = self.timing {
-                d.cmd_reset_query_pool(cb, pool, 0, 2);
+                d.cmd_reset_query_pool(cb, pool, 0, TIMESTAMPS);
             }
             d.cmd_copy_buffer(cb, staging, keys, &region);
             let b = barrier(vk::AccessFlags::TRANSFER_WRITE, rw);
@@ -495,7 +519,9 @@ impl AshRunner {
             }
             let mut bound = usize::MAX;
             let between = barrier(vk::AccessFlags::SHADER_WRITE, rw);
-            for (i, dispatch) in spirv::dispatches(len, kind, order).iter().enumerate() {
+            let dispatches = spirv::dispatches(len, kind, order);
+            let split = dispatches.len() as u32 + 2 <= TIMESTAMPS;
+            for (i, dispatch) in dispatches.iter().enumerate() {
                 if i > 0 {
                     d.cmd_pipeline_barrier(
                         cb,
@@ -520,6 +546,11 @@ impl AshRunner {
                     bytemuck::bytes_of(&dispatch.params),
                 );
                 d.cmd_dispatch(cb, dispatch.groups, 1, 1);
+                if let Some((pool, _)) = self.timing.filter(|_| split) {
+                    // Slot 2 + i: when dispatch i (and everything before it) finished.
+                    let slot = 2 + i as u32;
+                    d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, slot);
+                }
             }
             if let Some((pool, _)) = self.timing {
                 d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 1);
@@ -637,7 +668,9 @@ impl SortRunner for AshRunner {
             reset.map_err(|e| failed("vkResetFences", e))?;
             std::ptr::copy_nonoverlapping(ptr, keys.as_mut_ptr(), keys.len());
             if let Some((pool, tick_ns)) = self.timing {
-                let mut ticks = [0u64; 2];
+                let dispatches = spirv::dispatches(len, kind, order);
+                let split = dispatches.len() as u32 + 2 <= TIMESTAMPS;
+                let mut ticks = vec![0u64; if split { 2 + dispatches.len() } else { 2 }];
                 self.device
                     .get_query_pool_results(
                         pool,
@@ -646,8 +679,12 @@ impl SortRunner for AshRunner {
                         vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
                     )
                     .map_err(|e| failed("vkGetQueryPoolResults", e))?;
-                let ms = ticks[1].saturating_sub(ticks[0]) as f64 * tick_ns / 1e6;
-                eprintln!("gpu-timing: ash {len} keys: sort dispatches {ms:.3} ms");
+                let ms = |ticks: u64| ticks as f64 * tick_ns / 1e6;
+                let total = ms(ticks[1].saturating_sub(ticks[0]));
+                eprintln!("gpu-timing: ash {len} keys: sort dispatches {total:.3} ms");
+                if split {
+                    print_split(&dispatches, &ticks, ms);
+                }
             }
         }
         Ok(())
