@@ -1,11 +1,13 @@
 """Same-lease CUDA reference for the issue-6 benchmark: the same naive bitonic network
 (encode, one launch per step with one thread per compare pair, decode) as CUDA C++ through
 cupy. Times the GPU work only (CUDA events), like the Vulkan runners' RGPU_GPU_TIMING."""
+
 import sys
+
 import cupy as cp
 import numpy as np
 
-SRC = r'''
+SRC = r"""
 extern "C" __global__ void encode(unsigned* k, unsigned n) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) k[i] = k[i]; }
 extern "C" __global__ void step(unsigned* k, unsigned n, unsigned block, unsigned d) {
@@ -14,7 +16,7 @@ extern "C" __global__ void step(unsigned* k, unsigned n, unsigned block, unsigne
     unsigned lo = ((p & ~(d - 1)) << 1) | (p & (d - 1));
     unsigned hi = (d * 2 == block) ? (lo ^ (block - 1)) : (lo + d);
     if (hi < n) { unsigned a = k[lo], b = k[hi]; if (a > b) { k[lo] = b; k[hi] = a; } } }
-'''
+"""
 mod = cp.RawModule(code=SRC)
 enc, step = mod.get_function("encode"), mod.get_function("step")
 for e in map(int, sys.argv[1:]):
@@ -25,7 +27,8 @@ for e in map(int, sys.argv[1:]):
     while b <= n:
         d = b // 2
         while d >= 1:
-            steps.append((b, d)); d //= 2
+            steps.append((b, d))
+            d //= 2
         b *= 2
     times = []
     for run in range(11):
@@ -36,8 +39,9 @@ for e in map(int, sys.argv[1:]):
         for b, d in steps:
             step(((n // 2 + 255) // 256,), (256,), (k, np.uint32(n), np.uint32(b), np.uint32(d)))
         enc(((n + 255) // 256,), (256,), (k, np.uint32(n)))
-        t.record(); t.synchronize()
+        t.record()
+        t.synchronize()
         if run:
             times.append(cp.cuda.get_elapsed_time(s, t))
     ok = bool((cp.diff(k.astype(cp.int64)) >= 0).all())
-    print(f"cuda-cupy 2^{e}: {sorted(times)[len(times)//2]:.3f} ms (median of 10) sorted={ok}")
+    print(f"cuda-cupy 2^{e}: {sorted(times)[len(times) // 2]:.3f} ms (median of 10) sorted={ok}")

@@ -5,10 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-test-env.sh
 export PATH="$PWD/.venv/bin:$PATH"
-echo "+ ruff check rgpu tests"
-ruff check rgpu tests
-echo "+ ruff format --check rgpu tests"
-ruff format --check rgpu tests
+echo "+ ruff check rgpu tests benchmarks scripts"
+ruff check rgpu tests benchmarks scripts
+echo "+ ruff format --check rgpu tests benchmarks scripts"
+ruff format --check rgpu tests benchmarks scripts
 echo "+ mypy"
 mypy
 echo "+ pytest"
