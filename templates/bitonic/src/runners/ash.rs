@@ -636,18 +636,12 @@ impl SortRunner for AshRunner {
         self.description.clone()
     }
 
-    fn sort_bits(
+    fn sort_checked(
         &mut self,
         keys: &mut [u32],
         kind: KeyKind,
         order: SortOrder,
     ) -> Result<(), RunnerError> {
-        if keys.len() > shared::MAX_KEYS as usize {
-            return Err(RunnerError::TooManyKeys(keys.len()));
-        }
-        if keys.len() < 2 {
-            return Ok(());
-        }
         let len = keys.len() as u32;
         self.ensure_buffers(u64::from(len) * 4)?;
         let ptr = self.staging.as_ref().expect("ensure_buffers ran").1;

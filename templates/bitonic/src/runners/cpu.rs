@@ -211,15 +211,12 @@ impl SortRunner for CpuRunner {
         format!("CPU, {} threads (rayon)", rayon::current_num_threads())
     }
 
-    fn sort_bits(
+    fn sort_checked(
         &mut self,
         keys: &mut [u32],
         kind: KeyKind,
         order: SortOrder,
     ) -> Result<(), RunnerError> {
-        if keys.len() > shared::MAX_KEYS as usize {
-            return Err(RunnerError::TooManyKeys(keys.len()));
-        }
         sort_in_place(keys, kind, order);
         Ok(())
     }

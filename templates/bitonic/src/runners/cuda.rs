@@ -247,18 +247,12 @@ impl SortRunner for CudaRunner {
         self.device.clone()
     }
 
-    fn sort_bits(
+    fn sort_checked(
         &mut self,
         keys: &mut [u32],
         kind: KeyKind,
         order: SortOrder,
     ) -> Result<(), RunnerError> {
-        if keys.len() > shared::MAX_KEYS as usize {
-            return Err(RunnerError::TooManyKeys(keys.len()));
-        }
-        if keys.len() < 2 {
-            return Ok(());
-        }
         self.sort_timed(keys, kind, order)
             .map_err(|e| failed("sort", e))?;
         // The same benchmark hook as the Vulkan runners.

@@ -112,6 +112,23 @@ pub trait SortRunner {
         keys: &mut [u32],
         kind: KeyKind,
         order: SortOrder,
+    ) -> Result<(), RunnerError> {
+        if keys.len() > shared::MAX_KEYS as usize {
+            return Err(RunnerError::TooManyKeys(keys.len()));
+        }
+        if keys.len() < 2 {
+            // Nothing to order (and GPU APIs reject zero-sized buffers).
+            return Ok(());
+        }
+        self.sort_checked(keys, kind, order)
+    }
+
+    /// The backend's sort, for 2 to `MAX_KEYS` keys (`sort_bits` checks the length).
+    fn sort_checked(
+        &mut self,
+        keys: &mut [u32],
+        kind: KeyKind,
+        order: SortOrder,
     ) -> Result<(), RunnerError>;
 }
 
@@ -121,9 +138,6 @@ pub fn sort<K: SortKey>(
     keys: &mut [K],
     order: SortOrder,
 ) -> Result<(), RunnerError> {
-    if keys.len() > shared::MAX_KEYS as usize {
-        return Err(RunnerError::TooManyKeys(keys.len()));
-    }
     runner.sort_bits(bytemuck::cast_slice_mut(keys), K::KIND, order)
 }
 

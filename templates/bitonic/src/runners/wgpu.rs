@@ -354,18 +354,12 @@ impl SortRunner for WgpuRunner {
         self.description.clone()
     }
 
-    fn sort_bits(
+    fn sort_checked(
         &mut self,
         keys: &mut [u32],
         kind: KeyKind,
         order: SortOrder,
     ) -> Result<(), RunnerError> {
-        if keys.len() > shared::MAX_KEYS as usize {
-            return Err(RunnerError::TooManyKeys(keys.len()));
-        }
-        if keys.len() < 2 {
-            return Ok(()); // nothing to order; a zero-sized binding is not allowed
-        }
         let bytes = (keys.len() * 4) as u64;
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         self.ensure_buffers(bytes);
