@@ -3,6 +3,9 @@
 # it wraps, and `rgpu new` wall time. Same machine, same run. Needs hyperfine
 # (apt-get install hyperfine) and rgpu on PATH.
 set -euo pipefail
+# Measure rgpu as users run it: with Python's bytecode cache (a `pip install .` compiles it;
+# PYTHONDONTWRITEBYTECODE=1 would make every run recompile rgpu from source).
+unset PYTHONDONTWRITEBYTECODE
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export CARGO_TARGET_DIR="$work/target"
