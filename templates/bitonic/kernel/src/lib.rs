@@ -31,3 +31,6 @@ pub mod nvptx;
 
 #[cfg(target_arch = "spirv")]
 pub mod spirv;
+
+#[cfg(test)]
+mod test_slots;

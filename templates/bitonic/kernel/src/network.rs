@@ -159,18 +159,8 @@ pub fn fits_in_tile(step: Step, tile_keys: u32) -> bool {
 mod tests {
     extern crate std;
     use super::*;
+    use crate::test_slots::VecSlots;
     use std::vec::Vec;
-
-    struct VecSlots(Vec<u32>);
-
-    impl KeySlots for VecSlots {
-        fn load(&self, index: u32) -> u32 {
-            self.0[index as usize]
-        }
-        fn store(&mut self, index: u32, value: u32) {
-            self.0[index as usize] = value;
-        }
-    }
 
     fn sort_sequentially(keys: Vec<u32>) -> Vec<u32> {
         let len = keys.len() as u32;

@@ -447,18 +447,8 @@ mod tests {
     extern crate std;
     use super::*;
     use crate::network::compare_exchange;
+    use crate::test_slots::VecSlots;
     use std::vec::Vec;
-
-    struct VecSlots(Vec<u32>);
-
-    impl KeySlots for VecSlots {
-        fn load(&self, index: u32) -> u32 {
-            self.0[index as usize]
-        }
-        fn store(&mut self, index: u32, value: u32) {
-            self.0[index as usize] = value;
-        }
-    }
 
     /// The network steps a pass runs, for checking the schedule against `Steps`.
     fn steps_of(len: u32, pass: Pass) -> Vec<Step> {
