@@ -421,7 +421,8 @@ def check_containers(env: Mapping[str, str], pins: Mapping[str, Pin]) -> list[Ch
             Check(
                 "container engine",
                 "warn",
-                "neither docker nor podman is installed (needed only for container builds)",
+                "no container engine: RGPU_CONTAINER_ENGINE unset or not found, and neither "
+                "docker nor podman is installed (needed only for container builds)",
                 "apt-get install docker.io (or podman)",
             )
         ]

@@ -252,21 +252,24 @@ class Engine:
 
 
 def container_engine(env: Mapping[str, str]) -> Engine | None:
-    """docker, else podman; whether its daemon answers (`info`)."""
-    for program in ("docker", "podman"):
-        path = cmd.which(program, env)
-        if path is None:
-            continue
-        info = run_quiet([program, "info", "--format", "{{.ServerVersion}}"], env, timeout=15)
-        if info is not None and info.returncode == 0 and info.stdout.strip():
-            return Engine(program, path, True, info.stdout.strip(), "")
-        err = (info.stderr.strip().splitlines() or ["no answer"])[-1] if info else "did not start"
-        return Engine(program, path, False, "", err)
-    return None
+    """The engine `rgpu build --docker` would use (container.find_engine:
+    RGPU_CONTAINER_ENGINE, else docker, else podman); whether its daemon answers (`info`)."""
+    from rgpu.container import find_engine
+
+    try:
+        path = find_engine(env)
+    except RgpuError:
+        return None
+    program = Path(path).name
+    info = run_quiet([path, "info", "--format", "{{.ServerVersion}}"], env, timeout=15)
+    if info is not None and info.returncode == 0 and info.stdout.strip():
+        return Engine(program, path, True, info.stdout.strip(), "")
+    err = (info.stderr.strip().splitlines() or ["no answer"])[-1] if info else "did not start"
+    return Engine(program, path, False, "", err)
 
 
 def image_present(engine: Engine, image: str, env: Mapping[str, str]) -> bool:
-    result = run_quiet([engine.program, "image", "inspect", "--format", "{{.Id}}", image], env)
+    result = run_quiet([engine.path, "image", "inspect", "--format", "{{.Id}}", image], env)
     return result is not None and result.returncode == 0
 
 
