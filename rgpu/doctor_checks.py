@@ -416,13 +416,22 @@ def _vulkan_device(env: Mapping[str, str], need: tuple[str, ...]) -> Check:
 
 def check_containers(env: Mapping[str, str], pins: Mapping[str, Pin]) -> list[Check]:
     engine = probes.container_engine(env)
+    if engine is None and env.get("RGPU_CONTAINER_ENGINE"):
+        return [
+            Check(
+                "container engine",
+                "warn",
+                f"RGPU_CONTAINER_ENGINE={env['RGPU_CONTAINER_ENGINE']} was not found "
+                "(needed only for container builds)",
+                "point RGPU_CONTAINER_ENGINE at docker or podman, or unset it",
+            )
+        ]
     if engine is None:
         return [
             Check(
                 "container engine",
                 "warn",
-                "no container engine: RGPU_CONTAINER_ENGINE unset or not found, and neither "
-                "docker nor podman is installed (needed only for container builds)",
+                "neither docker nor podman is installed (needed only for container builds)",
                 "apt-get install docker.io (or podman)",
             )
         ]
