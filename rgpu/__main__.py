@@ -1,3 +1,3 @@
-from rgpu.cli import main
+from rgpu.entry import main
 
 main()

@@ -1,32 +1,47 @@
 """Resolve options in one place: defaults, [workspace.metadata.rgpu], RGPU_* env, then CLI.
 
-The environment is passed in as a mapping so that tests can pass ``env={}``.
+Every setting has a declared type. A value of the wrong type is a ConfigError (exit 9) that
+names the key, where it came from, the value and the accepted forms; nothing is guessed (a
+TOML string "false" is not a boolean). The environment is passed in as a mapping so that
+tests can pass ``env={}``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rgpu.backends import did_you_mean
 from rgpu.errors import ConfigError
 
-# The defaults are also the list of valid settings in [workspace.metadata.rgpu].
+TABLE = "[workspace.metadata.rgpu]"
+PROFILES = ("release", "debug")
+BOOL_WORDS = {
+    "1": True,
+    "true": True,
+    "yes": True,
+    "on": True,
+    "0": False,
+    "false": False,
+    "no": False,
+    "off": False,
+}
+# The build options in [workspace.metadata.rgpu]; their defaults.
 DEFAULTS: dict[str, Any] = {
-    "backend": "cpu",
+    "backend": ("cpu",),
     "profile": "release",
     "codegen": None,
     # sm_75 is CUDA 13's oldest arch (its ptxas rejects sm_70); PTX for sm_75 still JIT-
     # compiles for every newer GPU.
-    "cuda-archs": ["sm_75", "sm_80", "sm_90"],
+    "cuda-archs": ("sm_75", "sm_80", "sm_90"),
     "docker": None,
     "image": None,
+    # Arguments `rgpu run` gets in the CI jobs `rgpu ci init` writes (none: no run step).
+    "ci-run": None,
 }
-# Keys that describe the workspace itself rather than build options (read by project.py).
-LAYOUT_KEYS = ("host", "binary", "kernel", "shared", "template", "template-version")
-
+# Keys that describe the workspace itself (read by workspace.py), not build options.
+LAYOUT_KEYS = ("host", "kernel", "binary", "template", "template-version", "crates")
 ENV_VARS: dict[str, str] = {
     "RGPU_BACKEND": "backend",
     "RGPU_PROFILE": "profile",
@@ -35,36 +50,139 @@ ENV_VARS: dict[str, str] = {
     "RGPU_DOCKER": "docker",
     "RGPU_IMAGE": "image",
 }
-PROFILES = ("release", "debug")
 
 
 @dataclass(frozen=True, kw_only=True)
 class Options:
-    backend: str
+    backends: tuple[str, ...]
     profile: str
     codegen: str | None
     cuda_archs: tuple[str, ...]
     docker: bool | None
+    # Where `docker` came from, for messages: "--docker", "RGPU_DOCKER=0", ...
+    docker_source: str = "default"
     # Container image for kernel compiles run in a container (None: the codegen's default).
     image: str | None = None
+    ci_run: tuple[str, ...] | None = None
     yes: bool
 
+    @property
+    def backend(self) -> str:
+        """The first backend (the one `rgpu run` prefers)."""
+        return self.backends[0]
 
-def _parse_bool(value: str, source: str) -> bool:
-    lowered = value.strip().lower()
-    if lowered in ("1", "true", "yes", "on"):
-        return True
-    if lowered in ("0", "false", "no", "off", ""):
-        return False
-    raise ConfigError(f"{source}={value!r} is not a boolean", f"set {source} to 1 or 0")
+
+def _names(value: Any, where: str, forms: str) -> tuple[str, ...]:
+    """A name list: "a,b", "a", or a TOML list of strings."""
+    if isinstance(value, str):
+        names = [v.strip() for v in value.split(",") if v.strip()]
+    elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        names = [v.strip() for v in value if v.strip()]
+    else:
+        raise ConfigError(f"{where} is {_show(value)}, not a list of names", f"use {forms}")
+    if not names:
+        raise ConfigError(f"{where} is empty", f"use {forms}")
+    return tuple(dict.fromkeys(names))
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return repr(value)
+
+
+def parse_bool(value: Any, where: str) -> bool:
+    """TOML booleans in the table; 1/0/true/false/yes/no/on/off in the environment."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and not where.startswith(TABLE):
+        word = value.strip().lower()
+        if word in BOOL_WORDS:
+            return BOOL_WORDS[word]
+        raise ConfigError(f"{where} is {_show(value)}, not a boolean", "set it to 1 or 0")
+    raise ConfigError(
+        f"{where} is {_show(value)}, not a boolean",
+        "write a TOML boolean without quotes: `docker = true` or `docker = false`",
+    )
+
+
+def _string(value: Any, where: str, forms: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where} is {_show(value)}, not a string", f"use {forms}")
+    return value.strip()
+
+
+def _backends(value: Any, where: str) -> tuple[str, ...]:
+    from rgpu.backends import BACKENDS, did_you_mean
+
+    forms = 'backend = "cuda" or backend = ["cuda", "wgpu"] (names: cpu, cuda, wgpu, ash)'
+    names = _names(value, where, forms)
+    for name in names:
+        if name not in BACKENDS:
+            raise ConfigError(
+                f"{where} names an unknown backend `{name}`{did_you_mean(name, tuple(BACKENDS))}",
+                f"use {forms}",
+            )
+    return names
+
+
+def _profile(value: Any, where: str) -> str:
+    from rgpu.backends import did_you_mean
+
+    text = _string(value, where, 'profile = "release" or "debug"')
+    if text not in PROFILES:
+        raise ConfigError(
+            f'{where} is "{text}"{did_you_mean(text, PROFILES)}',
+            'use profile = "release" or "debug" (or --release / --debug)',
+        )
+    return text
+
+
+def _archs(value: Any, where: str) -> tuple[str, ...]:
+    from rgpu.artifacts.ptx import arch_number
+    from rgpu.errors import UsageError
+
+    forms = 'cuda-archs = ["sm_80", "sm_90"] or "sm_80,sm_90"'
+    names = _names(value, where, forms)
+    for name in names:
+        if name.lower() != "native":
+            try:
+                arch_number(name.lower())
+            except UsageError:
+                raise ConfigError(
+                    f"{where} names `{name}`, not a CUDA arch", f"use {forms}"
+                ) from None
+    return tuple(n.lower() for n in names)
+
+
+def _ci_run(value: Any, where: str) -> tuple[str, ...]:
+    forms = 'ci-run = ["--", "--verify"] (the arguments of `rgpu run` in CI)'
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ConfigError(f"{where} is {_show(value)}, not a list of strings", f"use {forms}")
+
+
+PARSERS: dict[str, Callable[[Any, str], Any]] = {
+    "backend": _backends,
+    "profile": _profile,
+    "codegen": lambda v, w: _string(v, w, 'codegen = "nvptx" or "nvvm"'),
+    "cuda-archs": _archs,
+    "docker": parse_bool,
+    "image": lambda v, w: _string(v, w, 'image = "registry/name:tag"'),
+    "ci-run": _ci_run,
+}
 
 
 def check_metadata_keys(metadata: Mapping[str, Any]) -> None:
+    from rgpu.backends import did_you_mean
+
     known = (*DEFAULTS, *LAYOUT_KEYS)
     for key in metadata:
         if key not in known and not isinstance(metadata[key], dict):
             raise ConfigError(
-                f"unknown setting `{key}` in [workspace.metadata.rgpu]{did_you_mean(key, known)}",
+                f"unknown setting `{key}` in {TABLE}{did_you_mean(key, known)}",
                 f"valid settings: {', '.join(known)}",
             )
 
@@ -75,36 +193,35 @@ def resolve(
     env: Mapping[str, str],
     cli: Mapping[str, Any],
 ) -> Options:
+    """Defaults < [workspace.metadata.rgpu] < RGPU_* environment < command line. CLI values
+    arrive already typed (click parsed them); ``cli`` keys use underscores."""
     check_metadata_keys(metadata)
-    merged: dict[str, Any] = dict(DEFAULTS)
-    merged.update({k: v for k, v in metadata.items() if k in DEFAULTS})
+    values: dict[str, Any] = dict(DEFAULTS)
+    sources: dict[str, str] = {key: "default" for key in DEFAULTS}
+    for key, parse in PARSERS.items():
+        if key in metadata:
+            values[key] = parse(metadata[key], f"{TABLE} {key}")
+            sources[key] = f"{key} = {_show(metadata[key])} in {TABLE}"
     for var, key in ENV_VARS.items():
-        if var in env:
-            value: Any = env[var]
-            if key == "cuda-archs":
-                value = [a.strip() for a in env[var].split(",") if a.strip()]
-            elif key == "docker":
-                value = _parse_bool(env[var], var)
-            merged[key] = value
-    merged.update({k.replace("_", "-"): v for k, v in cli.items() if v is not None and k != "yes"})
-    profile = merged["profile"]
-    if profile not in PROFILES:
-        raise ConfigError(
-            f"unknown profile `{profile}`{did_you_mean(str(profile), PROFILES)}",
-            'use --release or --debug (or profile = "release" in [workspace.metadata.rgpu])',
-        )
-    archs = merged["cuda-archs"]
-    if isinstance(archs, str):
-        archs = [a.strip() for a in archs.split(",") if a.strip()]
-    yes = bool(cli.get("yes")) or _parse_bool(env.get("RGPU_YES", "0"), "RGPU_YES")
+        if env.get(var, "").strip():
+            values[key] = PARSERS[key](env[var], var)
+            sources[key] = f"{var}={env[var]}"
+    for name, value in cli.items():
+        key = name.replace("_", "-")
+        if value is None or key not in DEFAULTS:
+            continue
+        values[key] = value
+        sources[key] = f"--{key}" if key != "docker" else ("--docker" if value else "--no-docker")
     return Options(
-        backend=str(merged["backend"]),
-        profile=str(profile),
-        codegen=merged["codegen"],
-        cuda_archs=tuple(str(a) for a in archs),
-        docker=merged["docker"],
-        image=str(merged["image"]) if merged["image"] else None,
-        yes=yes,
+        backends=tuple(values["backend"]),
+        profile=values["profile"],
+        codegen=values["codegen"],
+        cuda_archs=tuple(values["cuda-archs"]),
+        docker=values["docker"],
+        docker_source=sources["docker"],
+        image=values["image"],
+        ci_run=values["ci-run"],
+        yes=bool(cli.get("yes")) or parse_bool(env.get("RGPU_YES", "0") or "0", "RGPU_YES"),
     )
 
 
@@ -115,3 +232,9 @@ def cache_dir(env: Mapping[str, str]) -> Path:
         return Path(env["RGPU_CACHE_DIR"])
     base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".cache")
     return Path(base) / "rgpu"
+
+
+def split_names(values: Sequence[str]) -> list[str]:
+    """`--backend a,b --backend c` -> [a, b, c] (order kept, duplicates dropped)."""
+    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    return list(dict.fromkeys(names))

@@ -25,3 +25,7 @@ def templates_dir() -> Path:
 
 def toolchains_dir() -> Path:
     return data_dir("toolchains")
+
+
+def crates_dir() -> Path:
+    return data_dir("crates")

@@ -28,7 +28,7 @@ def run_step(
         env = step.child_env(os.environ if base_env is None else base_env)
         # Under GitHub Actions, cargo's diagnostics also become annotations (diagnostics.py).
         if in_github_actions(env):
-            from rgpu import diagnostics
+            from rgpu.ci import diagnostics
 
             if done := diagnostics.run_cargo(step.argv, step.cwd, env):
                 return done

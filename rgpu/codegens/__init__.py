@@ -1,63 +1,151 @@
-"""Codegens turn (project, kernel, targets, toolchain) into a plan of commands.
+"""Codegens: compilers from Rust to a GPU format, each one module that owns its toolchain.
 
-Nothing outside this package knows a codegen's flags. Each module exposes a class that
-follows ``Codegen``; ``get`` looks one up by name.
+A codegen module defines `CODEGEN`, an object following `Codegen`: which pin file it reads
+(toolchains/<name>.toml, through toolchains.pins), how it finds its tools on this machine
+(`toolchain`), the lines `rgpu doctor` shows for it (`checks`, derived from the same
+toolchain), its own container image choice, its plan of commands (pure: the placement and
+the toolchain are decided before and carried in `KernelBuild`), and how it collects its
+artifacts. Adding a codegen is its module, its pin file and one line in `REGISTRY`.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from rgpu.artifacts import Artifact
-from rgpu.backends import did_you_mean
-from rgpu.config import Options
 from rgpu.errors import UsageError
-from rgpu.plan import Plan
-from rgpu.project import Project
+
+if TYPE_CHECKING:
+    from rgpu.artifacts.manifest import Artifact
+    from rgpu.config import Options
+    from rgpu.containers.placement import Placement
+    from rgpu.doctor.check import Check
+    from rgpu.plan import Plan
+    from rgpu.toolchains.pins import Pin
+    from rgpu.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    module: str
+    backends: tuple[str, ...]  # the backends it compiles for
+
+
+# One line per codegen. A backend's default codegen is the first entry that lists it.
+REGISTRY: tuple[Entry, ...] = (
+    Entry("nvptx", "rgpu.codegens.nvptx", ("cuda",)),
+    Entry("nvvm", "rgpu.codegens.nvvm", ("cuda",)),
+    Entry("spirv", "rgpu.codegens.spirv", ("wgpu", "ash")),
+)
 
 
 @dataclass(frozen=True, kw_only=True)
 class KernelBuild:
-    """What a codegen is asked to build."""
+    """What a codegen is asked to build, with where and with what it runs (decided once)."""
 
-    project: Project
+    workspace: Workspace
     options: Options
-    out_dir: Path  # where artifacts go (target/rgpu)
+    out_dir: Path  # where artifacts go (target/rgpu/kernels)
+    pin: Pin
+    placement: Placement
+    toolchain: Any  # what this codegen's `toolchain()` found
 
 
 class Codegen(Protocol):
-    name: str
-    artifact_kind: str
+    name: str  # also the pin file's name
+    artifact_kind: str  # "ptx" or "spirv"
+    # Run as the image's root in a container (the image keeps its tools under /root).
+    container_as_root: bool
+    # With consent (--yes) it installs its own pinned toolchain, so a missing one is no stop.
+    installs_toolchain: bool
+    # It compiles here, on rgpu's own CI (not only on machines with rustc-dev).
+    exercised_in_ci: bool
+    # The GitHub Actions job `rgpu ci init` writes for it: rgpu commands before the build
+    # (installing its pinned toolchain), and what it adds to `rgpu build --backend B`.
+    ci_setup: tuple[tuple[str, ...], ...]
+    ci_build_args: tuple[str, ...]
+
+    def image(self, pin: Pin, env: Mapping[str, str]) -> str | None:
+        """Its own choice of container image (None: the pin's [container] image)."""
+        ...
+
+    def toolchain(self, pin: Pin, placement: Placement, env: Mapping[str, str]) -> Any:
+        """Find its tools (probes the machine; the one answer build and doctor share)."""
+        ...
+
+    def checks(self, pin: Pin, toolchain: Any) -> list[Check]:
+        """doctor's lines for it, derived from what `toolchain` found (doctor asks for a
+        local placement; a build checks the toolchain it will use)."""
+        ...
 
     def plan(self, build: KernelBuild) -> Plan:
-        """The commands that compile the kernel crate; pure, no side effects."""
+        """The commands that compile the kernel crate; pure (no probing, no I/O)."""
         ...
 
     def collect(self, build: KernelBuild) -> list[Artifact]:
         """After the plan ran: check and describe what it produced."""
         ...
 
+    def dep_infos(self, build: KernelBuild) -> list[Path] | None:
+        """cargo's dep-info files of its outputs, so an unchanged build is skipped; None
+        when it cannot tell (then it always runs)."""
+        ...
 
-# Codegen name -> the module that defines it as ``CODEGEN``; imported only when used, so
-# that `rgpu build --backend cpu` pays for none of them.
-MODULES: dict[str, str] = {
-    "nvptx": "rgpu.codegens.nvptx",
-    "nvvm": "rgpu.codegens.nvvm",
-    "spirv": "rgpu.codegens.spirv",
-}
+
+def names() -> tuple[str, ...]:
+    return tuple(e.name for e in REGISTRY)
+
+
+def for_backend(backend: str) -> tuple[str, ...]:
+    return tuple(e.name for e in REGISTRY if backend in e.backends)
+
+
+def backends_of(codegen: str) -> tuple[str, ...]:
+    return next((e.backends for e in REGISTRY if e.name == codegen), ())
 
 
 def get(name: str) -> Codegen:
-    try:
-        module = importlib.import_module(MODULES[name])
-    except KeyError:
-        names = tuple(sorted(MODULES))
+    entry = next((e for e in REGISTRY if e.name == name), None)
+    if entry is None:
+        from rgpu.backends import did_you_mean
+
         raise UsageError(
-            f"unknown codegen `{name}`{did_you_mean(name, names)}",
-            f"available codegens: {', '.join(names) or 'none'}",
-        ) from None
-    codegen: Codegen = module.CODEGEN
+            f"unknown codegen `{name}`{did_you_mean(name, names())}",
+            f"available codegens: {', '.join(names())}",
+        )
+    codegen: Codegen = importlib.import_module(entry.module).CODEGEN
     return codegen
+
+
+def all_codegens() -> list[Codegen]:
+    return [get(n) for n in names()]
+
+
+def resolve(backend: str, codegen: str | None) -> str | None:
+    """The codegen that builds `backend`: the one asked for, else its default (None for a
+    backend that needs no kernel artifact, like cpu)."""
+    allowed = for_backend(backend)
+    if codegen is None or not allowed:
+        if codegen is not None and not allowed:
+            raise UsageError(
+                f"codegen `{codegen}` cannot build for the {backend} backend",
+                f"the {backend} backend compiles no kernel: drop --codegen",
+            )
+        return allowed[0] if allowed else None
+    if codegen not in allowed:
+        from rgpu.backends import did_you_mean
+
+        raise UsageError(
+            f"codegen `{codegen}` cannot build for the {backend} backend"
+            f"{did_you_mean(codegen, allowed)}",
+            f"codegens for {backend}: {', '.join(allowed)}",
+        )
+    return codegen
+
+
+def first_failure(checks: Sequence[Check]) -> Check | None:
+    return next((c for c in checks if c.failed), None)

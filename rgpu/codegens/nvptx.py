@@ -1,37 +1,45 @@
 """Codegen `nvptx`: rustc's own nvptx64-nvidia-cuda target (PTX through LLVM).
 
-One `cargo rustc` per CUDA arch (REFERENCE.md section 3, confirmed with rustc 1.96.0 +
-LLVM 22.1 here): `--target nvptx64-nvidia-cuda -Zbuild-std=core --crate-type cdylib`,
-`-Ctarget-cpu=sm_XX` in CARGO_ENCODED_RUSTFLAGS (so core is built for the same arch), and
-the target's default linker flavor `llbc` (`rustc --print target-spec-json`), which runs
-`llvm-bitcode-linker`; that in turn calls `llvm-link`, `opt`, `llc` of rustc's LLVM major.
+One `cargo rustc` per CUDA arch (confirmed with rustc 1.96.0 + LLVM 22.1 here): `--target
+nvptx64-nvidia-cuda -Zbuild-std=core --crate-type cdylib`, `-Ctarget-cpu=sm_XX` in
+CARGO_ENCODED_RUSTFLAGS (so core is built for the same arch), and the target's default
+linker flavor `llbc` (`rustc --print target-spec-json`), which runs `llvm-bitcode-linker`;
+that in turn calls `llvm-link`, `opt`, `llc` of rustc's LLVM major. The kernel crate gets
+the nightly features the `#[rgpu::kernel]` entry points use (`abi_ptx` for `extern
+"ptx-kernel"`, `asm_experimental_arch` for workgroup arrays) with `-Zcrate-attr`, so its
+own source needs no nightly attribute.
 
-Toolchain, in order: a rustup nightly with rust-src and llvm-bitcode-linker; else the system
-rustc (Debian's rustc-web) with its library sources, nightly flags through RUSTC_BOOTSTRAP=1
-(said in a plan note), LLVM's bin dir on PATH, and an llvm-bitcode-linker built once from
-the rustc source package into rgpu's cache. `find_toolchain` is what `rgpu doctor` calls.
+Toolchain, in order: a rustup nightly with the pin's components (rust-src,
+llvm-bitcode-linker, llvm-tools); else the system rustc (Debian's rustc-web) with its
+library sources, nightly flags through RUSTC_BOOTSTRAP=1 (said in a plan note), LLVM's bin
+dir on PATH, and an llvm-bitcode-linker built once from the rustc source package into
+rgpu's cache. `find_toolchain` is the one answer: `rgpu doctor` shows its checks.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rgpu import ptx
-from rgpu.artifacts import Artifact, describe
+from rgpu.artifacts import ptx
+from rgpu.artifacts.manifest import Artifact, describe
 from rgpu.codegens import KernelBuild
 from rgpu.config import cache_dir
-from rgpu.errors import ArtifactError, ToolchainError
+from rgpu.containers.placement import Placement
+from rgpu.doctor.check import Check
+from rgpu.errors import ArtifactError, RgpuError, ToolchainError
 from rgpu.plan import Plan, Step
+from rgpu.toolchains import rustup, tools
+from rgpu.toolchains.pins import Pin, split_host
 from rgpu.util import cmd
+from rgpu.util.files import write_bytes_if_changed
 from rgpu.util.output import reporter
 
 TARGET = "nvptx64-nvidia-cuda"
 LINKER = "llvm-bitcode-linker"
+NEED = ("nvptx",)
 # The system toolchain's layout; toolchains/nvptx.toml's [system] table overrides these.
 SYSTEM_DEFAULTS = {
     "rustc": "/usr/bin/rustc",
@@ -39,6 +47,9 @@ SYSTEM_DEFAULTS = {
     "llvm_bin": "/usr/lib/llvm-{major}/bin",
     "bitcode_linker_source": "/usr/src/rustc-{version}/src/tools/llvm-bitcode-linker",
 }
+LLVM_TOOLS = ("llc", "opt", "llvm-link")
+# Nightly features the generated entry points use, given to the kernel crate only.
+CRATE_FEATURES = ("abi_ptx", "asm_experimental_arch")
 # Variables that would leak the caller's cargo setup into the nested kernel build.
 UNSET_ENV = (
     "RUSTFLAGS",
@@ -48,116 +59,196 @@ UNSET_ENV = (
     "CARGO_TARGET_DIR",
     "CARGO_BUILD_TARGET",
 )
-INSTALL_HINT = (
-    "install a nightly with `rustup toolchain install nightly --component rust-src "
-    "llvm-bitcode-linker llvm-tools`, or on Debian `apt-get install rustc-web cargo-web "
-    "rust-web-src llvm-22`"
-)
 
 
 @dataclass(frozen=True, kw_only=True)
 class NvptxToolchain:
-    """How to run the nvptx build; `problems` lists what is missing (empty: ready)."""
+    """How to run the nvptx build, and doctor's lines about it (ready: none failed)."""
 
-    kind: str  # "rustup-nightly" or "system"
+    kind: str  # "rustup-nightly", "system" or "image"
     cargo: tuple[str, ...]  # argv prefix: ("cargo", "+nightly") or ("/usr/bin/cargo",)
     rustc_version: str
     env: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
-    problems: tuple[str, ...] = ()
+    checks: tuple[Check, ...] = ()
     # Set when llvm-bitcode-linker must first be built from this source into linker_root.
     linker_source: Path | None = None
     linker_root: Path | None = None
 
     @property
     def ready(self) -> bool:
-        return not self.problems
+        return not any(c.failed for c in self.checks)
+
+    def require(self) -> None:
+        failed = next((c for c in self.checks if c.failed), None)
+        if failed is not None:
+            raise ToolchainError(
+                f"the nvptx codegen cannot run here: {failed.name}: {failed.detail}", failed.fix
+            )
 
 
-def _rustup_nightly(env: Mapping[str, str]) -> Path | None:
-    """A rustup nightly that has rust-src and llvm-bitcode-linker; looked up on disk."""
-    home = Path(env.get("RUSTUP_HOME") or Path(env.get("HOME", str(Path.home()))) / ".rustup")
-    for toolchain in sorted((home / "toolchains").glob("nightly-*"), reverse=True):
-        rustlib = toolchain / "lib" / "rustlib"
-        has_src = (rustlib / "src" / "rust" / "library" / "core").is_dir()
-        has_linker = any(rustlib.glob(f"*/bin/{LINKER}"))
-        if has_src and has_linker:
-            return toolchain
-    return None
-
-
-def _llvm_major(rustc: Path, env: Mapping[str, str]) -> tuple[str, str | None]:
-    """(rustc release, LLVM major) from `rustc -vV`."""
-    result = cmd.run([str(rustc), "-vV"], env=env, capture=True, check=False, echo=False)
-    release = re.search(r"^release: (\S+)", result.stdout, re.M)
-    llvm = re.search(r"^LLVM version: (\d+)", result.stdout, re.M)
-    return (release.group(1) if release else "unknown", llvm.group(1) if llvm else None)
-
-
-def find_toolchain(env: Mapping[str, str]) -> NvptxToolchain:
-    nightly = _rustup_nightly(env)
-    if nightly is not None:
-        name = nightly.name.removesuffix("-x86_64-unknown-linux-gnu")
-        return NvptxToolchain(
-            kind="rustup-nightly", cargo=("cargo", f"+{name}"), rustc_version=name
-        )
-    return _system_toolchain(env)
-
-
-def system_layout(env: Mapping[str, str]) -> dict[str, str]:
-    """SYSTEM_DEFAULTS, with the [system] table of toolchains/nvptx.toml where it exists."""
-    from rgpu import toolchains
-    from rgpu.errors import RgpuError
-
-    try:
-        table = toolchains.load("nvptx", env).tables.get("system", {})
-    except (RgpuError, OSError):
-        table = {}
+def system_layout(pin: Pin) -> dict[str, str]:
+    """SYSTEM_DEFAULTS, with the pin's [system] table where it has one."""
+    table = pin.table("system")
     return {k: str(table.get(k, v)) for k, v in SYSTEM_DEFAULTS.items()}
 
 
-def _system_toolchain(env: Mapping[str, str]) -> NvptxToolchain:
-    problems: list[str] = []
-    layout = system_layout(env)
-    rustc = Path(layout["rustc"])
-    if not rustc.is_file():
+def install_fix(pin: Pin, found: rustup.Status | None) -> str:
+    nightly = found.install_argv() if found is not None else None
+    nightly = nightly or ["rustup", "toolchain", "install", "nightly", "-c", *pin.components]
+    apt = " ".join(pin.table("system").get("packages", ["rustc-web"]))
+    return f"`{cmd.format_argv(nightly)}`, or on Debian `apt-get install {apt}`"
+
+
+def find_toolchain(pin: Pin, env: Mapping[str, str]) -> NvptxToolchain:
+    """A rustup nightly with the pin's components, else the system rustc."""
+    try:
+        found: rustup.Status | None = rustup.status(pin, env)
+        problem = None
+    except RgpuError as error:  # rustup is there but failed: say so, try the system rustc
+        found, problem = None, error.message
+    if found is not None and found.ok and found.toolchain is not None:
+        name, _ = split_host(found.toolchain)
+        release = found.rustc.get("release", "?")
+        comps = ", ".join(pin.components)
+        return NvptxToolchain(
+            kind="rustup-nightly",
+            cargo=("cargo", f"+{name}"),
+            rustc_version=release,
+            checks=(
+                Check("nvptx toolchain", "ok", f"rustup {found.toolchain} ({release})", None, NEED),
+                Check("nvptx rust-src", "ok", "rust-src (for -Zbuild-std=core)", None, NEED),
+                Check(
+                    "nvptx llvm tools",
+                    "ok",
+                    f"{comps}, LLVM {found.rustc.get('LLVM version', '?')} of the toolchain",
+                    None,
+                    NEED,
+                ),
+            ),
+        )
+    if problem is None:
+        problem = (
+            f"rustup {found.toolchain} lacks {', '.join(found.missing)}"
+            if found is not None and found.toolchain is not None
+            else f"no rustup nightly with {', '.join(pin.components)}"
+        )
+    return system_toolchain(pin, env, problem, install_fix(pin, found))
+
+
+def system_toolchain(pin: Pin, env: Mapping[str, str], why: str, fix: str) -> NvptxToolchain:
+    layout = system_layout(pin)
+    rust = tools.system_rust(layout["rustc"], env)
+    if rust is None:
         return NvptxToolchain(
             kind="system",
             cargo=("cargo",),
             rustc_version="none",
-            problems=(f"no nightly with rust-src + {LINKER} and no {rustc}",),
+            checks=(Check("nvptx toolchain", "fail", f"{why}; no system rustc", fix, NEED),),
         )
-    release, llvm = _llvm_major(rustc, env)
-    sysroot = rustc.parent.parent
-    if not (sysroot / "lib/rustlib/src/rust/library/core").is_dir():
-        problems.append("the system rustc has no library sources (Debian: rust-web-src)")
-    llvm_bin = Path(layout["llvm_bin"].format(major=llvm))
-    if llvm is None or not (llvm_bin / "llc").is_file():
-        problems.append(f"LLVM {llvm} tools (llc, opt, llvm-link) not found in {llvm_bin}")
-    linker_root = cache_dir(env) / f"{LINKER}-{release}"
-    path_dirs = [str(linker_root / "bin"), str(llvm_bin)]
-    linker_source: Path | None = None
-    if cmd.which(LINKER, env) is None and not (linker_root / "bin" / LINKER).is_file():
-        source = Path(layout["bitcode_linker_source"].format(version=release))
-        if source.is_dir():
-            linker_source = source
+    checks = [
+        Check(
+            "nvptx toolchain",
+            "ok",
+            f"system rustc {rust.release} at {rust.rustc}, used with RUSTC_BOOTSTRAP=1 ({why})",
+            None,
+            NEED,
+        ),
+        Check(
+            "nvptx rust-src",
+            "ok" if rust.rust_src else "fail",
+            f"library sources at {rust.rust_src} (for -Zbuild-std=core)"
+            if rust.rust_src
+            else f"{rust.rustc} has no library sources under {rust.sysroot}/lib/rustlib/src",
+            None if rust.rust_src else fix,
+            NEED,
+        ),
+    ]
+    llvm_bin = Path(layout["llvm_bin"].format(major=rust.llvm_major))
+    missing = [t for t in LLVM_TOOLS if not (llvm_bin / t).is_file()]
+    if rust.llvm_major is None or missing:
+        checks.append(
+            Check(
+                "nvptx llvm tools",
+                "fail",
+                f"rustc's LLVM is {rust.llvm_major}; {llvm_bin} lacks {', '.join(missing)}",
+                f"apt-get install llvm-{rust.llvm_major}",
+                NEED,
+            )
+        )
+    else:
+        checks.append(
+            Check(
+                "nvptx llvm tools",
+                "ok",
+                f"{', '.join(LLVM_TOOLS)} in {llvm_bin}: LLVM {rust.llvm_major}, rustc's major",
+                None,
+                NEED,
+            )
+        )
+    linker_root = cache_dir(env) / f"{LINKER}-{rust.release}"
+    on_path = cmd.which(LINKER, env)
+    built = linker_root / "bin" / LINKER
+    source: Path | None = None
+    if on_path or built.is_file():
+        checks.append(Check("nvptx bitcode linker", "ok", f"{on_path or built}", None, NEED))
+    else:
+        candidate = Path(layout["bitcode_linker_source"].format(version=rust.release))
+        if candidate.is_dir():
+            source = candidate
+            checks.append(
+                Check(
+                    "nvptx bitcode linker",
+                    "ok",
+                    f"not built yet: rgpu builds it once from {candidate} into {linker_root}",
+                    None,
+                    NEED,
+                )
+            )
         else:
-            problems.append(f"no {LINKER} on PATH and no rustc source at {source}")
-    path = os.pathsep.join([*path_dirs, env.get("PATH", os.defpath)])
+            checks.append(
+                Check(
+                    "nvptx bitcode linker",
+                    "fail",
+                    f"no {LINKER} on PATH and no source at {candidate}",
+                    fix,
+                    NEED,
+                )
+            )
+    path = os.pathsep.join([str(linker_root / "bin"), str(llvm_bin), env.get("PATH", os.defpath)])
     cargo = layout["cargo"] if Path(layout["cargo"]).is_file() else "cargo"
     return NvptxToolchain(
         kind="system",
         cargo=(cargo,),
-        rustc_version=release,
-        env={"RUSTC": str(rustc), "RUSTC_BOOTSTRAP": "1", "PATH": path},
+        rustc_version=rust.release,
+        env={"RUSTC": rust.rustc, "RUSTC_BOOTSTRAP": "1", "PATH": path},
         notes=(
-            f"no rustup nightly with rust-src and {LINKER}: using the system rustc {release} "
-            "with RUSTC_BOOTSTRAP=1 to allow nightly flags (-Zbuild-std, abi_ptx)",
+            f"no rustup nightly with {', '.join(pin.components)}: using the system rustc "
+            f"{rust.release} with RUSTC_BOOTSTRAP=1 to allow nightly flags (-Zbuild-std, "
+            "abi_ptx)",
         ),
-        problems=tuple(problems),
-        linker_source=linker_source,
+        checks=tuple(checks),
+        linker_source=source,
         linker_root=linker_root,
     )
+
+
+# The toolchain inside rgpu's offline image (Dockerfile, stage `offline`): Debian's rustc-web
+# and llvm-22, and llvm-bitcode-linker baked into /usr/local/bin. Keep in step with it.
+IMAGE_TOOLCHAIN = NvptxToolchain(
+    kind="image",
+    cargo=("/usr/bin/cargo",),
+    rustc_version="image",
+    env={
+        "RUSTC": SYSTEM_DEFAULTS["rustc"],
+        "RUSTC_BOOTSTRAP": "1",
+        "PATH": "/usr/local/bin:/usr/lib/llvm-22/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin",
+    },
+    notes=(
+        "in the container: the image's Debian rustc with RUSTC_BOOTSTRAP=1 to allow nightly "
+        f"flags (-Zbuild-std, abi_ptx), and its {LINKER}",
+    ),
+)
 
 
 def linker_steps(toolchain: NvptxToolchain, cwd: Path) -> tuple[Step, ...]:
@@ -200,20 +291,21 @@ def linker_steps(toolchain: NvptxToolchain, cwd: Path) -> tuple[Step, ...]:
 
 
 def target_dir(build: KernelBuild, arch: str) -> Path:
-    return build.project.target_dir / "rgpu-nvptx" / arch
+    return build.workspace.target_dir / "rgpu-nvptx" / arch
 
 
 def built_ptx(build: KernelBuild, arch: str) -> Path:
     """Where cargo leaves the PTX (kernels are always built with the release profile)."""
-    name = f"{build.project.kernel_crate_name}.ptx"
+    name = f"{build.workspace.kernel_crate_name}.ptx"
     return target_dir(build, arch) / TARGET / "release" / name
 
 
 def artifact_path(build: KernelBuild, arch: str) -> Path:
-    return build.out_dir / f"{build.project.kernel_crate_name}-{arch}.ptx"
+    return build.out_dir / f"{build.workspace.kernel_crate_name}-{arch}.ptx"
 
 
 def arch_step(build: KernelBuild, toolchain: NvptxToolchain, arch: str) -> Step:
+    crate_attrs = tuple(f"-Zcrate-attr=feature({f})" for f in CRATE_FEATURES)
     return Step(
         name=f"nvptx-{arch}",
         description=f"kernel -> PTX for {arch} (rustc nvptx64-nvidia-cuda)",
@@ -222,7 +314,8 @@ def arch_step(build: KernelBuild, toolchain: NvptxToolchain, arch: str) -> Step:
             "rustc",
             "--release",
             "-p",
-            build.project.kernel_package,
+            build.workspace.kernel_package,
+            "--lib",
             "--target",
             TARGET,
             "-Zbuild-std=core",
@@ -230,117 +323,83 @@ def arch_step(build: KernelBuild, toolchain: NvptxToolchain, arch: str) -> Step:
             "cdylib",
             "--target-dir",
             str(target_dir(build, arch)),
+            "--",
+            *crate_attrs,
         ),
-        cwd=build.project.root,
+        cwd=build.workspace.root,
         env={**toolchain.env, "CARGO_ENCODED_RUSTFLAGS": f"-Ctarget-cpu={arch}"},
         unset_env=UNSET_ENV,
         container_ok=True,
     )
 
 
-# The toolchain inside rgpu's offline image (Dockerfile, stage `offline`): Debian's rustc-web
-# and llvm-22, and llvm-bitcode-linker baked into /usr/local/bin. Keep in step with it.
-IMAGE_TOOLCHAIN = NvptxToolchain(
-    kind="system",
-    cargo=("/usr/bin/cargo",),
-    rustc_version="image",
-    env={
-        "RUSTC": SYSTEM_DEFAULTS["rustc"],
-        "RUSTC_BOOTSTRAP": "1",
-        "PATH": "/usr/local/bin:/usr/lib/llvm-22/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin",
-    },
-    notes=(
-        "in the container: the image's Debian rustc with RUSTC_BOOTSTRAP=1 to allow nightly "
-        f"flags (-Zbuild-std, abi_ptx), and its {LINKER}",
-    ),
-)
-
-
 class NvptxCodegen:
     name = "nvptx"
     artifact_kind = "ptx"
+    container_as_root = False
+    installs_toolchain = False
+    exercised_in_ci = True
+    ci_setup = (("rgpu", "toolchain", "install", "nvptx", "--yes"),)
+    ci_build_args = ("--codegen", "nvptx")
 
-    def __init__(self, env: Mapping[str, str] | None = None) -> None:
-        self._env = env
+    def image(self, pin: Pin, env: Mapping[str, str]) -> str | None:
+        return None
 
-    def env(self) -> Mapping[str, str]:
-        return os.environ if self._env is None else self._env
+    def toolchain(self, pin: Pin, placement: Placement, env: Mapping[str, str]) -> NvptxToolchain:
+        """This machine's toolchain, or the image's when the build runs in a container
+        (then nothing here is consulted: a machine with only docker can build)."""
+        return IMAGE_TOOLCHAIN if placement.in_container else find_toolchain(pin, env)
+
+    def checks(self, pin: Pin, toolchain: NvptxToolchain) -> list[Check]:
+        return list(toolchain.checks)
+
+    def dep_infos(self, build: KernelBuild) -> list[Path]:
+        archs = ptx.parse_archs(build.options.cuda_archs)
+        return [built_ptx(build, arch).with_suffix(".d") for arch in archs]
 
     def plan(self, build: KernelBuild) -> Plan:
-        toolchain = self.toolchain(build)
-        if not toolchain.ready:
-            raise ToolchainError("cannot build PTX: " + "; ".join(toolchain.problems), INSTALL_HINT)
+        toolchain: NvptxToolchain = build.toolchain
         archs = ptx.parse_archs(build.options.cuda_archs)
-        steps = linker_steps(toolchain, build.project.root)
+        steps = linker_steps(toolchain, build.workspace.root)
         steps += tuple(arch_step(build, toolchain, arch) for arch in archs)
         notes = (
             *toolchain.notes,
-            "kernels are always built with the release profile; "
-            f"PTX goes to {build.out_dir}/{build.project.kernel_crate_name}-<arch>.ptx",
+            "kernels are always built with the release profile; PTX goes to "
+            f"{build.out_dir}/{build.workspace.kernel_crate_name}-<arch>.ptx",
         )
         return Plan(steps=steps, notes=notes)
 
-    def toolchain(self, build: KernelBuild) -> NvptxToolchain:
-        """This machine's toolchain, or the image's when the build runs in a container
-        (then nothing here is consulted: a machine with only docker can build)."""
-        from rgpu.placement import decide
-
-        if decide(self.name, build.options, self.env()).in_container:
-            return IMAGE_TOOLCHAIN
-        return find_toolchain(self.env())
-
     def collect(self, build: KernelBuild) -> list[Artifact]:
-        ptxas = ptx.find_ptxas(self.env())
+        env = os.environ
+        ptxas = tools.find_ptxas(env)
         if ptxas is None:
-            reporter().warn("ptxas not found: PTX not checked (pip install nvidia-cuda-nvcc)")
+            reporter().warn(f"ptxas not found: PTX not checked ({tools.PTXAS_HINT})")
         produced = []
         for arch in ptx.parse_archs(build.options.cuda_archs):
-            produced.append(self._collect_arch(build, arch, ptxas))
+            source = built_ptx(build, arch)
+            if not source.is_file():
+                raise ArtifactError(f"cargo did not produce {source}", "rerun with `rgpu --debug`")
+            checked = ptx.check(source, ptxas, env, shown_as=str(source), expect_arch=arch)
+            if checked.ptxas != "accepted":
+                reporter().warn(f"{source.name}: ptxas check {checked.ptxas}")
+            dest = artifact_path(build, arch)
+            write_bytes_if_changed(dest, source.read_bytes())
+            produced.append(describe_ptx(dest, build.out_dir, checked, codegen=self.name))
         return produced
 
-    def _collect_arch(self, build: KernelBuild, arch: str, ptxas: str | None) -> Artifact:
-        source = built_ptx(build, arch)
-        if not source.is_file():
-            raise ArtifactError(f"cargo did not produce {source}", "rerun with `rgpu --debug`")
-        dest = artifact_path(build, arch)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, dest)
-        return check_and_describe(dest, build.out_dir, ptxas, self.env(), codegen=self.name)
 
-
-def check_and_describe(
-    file: Path,
-    base: Path,
-    ptxas: str | None,
-    env: Mapping[str, str],
-    *,
-    codegen: str,
-    source: str = "built",
+def describe_ptx(
+    file: Path, base: Path, checked: ptx.Checked, *, codegen: str, source: str = "built"
 ) -> Artifact:
-    """ptxas-check a PTX file for its own `.target` and describe it for the manifest."""
-    text = file.read_text(encoding="utf-8", errors="replace")
-    arch, entries = ptx.target_of(text), ptx.entry_points(text)
-    if arch is None or not entries:
-        raise ArtifactError(f"{file} is not PTX with a .target and .entry functions")
-    checked = "not run: no ptxas found"
-    if ptxas is not None:
-        checked = ptx.check_with_ptxas(ptxas, file, arch, env)
-    if checked != "accepted":
-        reporter().warn(f"{file.name}: ptxas check {checked}")
-    extra = {
-        "ptx_isa": ptx.isa_version(text),
-        "ptxas": checked,
-        "tile_memory": ptx.tile_memory(text),
-    }
     return describe(
         file,
         base,
         kind="ptx",
         codegen=codegen,
-        target=arch,
-        entry_points=entries,
+        target=checked.arch,
+        entry_points=checked.entry_points,
         source=source,
-        extra=extra,
+        extra={"ptx_isa": checked.isa, "ptxas": checked.ptxas},
     )
 
 

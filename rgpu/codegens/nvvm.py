@@ -5,63 +5,58 @@ libNVVM, none of which our machines can install. The commands and the generated 
 unit-tested against Rust-CUDA's sources at the pinned rev (toolchains/nvvm.toml):
 - crates/cuda_builder/src/lib.rs: `CudaBuilder::new(crate).arch(NvvmArch::ComputeXX)
   .release(true).copy_to(file).build()`, meant for a build script (it finds the backend
-  dylib from OUT_DIR/PROFILE, then runs `cargo build --lib -Zbuild-std=core,alloc
-  --target=nvptx64-nvidia-cuda` in the kernel crate with `--target-dir <target>/cuda-builder`);
-  `pub use nvvm::*` re-exports `NvvmArch` (crates/nvvm/src/lib.rs: Compute50..Compute121).
+  from OUT_DIR/PROFILE, then runs `cargo build --lib -Zbuild-std=core,alloc
+  --target=nvptx64-nvidia-cuda` in the kernel crate with `-Zcrate-attr=no_std` and
+  `register_tool(nvvm_internal)` for every crate); `pub use nvvm::*` re-exports `NvvmArch`
+  (crates/nvvm/src/lib.rs: Compute50..Compute121).
 - crates/cuda_builder/Cargo.toml: feature `rustc_codegen_nvvm` builds the backend.
 - crates/rustc_codegen_nvvm/build.rs: LLVM_CONFIG, else `llvm-config` on PATH, version 7.x.
-- guide/src/guide/getting_started.md: git deps with `rev`, kernel crate `crate-type =
-  ["cdylib", "rlib"]`, `LD_LIBRARY_PATH=<cuda>/nvvm/lib64`.
-- container/*/Dockerfile: LLVM 7.1 in /opt/llvm-7, CUDA in /usr/local/cuda, rustup as root.
+- crates/cuda_std: the kernel crate must be built as `cdylib`; cuda_std brings the panic
+  handler; `#[kernel]` entry points take `Copy` parameters (raw pointers, not `&mut`).
 
-rgpu generates two crates in its cache (cargo-gpu does the same for spirv): an *entry* crate
-whose library root is the template's kernel/nvvm/kernels.rs, with `cuda_std` and the
-workspace's kernel crate as dependencies (so the user's workspace never depends on a git
-crate), and a *builder* crate whose build script runs CudaBuilder once per arch.
+rgpu generates two packages: the *kernel* package (codegens/standalone.py: the kernel crate
+with `rgpu`'s `nvvm` feature, which turns on the nvvm entry points and brings cuda_std, and
+cuda_std patched to the pinned git rev, so the user's workspace never depends on a git
+crate), under target/rgpu/nvvm/kernel; and a *builder* crate in rgpu's cache whose build
+script runs CudaBuilder once per arch (one rustc_codegen_nvvm build per rev, shared).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import re
-import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from rgpu import __version__
-from rgpu.artifacts import Artifact
-from rgpu.codegens import KernelBuild
+from rgpu.artifacts import manifest, ptx
+from rgpu.codegens import KernelBuild, standalone
+from rgpu.codegens.spirv import write_step
 from rgpu.config import cache_dir
-from rgpu.errors import ArtifactError, ConfigError
+from rgpu.containers.placement import Placement, local_llvm
+from rgpu.doctor.check import Check
+from rgpu.errors import ArtifactError, ConfigError, RgpuError
 from rgpu.plan import Plan, Step
+from rgpu.toolchains import rustup, tools
+from rgpu.toolchains.pins import Pin
+from rgpu.util.files import write_bytes_if_changed
 
-# Fallbacks; toolchains/nvvm.toml is the source of truth (confirmed there).
-REPOSITORY = "https://github.com/Rust-GPU/rust-cuda"
-REV = "946c91f080770f30d42d7c706ac8185969274073"
-CHANNEL = "nightly-2026-04-02"
-COMPONENTS = ("rust-src", "rustc-dev", "llvm-tools")
-IMAGES = {
-    "12": "ghcr.io/rust-gpu/rust-cuda-ubuntu24-cuda12:latest",
-    "13": "ghcr.io/rust-gpu/rust-cuda-ubuntu24-cuda13:latest",
-}
 # Where Rust-CUDA's images (and rgpu's full image) keep LLVM 7 and CUDA.
 IMAGE_LLVM_CONFIG = "/opt/llvm-7/bin/llvm-config"
 IMAGE_CUDA = "/usr/local/cuda"
-CUDA_ROOT_ENV = ("CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR")
-CUDA_DEFAULT_ROOTS = ("/usr/lib/cuda", "/usr/local/cuda", "/opt/cuda")
-# NvvmArch variants without suffix (crates/nvvm/src/lib.rs at REV).
-NVVM_ARCHS = frozenset(
-    "50 52 53 60 61 62 70 72 73 75 80 86 87 88 89 90 100 101 103 110 120 121".split()
-)
+NEED = ("nvvm",)
 # The caller's cargo setup must not leak into the nested builds.
 UNSET_ENV = (
-    "RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS", "RUSTC", "RUSTC_WRAPPER",
-    "RUSTUP_TOOLCHAIN", "CARGO_TARGET_DIR", "CARGO_BUILD_TARGET",
-)  # fmt: skip
-ENTRY_SOURCE = Path("nvvm") / "kernels.rs"  # relative to the kernel crate
+    "RUSTFLAGS",
+    "CARGO_ENCODED_RUSTFLAGS",
+    "CARGO_BUILD_RUSTFLAGS",
+    "RUSTC",
+    "RUSTC_WRAPPER",
+    "RUSTUP_TOOLCHAIN",
+    "CARGO_TARGET_DIR",
+    "CARGO_BUILD_TARGET",
+)
 NOT_IN_CI = (
     "the nvvm codegen (Rust-CUDA) is not exercised in rgpu's CI: it needs the pinned "
     "nightly's rustc-dev, LLVM 7 and CUDA, which our CI machines cannot install"
@@ -69,58 +64,74 @@ NOT_IN_CI = (
 
 
 @dataclass(frozen=True, kw_only=True)
-class Pins:
-    repository: str = REPOSITORY
-    rev: str = REV
-    channel: str = CHANNEL
-    components: tuple[str, ...] = COMPONENTS
+class NvvmPin:
+    repository: str
+    rev: str
+    channel: str
+    components: tuple[str, ...]
+    archs: frozenset[str]  # NvvmArch variants without suffix, as numbers
+    images: Mapping[str, str]  # CUDA major -> image
+    root_env: tuple[str, ...]  # the [cuda] table: where Rust-CUDA looks for the toolkit
+    default_roots: tuple[str, ...]
+    min_cuda: str
+    libnvvm: str
 
 
-def pins(table: Mapping[str, object] | None = None) -> Pins:
-    """The pins from toolchains/nvvm.toml, with the confirmed fallbacks above."""
-    if table is None:
-        from rgpu.placement import toolchain_table
-
-        table = toolchain_table("nvvm")
-    source = table.get("source")
-    source = source if isinstance(source, dict) else {}
-    comps = table.get("components")
-    return Pins(
-        repository=str(source.get("repository", REPOSITORY)),
-        rev=str(source.get("rev", REV)),
-        channel=str(table.get("channel", CHANNEL)),
-        components=tuple(str(c) for c in comps) if isinstance(comps, list) else COMPONENTS,
+def nvvm_pin(pin: Pin) -> NvvmPin:
+    archs = pin.table("nvvm").get("archs", [])
+    cuda = pin.table("cuda")
+    return NvvmPin(
+        repository=pin.source.repository,
+        rev=pin.source.rev,
+        channel=pin.channel,
+        components=pin.components,
+        archs=frozenset(str(a) for a in archs),
+        images={str(k): str(v) for k, v in pin.table("images").items()},
+        root_env=tuple(str(v) for v in cuda.get("root_env", tools.CUDA_ROOT_ENV)),
+        default_roots=tuple(str(v) for v in cuda.get("default_roots", tools.CUDA_DEFAULT_ROOTS)),
+        min_cuda=str(cuda.get("min_version", "12.0")),
+        libnvvm=str(cuda.get("libnvvm", "libnvvm.so.4")),
     )
 
 
-def nvvm_arch(arch: str) -> str:
+def nvvm_arch(arch: str, p: NvvmPin) -> str:
     """`sm_80` -> `Compute80` (the NvvmArch variant)."""
     match = re.fullmatch(r"(?:sm_|compute_)(\d+)", arch)
-    if match is None or match.group(1) not in NVVM_ARCHS:
+    if match is None or match.group(1) not in p.archs:
         raise ConfigError(
             f"CUDA arch `{arch}` is not one rustc_codegen_nvvm can target",
-            "use sm_XX with XX one of " + ", ".join(sorted(NVVM_ARCHS, key=int)),
+            "use sm_XX with XX one of " + ", ".join(sorted(p.archs, key=int)),
         )
     return f"Compute{match.group(1)}"
 
 
-@dataclass(frozen=True, kw_only=True)
-class BuilderSpec:
-    """What the generated crates need; JSON-able so a plan step can carry it."""
+@dataclass(frozen=True)
+class NvvmToolchain:
+    pin: NvvmPin
+    env: Mapping[str, str]  # the environment with LLVM_CONFIG, CUDA_PATH, LD_LIBRARY_PATH
+    checks: tuple[Check, ...] = ()  # what a local build needs (empty in a container)
 
-    workspace: str
-    kernel_dir: str
-    kernel_package: str
-    shared_dir: str
-    shared_package: str
-    out_dir: str
-    kernel_crate_name: str
-    archs: tuple[str, ...]
-    repository: str
-    rev: str
 
-    def outputs(self) -> list[tuple[str, str]]:
-        return [(a, f"{self.out_dir}/{self.kernel_crate_name}-{a}.ptx") for a in self.archs]
+def cuda_root(p: NvvmPin, env: Mapping[str, str]) -> Path | None:
+    return tools.cuda_root(env, p.root_env, p.default_roots)
+
+
+def toolchain_env(pin: Pin, placement: Placement, env: Mapping[str, str]) -> dict[str, str]:
+    p = nvvm_pin(pin)
+    if placement.in_container:
+        llvm, cuda, rest = IMAGE_LLVM_CONFIG, IMAGE_CUDA, ""
+    else:
+        found = local_llvm(pin, env)
+        llvm = found.program if found else ""
+        root = cuda_root(p, env)
+        cuda, rest = (str(root) if root else IMAGE_CUDA), env.get("LD_LIBRARY_PATH", "")
+    out = {
+        "CUDA_PATH": cuda,
+        "LD_LIBRARY_PATH": ":".join(x for x in (f"{cuda}/nvvm/lib64", rest) if x),
+    }
+    if llvm:
+        out["LLVM_CONFIG"] = llvm
+    return out
 
 
 def rust_str(value: str) -> str:
@@ -129,264 +140,285 @@ def rust_str(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def toml_str(value: str) -> str:
-    return json.dumps(value)  # a JSON string is a valid TOML basic string
+def kernel_dir(build: KernelBuild) -> Path:
+    return build.workspace.rgpu_dir / "nvvm" / "kernel"
 
 
-def _git_dep(spec: BuilderSpec, name: str, extra: str = "") -> str:
-    return f"{name} = {{ git = {toml_str(spec.repository)}, rev = {toml_str(spec.rev)}{extra} }}"
-
-
-def entry_manifest(spec: BuilderSpec) -> str:
-    entry = f"{spec.kernel_dir}/{ENTRY_SOURCE.as_posix()}"
-    return "\n".join([
-        f"# Generated by rgpu {__version__} for {spec.workspace}; rewritten on every build.",
-        "# The Rust-CUDA entry crate: its library root is the workspace's kernel/nvvm/kernels.rs.",
-        "[package]", 'name = "rgpu-nvvm-kernels"', 'version = "0.0.0"', 'edition = "2021"',
-        "publish = false", "",
-        "[lib]", f"path = {toml_str(entry)}",
-        "# cdylib: the nvptx target's only output; rlib: what cuda_builder expects.",
-        'crate-type = ["cdylib", "rlib"]', "",
-        "[dependencies]", _git_dep(spec, "cuda_std"),
-        f"kernel = {{ package = {toml_str(spec.kernel_package)}, "
-        f"path = {toml_str(spec.kernel_dir)}, features = [\"nvvm\"] }}",
-        f"shared = {{ package = {toml_str(spec.shared_package)}, "
-        f"path = {toml_str(spec.shared_dir)} }}", "",
-        "# Its own workspace: the user's Cargo.lock never sees cuda_std.", "[workspace]", "",
-    ])  # fmt: skip
-
-
-def builder_manifest(spec: BuilderSpec) -> str:
-    return "\n".join([
-        f"# Generated by rgpu {__version__}: builds {spec.kernel_package} with rustc_codegen_nvvm.",
-        "[package]", 'name = "rgpu-nvvm-builder"', 'version = "0.0.0"', 'edition = "2021"',
-        "publish = false", 'build = "build.rs"', "",
-        "[build-dependencies]",
-        _git_dep(spec, "cuda_builder", ', features = ["rustc_codegen_nvvm"]'), "",
-        "[workspace]", "",
-    ])  # fmt: skip
-
-
-def builder_build_rs(spec: BuilderSpec, entry_dir: str) -> str:
-    watch = [spec.kernel_dir, spec.shared_dir, entry_dir]
-    rows = [f"    (NvvmArch::{nvvm_arch(a)}, {rust_str(p)})," for a, p in spec.outputs()]
-    return "\n".join([
-        f"// Generated by rgpu {__version__}. One rustc_codegen_nvvm build per CUDA arch, as",
-        "// Rust-CUDA's guide does it from a build script (cuda_builder finds the backend it",
-        "// built from OUT_DIR and PROFILE, so it must run here, not from a binary).",
-        "use cuda_builder::{CudaBuilder, NvvmArch};", "",
-        f"const ENTRY_CRATE: &str = {rust_str(entry_dir)};",
-        "const WATCH: &[&str] = &[" + ", ".join(rust_str(w) for w in watch) + "];",
-        "const OUTPUTS: &[(NvvmArch, &str)] = &[", *rows, "];", "",
-        "fn main() {",
-        "    for path in WATCH {",
-        '        println!("cargo::rerun-if-changed={path}");',
-        "    }",
-        "    for &(arch, ptx) in OUTPUTS {",
-        "        // A missing output counts as changed, so a deleted PTX is rebuilt.",
-        '        println!("cargo::rerun-if-changed={ptx}");',
-        "        if let Err(err) = CudaBuilder::new(ENTRY_CRATE)",
-        "            .arch(arch)",
-        "            .release(true)",
-        "            .copy_to(ptx)",
-        "            .build()",
-        "        {",
-        '            panic!("rustc_codegen_nvvm could not build {ENTRY_CRATE} for {arch}: {err}");',
-        "        }",
-        "    }",
-        "}", "",
-    ])  # fmt: skip
-
-
-def builder_files(spec: BuilderSpec, root: Path) -> dict[Path, str]:
-    """Every file of the two generated crates, by absolute path."""
-    entry = root / "entry"
-    builder = root / "builder"
-    return {
-        entry / "Cargo.toml": entry_manifest(spec),
-        builder / "Cargo.toml": builder_manifest(spec),
-        builder / "build.rs": builder_build_rs(spec, str(entry)),
-        builder / "src" / "main.rs": "// The work happens in build.rs.\nfn main() {}\n",
-    }
-
-
-def write_builder(spec: BuilderSpec, root: Path) -> None:
-    for path, text in builder_files(spec, root).items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8")  # unchanged files keep their mtime
-
-
-def package_name(crate_dir: Path) -> str:
-    import tomllib
-
-    try:
-        with (crate_dir / "Cargo.toml").open("rb") as f:
-            return str(tomllib.load(f)["package"]["name"])
-    except (OSError, KeyError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(
-            f"cannot read the package name of {crate_dir}", f"check {crate_dir}/Cargo.toml"
-        ) from exc
-
-
-def make_spec(build: KernelBuild, p: Pins) -> BuilderSpec:
-    project = build.project
-    shared_package = package_name(project.shared_dir)
-    return BuilderSpec(
-        workspace=str(project.root),
-        kernel_dir=str(project.kernel_dir),
-        kernel_package=project.kernel_package,
-        shared_dir=str(project.shared_dir),
-        shared_package=shared_package,
-        out_dir=str(build.out_dir),
-        kernel_crate_name=project.kernel_crate_name,
-        archs=tuple(build.options.cuda_archs),
-        repository=p.repository,
-        rev=p.rev,
+def out_path(build: KernelBuild, arch: str) -> Path:
+    return (
+        build.workspace.rgpu_dir
+        / "nvvm"
+        / "out"
+        / f"{build.workspace.kernel_crate_name}-{arch}.ptx"
     )
 
 
-def builder_root(build: KernelBuild, p: Pins, env: Mapping[str, str]) -> Path:
-    """One builder per (Rust-CUDA rev, workspace): the crates hold absolute paths."""
-    ws = hashlib.sha256(str(build.project.root).encode()).hexdigest()[:12]
-    return cache_dir(env) / "nvvm" / p.rev[:12] / ws
+def builder_root(build: KernelBuild, p: NvvmPin) -> Path:
+    """One builder per (Rust-CUDA rev, workspace); their target dir is shared per rev, so
+    rustc_codegen_nvvm itself is built once."""
+    ws = hashlib.sha256(str(build.workspace.root).encode()).hexdigest()[:12]
+    return cache_dir(build.toolchain.env) / "nvvm" / p.rev[:12] / ws
 
 
-def cuda_root(env: Mapping[str, str]) -> Path | None:
-    """Rust-CUDA's search order (crates/cust_raw/build/cuda_sdk.rs)."""
-    for name in CUDA_ROOT_ENV:
-        if env.get(name):
-            return Path(env[name])
-    return next((Path(r) for r in CUDA_DEFAULT_ROOTS if Path(r).is_dir()), None)
+def shared_target(build: KernelBuild, p: NvvmPin) -> Path:
+    return cache_dir(build.toolchain.env) / "nvvm" / p.rev[:12] / "target"
 
 
-def cuda_major(root: Path | None) -> str | None:
-    try:
-        data = json.loads((root / "version.json").read_text()) if root else {}
-    except (OSError, ValueError):
-        return None
-    version = data.get("cuda", {}).get("version", "") if isinstance(data, dict) else ""
-    return version.split(".")[0] or None
+def kernel_files(build: KernelBuild, p: NvvmPin) -> dict[str, str]:
+    git = {"git": p.repository, "rev": p.rev}
+    data = standalone.manifest(
+        build.workspace,
+        package=f"{build.workspace.kernel_package}-nvvm",
+        feature="nvvm",
+        crate_types=("cdylib", "rlib"),
+        patch={"cuda_std": git},
+    )
+    return {"Cargo.toml": standalone.render(data, "rustc_codegen_nvvm (cuda_builder)")}
 
 
-def toolchain_env(in_container: bool, env: Mapping[str, str]) -> dict[str, str]:
-    """LLVM_CONFIG, CUDA_PATH and LD_LIBRARY_PATH (nvvm/lib64) for the build."""
-    from rgpu.placement import llvm7_config
-
-    if in_container:
-        llvm, cuda, rest = IMAGE_LLVM_CONFIG, IMAGE_CUDA, ""
-    else:
-        llvm, root, rest = llvm7_config(env) or "", cuda_root(env), env.get("LD_LIBRARY_PATH", "")
-        cuda = str(root) if root else IMAGE_CUDA
-    out = {
-        "CUDA_PATH": cuda,
-        "LD_LIBRARY_PATH": ":".join(p for p in (f"{cuda}/nvvm/lib64", rest) if p),
+def builder_files(build: KernelBuild, p: NvvmPin, archs: Sequence[str]) -> dict[str, str]:
+    entry = str(kernel_dir(build))
+    watch = [str(build.workspace.kernel_dir), entry]
+    rows = [
+        f"    (NvvmArch::{nvvm_arch(a, p)}, {rust_str(str(out_path(build, a)))})," for a in archs
+    ]
+    manifest_text = "\n".join(
+        [
+            f"# Generated by rgpu {__version__}: builds {build.workspace.kernel_package} with "
+            "rustc_codegen_nvvm.",
+            "[package]",
+            'name = "rgpu-nvvm-builder"',
+            'version = "0.0.0"',
+            'edition = "2021"',
+            "publish = false",
+            'build = "build.rs"',
+            "",
+            "[build-dependencies]",
+            f'cuda_builder = {{ git = "{p.repository}", rev = "{p.rev}", '
+            'features = ["rustc_codegen_nvvm"] }',
+            "",
+            "[workspace]",
+            "",
+        ]
+    )
+    build_rs = "\n".join(
+        [
+            f"// Generated by rgpu {__version__}. One rustc_codegen_nvvm build per CUDA arch, as",
+            "// Rust-CUDA's guide does it from a build script (cuda_builder finds the backend it",
+            "// built from OUT_DIR and PROFILE, so it must run here, not from a binary).",
+            "use cuda_builder::{CudaBuilder, NvvmArch};",
+            "",
+            f"const KERNEL: &str = {rust_str(entry)};",
+            "const WATCH: &[&str] = &[" + ", ".join(rust_str(w) for w in watch) + "];",
+            "const OUTPUTS: &[(NvvmArch, &str)] = &[",
+            *rows,
+            "];",
+            "",
+            "fn main() {",
+            "    for path in WATCH {",
+            '        println!("cargo::rerun-if-changed={path}");',
+            "    }",
+            "    for &(arch, ptx) in OUTPUTS {",
+            "        // A missing output counts as changed, so a deleted PTX is rebuilt.",
+            '        println!("cargo::rerun-if-changed={ptx}");',
+            "        if let Err(err) = CudaBuilder::new(KERNEL)",
+            "            .arch(arch)",
+            "            .release(true)",
+            "            .copy_to(ptx)",
+            "            .build()",
+            "        {",
+            '            panic!("rustc_codegen_nvvm could not build {KERNEL} for {arch}: {err}");',
+            "        }",
+            "    }",
+            "}",
+            "",
+        ]
+    )
+    return {
+        "Cargo.toml": manifest_text,
+        "build.rs": build_rs,
+        "src/main.rs": "// The work happens in build.rs.\nfn main() {}\n",
     }
-    if llvm:
-        out["LLVM_CONFIG"] = llvm
-    return out
-
-
-def steps(build: KernelBuild, p: Pins, root: Path, tool_env: Mapping[str, str]) -> list[Step]:
-    spec = make_spec(build, p)
-    cwd = build.project.root
-    return [
-        Step(
-            name="nvvm-toolchain",
-            description=f"install {p.channel} with {', '.join(p.components)} (once)",
-            argv=("rustup", "toolchain", "install", p.channel, "--profile", "minimal",
-                  "--component", ",".join(p.components)),
-            cwd=cwd,
-            container_ok=True,
-        ),
-        Step(
-            name="nvvm-builder-crate",
-            description=f"write the cuda_builder crate ({p.rev[:8]}) into {root}",
-            argv=(sys.executable, "-m", "rgpu.codegens.nvvm", "write-builder", str(root),
-                  json.dumps(asdict(spec), sort_keys=True)),
-            cwd=cwd,
-        ),
-        Step(
-            name="nvvm-build",
-            description=f"kernel -> PTX for {', '.join(spec.archs)} (rustc_codegen_nvvm)",
-            argv=("cargo", f"+{p.channel}", "build", "--release", "--manifest-path",
-                  str(root / "builder" / "Cargo.toml")),
-            cwd=cwd,
-            env=dict(tool_env),
-            unset_env=UNSET_ENV,
-            container_ok=True,
-        ),
-    ]  # fmt: skip
 
 
 class NvvmCodegen:
     name = "nvvm"
     artifact_kind = "ptx"
     # Rust-CUDA's images keep rustup under /root: steps run as root there, then rgpu gives
-    # what they wrote back to the invoking user (container.py, `chown_back`).
+    # what they wrote back to the invoking user (containers/runner.py, `chown_back`).
     container_as_root = True
+    installs_toolchain = False
+    exercised_in_ci = False
+    ci_setup: tuple[tuple[str, ...], ...] = ()
+    # rustc_codegen_nvvm needs LLVM 7 and libNVVM: in CI it runs in the Rust-CUDA image.
+    ci_build_args = ("--codegen", "nvvm", "--docker")
 
-    def __init__(self, env: Mapping[str, str] | None = None) -> None:
-        self._env = env
-
-    def env(self) -> Mapping[str, str]:
-        return os.environ if self._env is None else self._env
-
-    def container_image(self, env: Mapping[str, str]) -> str:
+    def image(self, pin: Pin, env: Mapping[str, str]) -> str | None:
         """Rust-CUDA's image for this machine's CUDA major (12 when none is installed)."""
-        from rgpu.placement import toolchain_table
+        p = nvvm_pin(pin)
+        major = tools.cuda_major(cuda_root(p, env)) or "12"
+        return p.images.get(major, p.images.get("12"))
 
-        images = toolchain_table("nvvm").get("images")
-        images = images if isinstance(images, dict) else IMAGES
-        major = cuda_major(cuda_root(env)) or "12"
-        return str(images.get(major, images.get("12", IMAGES["12"])))
+    def toolchain(self, pin: Pin, placement: Placement, env: Mapping[str, str]) -> NvvmToolchain:
+        full = {**env, **toolchain_env(pin, placement, env)}
+        if placement.in_container:
+            return NvvmToolchain(nvvm_pin(pin), full)
+        from rgpu.doctor.pins import pin_checks
+
+        try:
+            status, problem = rustup.status(pin, env), None
+        except RgpuError as error:
+            status, problem = None, error.message
+        checks = (*pin_checks(pin, status, problem), *native_checks(pin, env))
+        return NvvmToolchain(nvvm_pin(pin), full, checks)
+
+    def checks(self, pin: Pin, toolchain: NvvmToolchain) -> list[Check]:
+        return list(toolchain.checks)
+
+    def dep_infos(self, build: KernelBuild) -> None:
+        return None  # cuda_builder's own build script decides what to rebuild
 
     def plan(self, build: KernelBuild) -> Plan:
-        from rgpu.placement import decide
-
-        env = self.env()
-        for arch in build.options.cuda_archs:
-            nvvm_arch(arch)  # fail early on archs NvvmArch does not have
-        p = pins()
-        where = decide(self.name, build.options, env, image_for_codegen=self.container_image(env))
-        root = builder_root(build, p, env)
+        tc: NvvmToolchain = build.toolchain
+        p = tc.pin
+        archs = ptx.parse_archs(build.options.cuda_archs)
+        for arch in archs:
+            nvvm_arch(arch, p)  # fail early on archs NvvmArch does not have
+        root, cwd = builder_root(build, p), build.workspace.root
+        tool_env = {
+            k: v for k, v in tc.env.items() if k in ("LLVM_CONFIG", "CUDA_PATH", "LD_LIBRARY_PATH")
+        }
+        steps = (
+            Step(
+                name="nvvm-toolchain",
+                description=f"install {p.channel} with {', '.join(p.components)} (once)",
+                argv=(
+                    "rustup",
+                    "toolchain",
+                    "install",
+                    p.channel,
+                    "--profile",
+                    "minimal",
+                    "--component",
+                    ",".join(p.components),
+                ),
+                cwd=cwd,
+                container_ok=True,
+            ),
+            write_step(kernel_dir(build), kernel_files(build, p), cwd, "nvvm kernel package"),
+            write_step(root, builder_files(build, p, archs), cwd, "cuda_builder crate"),
+            Step(
+                name="nvvm-build",
+                description=f"kernel -> PTX for {', '.join(archs)} (rustc_codegen_nvvm)",
+                argv=(
+                    "cargo",
+                    f"+{p.channel}",
+                    "build",
+                    "--release",
+                    "--manifest-path",
+                    str(root / "Cargo.toml"),
+                    "--target-dir",
+                    str(shared_target(build, p)),
+                ),
+                cwd=cwd,
+                env=tool_env,
+                unset_env=UNSET_ENV,
+                container_ok=True,
+            ),
+        )
         notes = (
             NOT_IN_CI,
             f"Rust-CUDA {p.repository} at {p.rev}, toolchain {p.channel}",
-            f"PTX goes to {build.out_dir}/{build.project.kernel_crate_name}-<arch>.ptx",
+            f"PTX goes to {build.out_dir}/{build.workspace.kernel_crate_name}-<arch>.ptx",
         )
-        tool_env = toolchain_env(where.in_container, env)
-        return Plan(steps=tuple(steps(build, p, root, tool_env)), notes=notes)
+        return Plan(steps=steps, notes=notes)
 
-    def collect(self, build: KernelBuild) -> list[Artifact]:
-        from rgpu import ptx
-        from rgpu.codegens.nvptx import check_and_describe
+    def collect(self, build: KernelBuild) -> list[manifest.Artifact]:
+        from rgpu.codegens.nvptx import describe_ptx
 
-        ptxas = ptx.find_ptxas(self.env())
+        tc: NvvmToolchain = build.toolchain
+        ptxas = tools.find_ptxas(tc.env)
         produced = []
-        for arch, path in make_spec(build, pins()).outputs():
-            file = Path(path)
+        for arch in ptx.parse_archs(build.options.cuda_archs):
+            file = out_path(build, arch)
             if not file.is_file():
                 raise ArtifactError(f"rustc_codegen_nvvm did not produce {file} ({arch})")
-            produced.append(
-                check_and_describe(file, build.out_dir, ptxas, self.env(), codegen=self.name)
-            )
+            checked = ptx.check(file, ptxas, tc.env, shown_as=str(file), expect_arch=arch)
+            dest = build.out_dir / file.name
+            write_bytes_if_changed(dest, file.read_bytes())
+            produced.append(describe_ptx(dest, build.out_dir, checked, codegen=self.name))
         return produced
 
 
+def native_checks(pin: Pin, env: Mapping[str, str]) -> list[Check]:
+    """LLVM 7, the CUDA toolkit and libNVVM, for a build here (not in a container)."""
+    p = nvvm_pin(pin)
+    container_fix = f"or build in a Rust-CUDA container image (`rgpu toolchain show {pin.name}`)"
+    major = pin.table("llvm").get("major", 7)
+    found = tools.llvm_config(env)
+    checks: list[Check]
+    if local_llvm(pin, env) is not None and found is not None:
+        checks = [
+            Check(f"{pin.name} llvm", "ok", f"{found.program} reports {found.version}", None, NEED)
+        ]
+    else:
+        seen = f"{found.program} reports {found.version}" if found else "no llvm-config on PATH"
+        checks = [
+            Check(
+                f"{pin.name} llvm",
+                "fail",
+                f"needs LLVM {major}.x via LLVM_CONFIG or llvm-config; {seen}",
+                f"set LLVM_CONFIG to an LLVM {major} llvm-config, {container_fix}",
+                NEED,
+            )
+        ]
+    root = cuda_root(p, env)
+    if root is None:
+        min_cuda, roots = p.min_cuda, ", ".join(p.default_roots)
+        return [
+            *checks,
+            Check(
+                "cuda toolkit",
+                "fail",
+                f"no CUDA toolkit (>= {min_cuda}) in CUDA_PATH or {roots}",
+                f"install CUDA >= {min_cuda} and set CUDA_PATH, {container_fix}",
+                NEED,
+            ),
+            Check(
+                "libnvvm",
+                "fail",
+                "no CUDA toolkit, so no libNVVM",
+                f"install CUDA, {container_fix}",
+                NEED,
+            ),
+        ]
+    checks.append(Check("cuda toolkit", "ok", str(root), None, NEED))
+    soname = p.libnvvm
+    lib_dir = root / "nvvm" / "lib64"
+    if not (lib_dir / soname).exists():
+        checks.append(
+            Check(
+                "libnvvm",
+                "fail",
+                f"{lib_dir / soname} not found (CUDA 12+ ships it)",
+                "install a CUDA toolkit >= 12.0 that includes nvvm",
+                NEED,
+            )
+        )
+    elif str(lib_dir) not in env.get("LD_LIBRARY_PATH", "").split(":"):
+        checks.append(
+            Check(
+                "libnvvm",
+                "fail",
+                f"{soname} is in {lib_dir}, which is not on LD_LIBRARY_PATH "
+                "(rustc loads the codegen, which needs it)",
+                f'export LD_LIBRARY_PATH="{lib_dir}:$LD_LIBRARY_PATH"',
+                NEED,
+            )
+        )
+    else:
+        checks.append(Check("libnvvm", "ok", f"{lib_dir / soname}, on LD_LIBRARY_PATH", None, NEED))
+    return checks
+
+
 CODEGEN = NvvmCodegen()
-
-
-def main(argv: Sequence[str]) -> int:
-    """`python -m rgpu.codegens.nvvm write-builder ROOT SPEC_JSON` (the plan's step)."""
-    if len(argv) != 3 or argv[0] != "write-builder":
-        print("usage: python -m rgpu.codegens.nvvm write-builder ROOT SPEC_JSON", file=sys.stderr)
-        return 2
-    data = json.loads(argv[2])
-    data["archs"] = tuple(data["archs"])
-    write_builder(BuilderSpec(**data), Path(argv[1]))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,189 +1,251 @@
-"""The spirv codegen: rust-gpu (rustc_codegen_spirv) driven by cargo-gpu.
+"""The spirv codegen: rust-gpu (rustc_codegen_spirv) driven by cargo-gpu, both from crates.io.
 
 NOT EXECUTED on rgpu's own machines or CI: cargo-gpu installs a pinned nightly with the
 `rustc-dev` component through rustup, which cannot be downloaded there. What is tested is
-the exact plan below (commands, environment), checked against cargo-gpu's source at the
-rev pinned in toolchains/spirv.toml; the Vulkan hosts are proven with a GLSL twin of the
-kernel (a test fixture) passed as `--kernel-artifact`.
+the exact plan below and the shader crate it writes, checked against cargo-gpu's and
+rust-gpu's published sources at the version pinned in toolchains/spirv.toml; the Vulkan
+hosts are proven with GLSL twins of the kernels (test fixtures) passed as
+`--kernel-artifact`.
 
 The plan:
-1. once per rev: `cargo install --locked --git <rust-gpu> --rev <rev> cargo-gpu --root
-   <rgpu cache>/cargo-gpu/<rev>`: rgpu's own cache, never the user's ~/.cargo/bin;
-2. `<that>/bin/cargo-gpu gpu build --shader-crate kernel/spirv --output-dir
-   target/rgpu/spirv --target <target> [--auto-install-rust-toolchain]`, the last flag only
-   with the user's consent (`--yes` or RGPU_YES=1): cargo-gpu cannot ask without a TTY
-   and exits 1 ("No TTY detected ...").
-
-kernel/spirv/ is the shader crate: it compiles kernel/src with `spirv-std` at the pinned rev
-and is kept out of the workspace (its own `[workspace]`), so the host never sees the git
-dependency (cargo would clone rust-gpu for every plain `cargo build` otherwise).
-cargo-gpu finds the rust-gpu source and rev from that spirv-std dependency (`cargo metadata`,
-crates/cargo-gpu-install/src/spirv_source.rs), reads the nightly from rustc_codegen_spirv's
-build.rs at that rev, and caches the built codegen in its own cache
-(`~/.cache/rust-gpu/codegen/<source+rev8>`, crates/cargo-gpu-install/src/lib.rs; rgpu does
-not move it: the only knob is XDG_CACHE_HOME, which other tools read too).
-cargo-gpu writes `.spv` files and `manifest.json`, a list of `{source_path, entry_point,
-wgsl_entry_point}` (crates/cargo-gpu/src/linkage.rs); `collect` turns it into artifacts.
+1. once per version: `cargo install --locked cargo-gpu --version V --root <rgpu
+   cache>/cargo-gpu/V`: rgpu's own cache, never the user's ~/.cargo/bin;
+2. write the shader crate: the kernel crate restated as a standalone package
+   (codegens/standalone.py) with `rgpu`'s `spirv` feature (which brings spirv-std) and a
+   direct spirv-std dependency of the pinned version (cargo-gpu reads rust-gpu's version
+   from it), under target/rgpu/spirv/crate;
+3. `cargo-gpu gpu build --shader-crate <it> --output-dir target/rgpu/spirv/out --target
+   <target> --capabilities C ... [--auto-install-rust-toolchain]`, the last flag only with
+   the user's consent (`--yes` or RGPU_YES=1): without a TTY cargo-gpu cannot ask and
+   exits 1 ("No TTY detected ...");
+4. read cargo-gpu's manifest.json (a list of {source_path, entry_point, wgsl_entry_point})
+   and embed each .spv.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tomllib
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from rgpu import artifacts, spirv_module
-from rgpu.codegens import KernelBuild
+from rgpu.artifacts import manifest, spirv_module
+from rgpu.codegens import KernelBuild, standalone
 from rgpu.config import cache_dir
-from rgpu.errors import ArtifactError, ToolchainError
+from rgpu.containers.placement import Placement
+from rgpu.doctor.check import Check
+from rgpu.errors import ArtifactError, RgpuError
 from rgpu.plan import Plan, Step
-from rgpu.resources import toolchains_dir
+from rgpu.toolchains import rustup
+from rgpu.toolchains.pins import Pin
+from rgpu.util.files import write_bytes_if_changed
 
-OUTPUT_SUBDIR = "spirv"
-SHADER_CRATE_SUBDIR = "spirv"  # under the kernel crate
 CARGO_GPU_MANIFEST = "manifest.json"
-# The nested cargo must not inherit these (REFERENCE.md section 1: spirv-builder strips
-# them too); RUSTUP_TOOLCHAIN would override the pinned nightly cargo-gpu selects.
+# The nested cargo must not inherit these (spirv-builder strips them too: cargo_cmd.rs);
+# RUSTUP_TOOLCHAIN would override the pinned nightly cargo-gpu selects.
 UNSET_ENV = ("RUSTC", "RUSTC_WRAPPER", "RUSTFLAGS", "RUSTUP_TOOLCHAIN", "CARGO_TARGET_DIR")
+NOT_IN_CI = (
+    "the spirv codegen (rust-gpu via cargo-gpu) is not exercised on rgpu's CI: it needs "
+    "rustup and the rustc-dev component of a pinned nightly"
+)
 
 
 @dataclass(frozen=True, kw_only=True)
-class Pin:
-    source: str
-    rev: str
+class SpirvPin:
+    version: str  # rust-gpu's crates.io version: spirv-std, cargo-gpu, rustc_codegen_spirv
     channel: str
     components: tuple[str, ...]
     target: str
+    capabilities: tuple[str, ...]
 
 
-def load_pin(path: Path | None = None) -> Pin:
-    path = path or toolchains_dir() / "spirv.toml"
-    data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
-    extra = data.get("cargo-gpu", {}).get("extra_components", [])
-    return Pin(
-        source=str(data["source"]["repository"]),
-        rev=str(data["source"]["rev"]),
-        channel=str(data["channel"]),
-        components=tuple(str(c) for c in [*data["components"], *extra]),
-        target=str(data["build"]["target"]),
+def spirv_pin(pin: Pin) -> SpirvPin:
+    build = pin.table("build")
+    extra = pin.table("cargo-gpu").get("extra_components", [])
+    return SpirvPin(
+        version=str(pin.table("cargo-gpu").get("version", pin.source.rev)),
+        channel=pin.channel,
+        components=tuple(str(c) for c in [*pin.components, *extra]),
+        target=str(build.get("target", "spirv-unknown-vulkan1.2")),
+        capabilities=tuple(str(c) for c in build.get("capabilities", [])),
     )
 
 
-def cargo_gpu_root(pin: Pin, env: Mapping[str, str]) -> Path:
-    return cache_dir(env) / "cargo-gpu" / pin.rev
+@dataclass(frozen=True)
+class SpirvToolchain:
+    pin: SpirvPin
+    cargo_gpu: Path  # where rgpu keeps (or will install) cargo-gpu
+    status: rustup.Status | None
+    problem: str | None  # rustup failed to answer
 
 
-def cargo_gpu_binary(pin: Pin, env: Mapping[str, str]) -> Path:
-    return cargo_gpu_root(pin, env) / "bin" / "cargo-gpu"
+def cargo_gpu_root(p: SpirvPin, env: Mapping[str, str]) -> Path:
+    return cache_dir(env) / "cargo-gpu" / p.version
 
 
-def install_step(pin: Pin, env: Mapping[str, str], cwd: Path) -> Step:
-    return Step(
-        name="install-cargo-gpu",
-        description=f"install cargo-gpu {pin.rev[:8]} into rgpu's cache",
-        argv=(
-            "cargo",
-            "install",
-            "--locked",
-            "--git",
-            pin.source,
-            "--rev",
-            pin.rev,
-            "cargo-gpu",
-            "--root",
-            str(cargo_gpu_root(pin, env)),
-        ),
-        cwd=cwd,
-        unset_env=UNSET_ENV,
-    )
-
-
-def toolchain_hint(pin: Pin) -> str:
-    components = ",".join(pin.components)
-    return (
-        "if cargo-gpu stopped at \"No TTY detected so can't ask for consent to install Rust "
-        'toolchain", allow the install: rerun the same `rgpu build` with --yes (or '
-        f"RGPU_YES=1), or install it yourself: `rustup toolchain install {pin.channel} -c "
-        f"{components}`"
-    )
-
-
-def build_step(pin: Pin, build: KernelBuild, env: Mapping[str, str]) -> Step:
-    consent = ("--auto-install-rust-toolchain",) if build.options.yes else ()
-    return Step(
-        name="spirv-kernel",
-        description=f"kernel -> SPIR-V ({pin.target}) with rust-gpu {pin.rev[:8]}",
-        argv=(
-            str(cargo_gpu_binary(pin, env)),
-            "gpu",
-            "build",
-            "--shader-crate",
-            str(shader_crate(build)),
-            "--output-dir",
-            str(output_dir(build)),
-            "--target",
-            pin.target,
-            *consent,
-        ),
-        cwd=build.project.root,
-        unset_env=UNSET_ENV,
-        hint=None if build.options.yes else toolchain_hint(pin),
-    )
-
-
-def shader_crate(build: KernelBuild) -> Path:
-    return build.project.kernel_dir / SHADER_CRATE_SUBDIR
+def crate_dir(build: KernelBuild) -> Path:
+    return build.workspace.rgpu_dir / "spirv" / "crate"
 
 
 def output_dir(build: KernelBuild) -> Path:
-    return build.out_dir / OUTPUT_SUBDIR
+    return build.workspace.rgpu_dir / "spirv" / "out"
 
 
-def consent_note(pin: Pin) -> str:
+def toolchain_hint(p: SpirvPin) -> str:
     return (
-        f"cargo-gpu installs toolchain {pin.channel} ({', '.join(pin.components)}) through "
-        "rustup if it is missing; rgpu allows that only with --yes (or RGPU_YES=1)"
+        "if cargo-gpu stopped at \"No TTY detected so can't ask for consent to install Rust "
+        'toolchain", allow the install: rerun the same `rgpu build` with --yes (or '
+        f"RGPU_YES=1), or install it yourself: `rgpu toolchain install spirv --yes` "
+        f"(`rustup toolchain install {p.channel} -c {','.join(p.components)}`)"
+    )
+
+
+def shader_crate(build: KernelBuild, p: SpirvPin) -> dict[str, str]:
+    """The shader crate's files (relative path -> text)."""
+    data = standalone.manifest(
+        build.workspace,
+        package=f"{build.workspace.kernel_package}-spirv",
+        feature="spirv",
+        crate_types=("rlib", "dylib"),
+        extra_dependencies={"spirv-std": {"version": f"={p.version}"}},
+    )
+    data["lints"] = {
+        "rust": {
+            "unexpected_cfgs": {
+                "level": "allow",
+                "check-cfg": ['cfg(target_arch, values("spirv"))'],
+            }
+        }
+    }
+    return {"Cargo.toml": standalone.render(data, "rust-gpu (cargo-gpu)")}
+
+
+def write_step(directory: Path, files: Mapping[str, str], cwd: Path, what: str) -> Step:
+    """A plan step that writes generated files (only those that changed)."""
+    return Step(
+        name="write-crate",
+        description=f"write the {what} into {directory}",
+        argv=(
+            sys.executable,
+            "-m",
+            "rgpu.codegens.write_files",
+            str(directory),
+            json.dumps(dict(files), sort_keys=True),
+        ),
+        cwd=cwd,
     )
 
 
 class SpirvCodegen:
     name = "spirv"
     artifact_kind = "spirv"
+    container_as_root = False
+    installs_toolchain = True
+    exercised_in_ci = False
+    ci_setup = (("rgpu", "toolchain", "install", "spirv", "--yes"),)
+    ci_build_args: tuple[str, ...] = ()
+
+    def image(self, pin: Pin, env: Mapping[str, str]) -> str | None:
+        return None
+
+    def toolchain(self, pin: Pin, placement: Placement, env: Mapping[str, str]) -> SpirvToolchain:
+        p = spirv_pin(pin)
+        try:
+            status, problem = rustup.status(pin, env), None
+        except RgpuError as error:
+            status, problem = None, error.message
+        return SpirvToolchain(p, cargo_gpu_root(p, env) / "bin" / "cargo-gpu", status, problem)
+
+    def checks(self, pin: Pin, toolchain: SpirvToolchain) -> list[Check]:
+        from rgpu.doctor.pins import pin_checks
+
+        found = toolchain
+        checks = pin_checks(pin, found.status, found.problem)
+        if found.cargo_gpu.is_file():
+            checks.append(Check("spirv cargo-gpu", "ok", str(found.cargo_gpu), None, ("spirv",)))
+        else:
+            checks.append(
+                Check(
+                    "spirv cargo-gpu",
+                    "ok",
+                    f"not installed yet: the first spirv build installs cargo-gpu "
+                    f"{found.pin.version} into {found.cargo_gpu.parent.parent}",
+                    None,
+                    ("spirv",),
+                )
+            )
+        return checks
 
     def plan(self, build: KernelBuild) -> Plan:
-        env = os.environ
-        pin = load_pin()
-        if not (shader_crate(build) / "Cargo.toml").is_file():
-            raise ToolchainError(
-                f"{shader_crate(build)} (the rust-gpu shader crate) is missing",
-                "create the workspace with `rgpu new` from rgpu >= this version, or copy "
-                "kernel/spirv/ from a fresh `rgpu new` workspace",
-            )
+        tc: SpirvToolchain = build.toolchain
+        p, root = tc.pin, build.workspace.root
         steps: list[Step] = []
-        if not cargo_gpu_binary(pin, env).is_file():
-            steps.append(install_step(pin, env, build.project.root))
-        steps.append(build_step(pin, build, env))
-        notes: tuple[str, ...] = (
-            "the spirv codegen (rust-gpu via cargo-gpu) is not exercised on rgpu's CI: it "
-            "needs rustup and the rustc-dev component of a pinned nightly",
+        if not tc.cargo_gpu.is_file():
+            steps.append(
+                Step(
+                    name="install-cargo-gpu",
+                    description=f"install cargo-gpu {p.version} into rgpu's cache (once)",
+                    argv=(
+                        "cargo",
+                        "install",
+                        "--locked",
+                        "cargo-gpu",
+                        "--version",
+                        p.version,
+                        "--root",
+                        str(tc.cargo_gpu.parent.parent),
+                    ),
+                    cwd=root,
+                    unset_env=UNSET_ENV,
+                )
+            )
+        steps.append(write_step(crate_dir(build), shader_crate(build, p), root, "shader crate"))
+        caps = tuple(a for c in p.capabilities for a in ("--capabilities", c))
+        consent = ("--auto-install-rust-toolchain",) if build.options.yes else ()
+        steps.append(
+            Step(
+                name="spirv-kernel",
+                description=f"kernel -> SPIR-V ({p.target}) with rust-gpu {p.version}",
+                argv=(
+                    str(tc.cargo_gpu),
+                    "gpu",
+                    "build",
+                    "--shader-crate",
+                    str(crate_dir(build)),
+                    "--output-dir",
+                    str(output_dir(build)),
+                    "--target",
+                    p.target,
+                    *caps,
+                    *consent,
+                ),
+                cwd=root,
+                unset_env=UNSET_ENV,
+                hint=None if build.options.yes else toolchain_hint(p),
+            )
         )
+        notes = [NOT_IN_CI]
         if not build.options.yes:
-            notes += (consent_note(pin),)
-        return Plan(steps=tuple(steps), notes=notes)
+            notes.append(
+                f"cargo-gpu installs toolchain {p.channel} ({', '.join(p.components)}) through "
+                "rustup if it is missing; rgpu allows that only with --yes (or RGPU_YES=1)"
+            )
+        return Plan(steps=tuple(steps), notes=tuple(notes))
 
-    def collect(self, build: KernelBuild) -> list[artifacts.Artifact]:
-        return collect_from(output_dir(build), build.out_dir, shader_crate(build), load_pin())
+    def collect(self, build: KernelBuild) -> list[manifest.Artifact]:
+        tc: SpirvToolchain = build.toolchain
+        return collect_from(output_dir(build), build.out_dir, crate_dir(build), tc.pin)
+
+    def dep_infos(self, build: KernelBuild) -> None:
+        return None  # cargo-gpu decides itself what to rebuild
 
 
 def read_cargo_gpu_manifest(directory: Path) -> list[dict[str, str]]:
     path = directory / CARGO_GPU_MANIFEST
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        entries = [
+        return [
             {"source_path": str(e["source_path"]), "entry_point": str(e["entry_point"])}
             for e in data
         ]
@@ -192,19 +254,16 @@ def read_cargo_gpu_manifest(directory: Path) -> list[dict[str, str]]:
             f"cargo-gpu's {path} is missing or not what rgpu expects: {exc}",
             "rebuild with `rgpu build --backend wgpu --yes`",
         ) from exc
-    return entries
 
 
-def collect_from(
-    directory: Path, base: Path, crate_dir: Path, pin: Pin
-) -> list[artifacts.Artifact]:
-    """cargo-gpu's manifest.json -> one artifact per .spv, with its entry points."""
+def collect_from(directory: Path, base: Path, crate: Path, p: SpirvPin) -> list[manifest.Artifact]:
+    """cargo-gpu's manifest.json -> one artifact per .spv, copied into the kernels dir."""
     by_file: dict[Path, list[str]] = {}
     for entry in read_cargo_gpu_manifest(directory):
-        # source_path is relative to the shader crate when the file lies under it
-        # (crates/cargo-gpu/src/build.rs), else absolute.
+        # source_path is relative to the shader crate when the file lies under it, else
+        # absolute (crates/cargo-gpu/src/build.rs).
         spv = Path(entry["source_path"])
-        spv = spv if spv.is_absolute() else crate_dir / spv
+        spv = spv if spv.is_absolute() else crate / spv
         by_file.setdefault(spv, []).append(entry["entry_point"])
     found = []
     for spv, entry_points in sorted(by_file.items()):
@@ -215,16 +274,21 @@ def collect_from(
                 f"{spv} lacks entry points cargo-gpu listed: {', '.join(missing)}",
                 "rebuild with `rgpu build --backend wgpu --yes`",
             )
-        validated = spirv_module.validate(spv, pin.target)
+        validated = spirv_module.validate(spv, p.target)
+        dest = base / spv.name
+        write_bytes_if_changed(dest, spv.read_bytes())
         found.append(
-            artifacts.describe(
-                spv,
+            manifest.describe(
+                dest,
                 base,
                 kind="spirv",
                 codegen="spirv",
-                target=pin.target,
+                target=p.target,
                 entry_points=entry_points,
-                extra={"spirv_val": validated, "rust_gpu_rev": pin.rev},
+                extra={
+                    "spirv_val": "accepted" if validated else "not run: no spirv-val",
+                    "rust_gpu": p.version,
+                },
             )
         )
     return found

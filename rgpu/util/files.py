@@ -1,4 +1,9 @@
-"""Small file helpers kept free of heavy imports (they sit on the no-op build path)."""
+"""Small file helpers kept free of heavy imports (they sit on the no-op build path).
+
+Every file rgpu writes that another program reads (artifacts, manifests, generated crates,
+state) is written atomically, and only when its content changes: an unchanged file keeps its
+bytes and its timestamp, so cargo (which compares timestamps) sees nothing new.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +11,35 @@ import os
 from pathlib import Path
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so readers see the old file or the new one, never half."""
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Readers see the old file or the new one, never half of one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with tmp.open("w", encoding="utf-8") as f:
-            f.write(text)
+        with tmp.open("wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def write_bytes_if_changed(path: Path, data: bytes) -> bool:
+    """Write `data` atomically unless the file already holds exactly it; True if written."""
+    try:
+        if path.is_file() and path.stat().st_size == len(data) and path.read_bytes() == data:
+            return False
+    except OSError:
+        pass
+    _atomic_write(path, data)
+    return True
+
+
+def write_text_if_changed(path: Path, text: str) -> bool:
+    return write_bytes_if_changed(path, text.encode("utf-8"))
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    _atomic_write(path, text.encode("utf-8"))

@@ -1,0 +1,152 @@
+"""Kernel artifacts made outside rgpu (`rgpu build --kernel-artifact FILE`).
+
+They stand in for a codegen's output. Each is checked where the user keeps it (its kind
+fits a backend being built, it is PTX/SPIR-V, its target, its entry points: the workspace's
+own kernels, ptxas / spirv-val), every message names the user's file, and only a file that
+passed is copied into the kernels directory (under `external/`) and recorded with codegen
+"external" and its source path, so later builds and runs reuse it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from rgpu.artifacts import manifest, ptx, spirv_module
+from rgpu.errors import ArtifactError, UsageError
+from rgpu.util.files import write_bytes_if_changed
+
+EXTERNAL_DIR = "external"
+# File suffix -> artifact kind.
+KINDS = {".spv": "spirv", ".ptx": "ptx"}
+KIND_NAMES = {"spirv": "SPIR-V (.spv)", "ptx": "PTX (.ptx)"}
+SPIRV_TARGET = "spirv-unknown-vulkan1.2"
+
+
+def kind_of(path: Path) -> str:
+    try:
+        return KINDS[path.suffix]
+    except KeyError:
+        raise UsageError(
+            f"--kernel-artifact {path}: unknown kind of kernel artifact",
+            f"pass a file ending in {', '.join(sorted(KINDS))}",
+        ) from None
+
+
+def check_kinds(paths: Sequence[Path], needed: dict[str, tuple[str, ...]]) -> None:
+    """Every file must be of a kind a backend being built uses (`needed`: kind ->
+    backends)."""
+    for path in paths:
+        kind = kind_of(path)
+        if kind not in needed:
+            wanted = ", ".join(f"{KIND_NAMES[k]} for {'/'.join(b)}" for k, b in needed.items())
+            backends = {"ptx": "cuda", "spirv": "wgpu or ash"}[kind]
+            raise UsageError(
+                f"--kernel-artifact {path} is {KIND_NAMES[kind]}, which the {backends} "
+                f"backend runs, but this build is for "
+                + (wanted or "the cpu backend, which embeds no kernels"),
+                f"add `--backend {backends.split()[0]}`, or pass "
+                + (wanted or "no --kernel-artifact"),
+            )
+
+
+def _missing_entries(path: Path, have: Iterable[str], required: Sequence[str]) -> None:
+    present = set(have)
+    missing = [e for e in required if e not in present]
+    if missing:
+        raise ArtifactError(
+            f"--kernel-artifact {path} lacks the workspace's kernels {', '.join(missing)} "
+            f"(it has: {', '.join(sorted(present)) or 'none'})",
+            "build it from this workspace's kernel crate (its #[rgpu::kernel] functions)",
+        )
+
+
+def _check_spirv(path: Path, required: Sequence[str]) -> tuple[tuple[str, ...], dict[str, str]]:
+    info = spirv_module.inspect(path)
+    if not info.compute_entry_points:
+        raise ArtifactError(
+            f"--kernel-artifact {path} has no compute entry point",
+            "pass the module the kernel crate compiles to",
+        )
+    _missing_entries(path, info.compute_entry_points, required)
+    validated = spirv_module.validate(path, SPIRV_TARGET)
+    extra = {
+        "spirv_val": "accepted" if validated else "not run: no spirv-val",
+        "spirv_version": "{}.{}".format(*info.version),
+    }
+    return info.compute_entry_points, extra
+
+
+def collect(
+    paths: Sequence[Path],
+    out_dir: Path,
+    *,
+    required: Sequence[str],
+    cuda_archs: Sequence[str],
+    ptxas: str | None,
+) -> list[manifest.Artifact]:
+    """Check each file in place, then copy it under `out_dir/external/` and describe it."""
+    found: list[manifest.Artifact] = []
+    for path in paths:
+        if not path.is_file():
+            raise UsageError(f"--kernel-artifact {path}: no such file", "check the path")
+        kind = kind_of(path)
+        source = str(path.resolve())
+        if kind == "spirv":
+            entries, extra = _check_spirv(path, required)
+            target = SPIRV_TARGET
+        else:
+            checked = ptx.check(
+                path,
+                ptxas,
+                os.environ,
+                shown_as=f"--kernel-artifact {path}",
+                allowed_archs=cuda_archs,
+            )
+            _missing_entries(path, checked.entry_points, required)
+            entries, target = checked.entry_points, checked.arch
+            extra = {"ptx_isa": checked.isa, "ptxas": checked.ptxas}
+        copy = out_dir / EXTERNAL_DIR / path.name
+        write_bytes_if_changed(copy, path.read_bytes())
+        found.append(
+            manifest.describe(
+                copy,
+                out_dir,
+                kind=kind,
+                codegen="external",
+                target=target,
+                entry_points=entries,
+                source=source,
+                extra=extra,
+            )
+        )
+    _one_per_target(found)
+    return found
+
+
+def _one_per_target(found: Sequence[manifest.Artifact]) -> None:
+    seen: dict[tuple[str, str], str] = {}
+    for artifact in found:
+        key = (artifact.kind, artifact.target)
+        if key in seen:
+            raise UsageError(
+                f"--kernel-artifact {seen[key]} and {artifact.source} are both "
+                f"{KIND_NAMES[artifact.kind]} for {artifact.target}",
+                "pass one file per kind and target",
+            )
+        seen[key] = artifact.source
+    names = [a.path for a in found]
+    if len(set(names)) != len(names):
+        raise UsageError(
+            "two --kernel-artifact files have the same name",
+            "give them different file names",
+        )
+
+
+def reusable(
+    previous: Sequence[manifest.Artifact], kinds: Iterable[str]
+) -> list[manifest.Artifact]:
+    """External artifacts of an earlier build for these kinds, when still in place."""
+    wanted = set(kinds)
+    return [a for a in previous if a.codegen == "external" and a.kind in wanted]

@@ -1,0 +1,192 @@
+"""PTX: CUDA arch names, what a PTX file says about itself (`.version`, `.target`, `.entry`),
+and the one check every PTX gets before it is embedded (built or given with
+--kernel-artifact): it is PTX, its target is an arch rgpu knows and was asked for, and ptxas
+assembles it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from rgpu.errors import ArtifactError, UsageError
+from rgpu.util import cmd
+
+# sm_70, sm_90a, sm_100f: the forms `-Ctarget-cpu` and `ptxas -arch` accept.
+_ARCH = re.compile(r"^sm_(\d{2,3})([af]?)$")
+_ENTRY = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+([A-Za-z_$][\w$]*)", re.M)
+_TARGET = re.compile(r"^\s*\.target\s+(\S+?)\s*(?:,|$)", re.M)
+_VERSION = re.compile(r"^\s*\.version\s+(\d+\.\d+)", re.M)
+_SHARED = re.compile(r"^\s*\.shared\s", re.M)
+# Every compute capability NVIDIA has shipped (CUDA 13 programming guide, compute
+# capabilities table): PTX for any other `sm_XX` is refused as not a GPU that exists.
+KNOWN_ARCHS = frozenset(
+    "50 52 53 60 61 62 70 72 75 80 86 87 88 89 90 100 101 103 110 120 121".split()
+)
+ARCH_HINT = "use names like sm_75,sm_80,sm_90, or `native` for this machine's GPU"
+
+
+def arch_number(arch: str) -> int:
+    """`sm_86` -> 86; anything but a known CUDA arch is a UsageError."""
+    match = _ARCH.match(arch)
+    if match is None:
+        raise UsageError(f"`{arch}` is not a CUDA arch name", ARCH_HINT)
+    if match.group(1) not in KNOWN_ARCHS:
+        raise UsageError(
+            f"`{arch}` is not a CUDA arch (known: sm_"
+            + ", sm_".join(sorted(KNOWN_ARCHS, key=int))
+            + ")",
+            ARCH_HINT,
+        )
+    return int(match.group(1))
+
+
+def parse_archs(values: Iterable[str], env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Comma-separated arch lists -> sorted unique arch names; `native` asks nvidia-smi."""
+    names: list[str] = []
+    for value in values:
+        for part in (p.strip().lower() for p in value.split(",")):
+            if part == "native":
+                names += native_archs(env)
+            elif part:
+                arch_number(part)
+                names.append(part)
+    if not names:
+        raise UsageError("no CUDA arch given", "pass --arch sm_75,sm_80,sm_90 or --arch native")
+    return tuple(sorted(dict.fromkeys(names), key=lambda a: (arch_number(a), a)))
+
+
+def native_archs(env: Mapping[str, str] | None = None) -> list[str]:
+    """The arch of every GPU nvidia-smi lists (compute capability 9.0 -> sm_90)."""
+    hint = "pass the arch instead, e.g. --arch sm_80 (or run on a machine with an NVIDIA GPU)"
+    if cmd.which("nvidia-smi", env) is None:
+        raise UsageError("--arch native needs nvidia-smi, which is not on PATH", hint)
+    result = cmd.run(
+        ["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+        env=env,
+        capture=True,
+        check=False,
+        echo=False,
+    )
+    caps = [line.strip() for line in result.stdout.splitlines() if line.strip()]
+    if result.returncode != 0 or not caps:
+        raise UsageError("--arch native: nvidia-smi found no GPU", hint)
+    return [arch_of_capability(cap) for cap in caps]
+
+
+def arch_of_capability(cap: str) -> str:
+    """`9.0` -> `sm_90`."""
+    major, _, minor = cap.partition(".")
+    if not (major.isdigit() and minor.isdigit()):
+        raise UsageError(f"unexpected compute capability `{cap}` from nvidia-smi")
+    return f"sm_{int(major)}{int(minor)}"
+
+
+def entry_points(text: str) -> tuple[str, ...]:
+    return tuple(_ENTRY.findall(text))
+
+
+def target_of(text: str) -> str | None:
+    match = _TARGET.search(text)
+    return match.group(1) if match else None
+
+
+def isa_version(text: str) -> str | None:
+    match = _VERSION.search(text)
+    return match.group(1) if match else None
+
+
+def declares_shared(text: str) -> bool:
+    return bool(_SHARED.search(text))
+
+
+@dataclass(frozen=True)
+class Checked:
+    arch: str
+    entry_points: tuple[str, ...]
+    isa: str
+    ptxas: str  # "accepted", or why it was not run
+
+
+def read(file: Path, shown_as: str) -> str:
+    """The PTX text of `file`; an empty or binary file is an ArtifactError naming
+    `shown_as` (the path the user knows)."""
+    data = file.read_bytes()
+    if not data.strip():
+        raise ArtifactError(f"{shown_as} is empty, not PTX", "pass the .ptx file a build wrote")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ArtifactError(
+            f"{shown_as} is not PTX (not text)", "pass the .ptx file a build wrote"
+        ) from None
+
+
+def check(
+    file: Path,
+    ptxas: str | None,
+    env: Mapping[str, str],
+    *,
+    shown_as: str,
+    expect_arch: str | None = None,
+    allowed_archs: Iterable[str] | None = None,
+) -> Checked:
+    """Everything rgpu checks before a PTX file is embedded; errors name `shown_as`."""
+    text = read(file, shown_as)
+    version, arch, entries = isa_version(text), target_of(text), entry_points(text)
+    if version is None or arch is None or not entries:
+        missing = [n for n, v in ((".version", version), (".target", arch)) if v is None]
+        if not entries:
+            missing.append(".entry")
+        raise ArtifactError(
+            f"{shown_as} is not PTX rgpu can embed: no {', '.join(missing)} line",
+            "pass a .ptx file with kernels in it (what `rgpu build --backend cuda` writes)",
+        )
+    try:
+        arch_number(arch)
+    except UsageError as error:
+        raise ArtifactError(
+            f"{shown_as} targets `{arch}`: {error.message.split(': ', 1)[-1]}",
+            "build the PTX for a real GPU arch, e.g. `-Ctarget-cpu=sm_80`",
+        ) from None
+    if expect_arch is not None and arch != expect_arch:
+        raise ArtifactError(
+            f"{shown_as} is PTX for {arch}, but {expect_arch} was asked for",
+            f"build it for {expect_arch}, or ask for --arch {arch}",
+        )
+    allowed = tuple(allowed_archs or ())
+    if allowed and arch not in allowed:
+        raise ArtifactError(
+            f"{shown_as} is PTX for {arch}, but the build asks for {', '.join(allowed)}",
+            f"pass --arch {arch} (or add it to cuda-archs), or give PTX built for "
+            f"{' or '.join(allowed)}",
+        )
+    checked = "not run: no ptxas found"
+    if ptxas is not None:
+        checked = check_with_ptxas(ptxas, file, arch, env, shown_as)
+    return Checked(arch, entries, version, checked)
+
+
+def check_with_ptxas(
+    ptxas: str, file: Path, arch: str, env: Mapping[str, str], shown_as: str
+) -> str:
+    """Assemble ``file`` for ``arch``: "accepted", or why it was not checked (this ptxas
+    does not know the arch: CUDA 13 dropped sm_70/sm_72). A rejection is an ArtifactError
+    with ptxas's words."""
+    result = cmd.run(
+        [ptxas, f"-arch={arch}", str(file), "-o", "/dev/null"],
+        env=env,
+        capture=True,
+        check=False,
+        echo=False,
+    )
+    if result.returncode != 0 and "is not defined for option 'gpu-name'" in result.stderr:
+        return f"not run: this ptxas does not support {arch}"
+    if result.returncode != 0:
+        detail = (result.stderr or result.stdout).strip()
+        raise ArtifactError(
+            f"ptxas rejected {shown_as} for {arch}:\n{detail}",
+            "fix the kernel (or the arch list) and run `rgpu build --backend cuda` again",
+        )
+    return "accepted"

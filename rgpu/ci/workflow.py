@@ -1,0 +1,206 @@
+"""`rgpu ci init`: a GitHub Actions workflow that proves every backend on GPU-less runners.
+
+``JOB_COMMANDS`` is the one list of the rgpu commands each CI job runs. The workflow's
+``run:`` lines are rendered from it, and the integration tests execute the same commands,
+so the workflow cannot drift from what is tested.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rgpu import __version__
+from rgpu.errors import DestinationError, UsageError
+
+WORKFLOW_PATH = Path(".github") / "workflows" / "rgpu.yml"
+TEMPLATE = Path("ci") / "rgpu.yml.jinja"
+
+Command = tuple[str, ...]
+DIST_NAME = "rgpu-cli"  # rgpu's name on PyPI; the PyPI name `rgpu` is an unrelated project
+# The runners have no GPU: these backends run there (lavapipe is a real Vulkan device on the
+# CPU); CUDA jobs compile, check the PTX with ptxas and upload it.
+RUNS_ON_RUNNER = ("cpu", "wgpu", "ash")
+
+
+def job_commands(
+    backend: str, build_args: Sequence[str], ci_run: Sequence[str] | None
+) -> tuple[Command, ...]:
+    """The rgpu commands of one job, in order: build, then the workspace's own tests and
+    the configured `rgpu run` (`ci-run` in [workspace.metadata.rgpu]) where the backend
+    runs, or the ptxas check where it cannot."""
+    build: Command = ("rgpu", "build", "--backend", backend, *build_args)
+    if backend not in RUNS_ON_RUNNER:
+        return (build, ("rgpu", "ci", "check-ptx"))
+    commands: list[Command] = [build, ("rgpu", "test", "--backend", backend)]
+    if ci_run is not None:
+        commands.append(("rgpu", "run", "--backend", backend, *ci_run))
+    return tuple(commands)
+
+
+DEFAULT_BACKENDS: tuple[str, ...] = ("cpu", "wgpu", "ash", "cuda")
+
+# Action majors, confirmed current in November 2026 (release notes and dependabot bumps):
+# checkout v6 (Nov 2025), cache v5 (Dec 2025), upload-artifact v7 (Feb 2026),
+# setup-python v7 (Jul 2026; it dropped the pip-install input, which we do not use).
+# Rust comes from the rustup that every GitHub-hosted runner has, so no third-party action
+# runs with the job's token.
+ACTIONS: dict[str, str] = {
+    "checkout": "actions/checkout@v6",
+    "cache": "actions/cache@v5",
+    "upload_artifact": "actions/upload-artifact@v7",
+    "setup_python": "actions/setup-python@v7",
+}
+PYTHON_VERSION = "3.12"
+# Mesa's software Vulkan driver on the ubuntu runners (package mesa-vulkan-drivers).
+LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
+CPU_RUNNERS = ("ubuntu-latest", "macos-latest", "windows-latest")
+
+
+def shell_line(command: Command) -> str:
+    return shlex.join(command)
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    kind: str  # "cpu", "vulkan" or "cuda": which setup steps it gets
+    backend: str
+    codegen: str | None
+    setup: tuple[str, ...]
+    commands: tuple[str, ...]
+
+
+def jobs_for(backends: Sequence[str], ci_run: Sequence[str] | None = None) -> list[Job]:
+    """One job per backend and codegen (the codegen's pinned toolchain is its setup)."""
+    from rgpu import codegens
+    from rgpu.backends import get_backend
+
+    jobs = []
+    for backend in backends:
+        artifact = get_backend(backend).artifact
+        kind = {None: "cpu", "spirv": "vulkan", "ptx": "cuda"}[artifact]
+        names = codegens.for_backend(backend)
+        for name in names or (None,):
+            codegen = codegens.get(name) if name else None
+            job_id = f"{backend}-{name}" if len(names) > 1 else backend
+            setup = tuple(shell_line(c) for c in (codegen.ci_setup if codegen else ()))
+            args = codegen.ci_build_args if codegen else ()
+            lines = tuple(shell_line(c) for c in job_commands(backend, args, ci_run))
+            jobs.append(Job(job_id, kind, backend, name, setup=setup, commands=lines))
+    return jobs
+
+
+def parse_backends(values: Sequence[str]) -> tuple[str, ...]:
+    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    if not names:
+        return DEFAULT_BACKENDS
+    from rgpu.backends import get_backend
+
+    for name in names:
+        get_backend(name)  # unknown names fail with a did-you-mean
+    return tuple(dict.fromkeys(names))
+
+
+def toolchains_key() -> str:
+    """A cache key for rgpu's toolchain cache: the pinned toolchain files and rgpu's version."""
+    from rgpu.resources import toolchains_dir
+
+    digest = hashlib.sha256(__version__.encode())
+    for path in sorted(toolchains_dir().glob("*.toml")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Rendered:
+    path: Path  # where the workflow goes
+    text: str
+    working_directory: str  # the Cargo workspace, relative to the repository root
+
+
+def repository_root(workspace: Path) -> Path:
+    """GitHub reads workflows from the repository root, which may sit above the workspace."""
+    for candidate in (workspace, *workspace.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return workspace
+
+
+def render(
+    workspace: Path, backends: Sequence[str], rgpu_source: str, ci_run: Sequence[str] | None = None
+) -> Rendered:
+    import jinja2
+
+    from rgpu.resources import templates_dir
+
+    repo = repository_root(workspace)
+    workdir = Path(os.path.relpath(workspace, repo)).as_posix()
+    # GitHub's own ${{ }} expressions fill the workflow: this template uses [[ ]] and [% %].
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates_dir()),
+        variable_start_string="[[",
+        variable_end_string="]]",
+        block_start_string="[%",
+        block_end_string="%]",
+        comment_start_string="[#",
+        comment_end_string="#]",
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    prefix = "" if workdir == "." else f"{workdir}/"
+    text = env.get_template(TEMPLATE.as_posix()).render(
+        jobs=jobs_for(backends, ci_run),
+        actions=ACTIONS,
+        python_version=PYTHON_VERSION,
+        lavapipe_icd=LAVAPIPE_ICD,
+        cpu_runners=CPU_RUNNERS,
+        rgpu_source=json.dumps(rgpu_source),  # a quoted YAML scalar
+        rgpu_version=__version__,
+        working_directory=workdir,
+        prefix=prefix,
+    )
+    return Rendered(path=repo / WORKFLOW_PATH, text=text, working_directory=workdir)
+
+
+def write_workflow(rendered: Rendered, *, force: bool) -> str:
+    """Write the workflow; return the status word. Never overwrites without ``force``."""
+    path = rendered.path
+    if path.is_file():
+        if path.read_text(encoding="utf-8") == rendered.text:
+            return "identical"
+        if not force:
+            raise DestinationError(
+                f"{path} already exists and differs from the workflow rgpu would write",
+                "rerun with --force to overwrite it (commit or copy your edits first), "
+                "e.g. `rgpu ci init --force`",
+            )
+    elif path.exists():
+        raise DestinationError(f"{path} exists and is not a file", f"move {path} away")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.rgpu-tmp")
+    tmp.write_text(rendered.text, encoding="utf-8")
+    word = "overwrite" if path.exists() else "create"
+    os.replace(tmp, path)
+    return word
+
+
+def require_source(source: str | None) -> str:
+    from rgpu.ci.source import check_requirement, detect_source
+
+    if source:
+        return check_requirement(source)
+    found = detect_source()
+    if found is None:
+        raise UsageError(
+            "cannot tell from this installation where CI should install rgpu from",
+            "pass the pinned requirement yourself, e.g. "
+            f"`rgpu ci init --rgpu-source '{DIST_NAME} @ git+https://github.com/ORG/rgpu@<commit>'`",
+        )
+    return found

@@ -1,0 +1,220 @@
+"""`rgpu build`, `rgpu run`, `rgpu test`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from rgpu.cli.main import (
+    ChildExit,
+    cli,
+    dir_option,
+    emit_json,
+    load_workspace,
+    options_for,
+    profile_of,
+    step_summary,
+    summary_of_failure,
+)
+from rgpu.config import split_names
+from rgpu.errors import RgpuError
+from rgpu.util.output import reporter
+
+if TYPE_CHECKING:
+    from rgpu.host.test import BackendResult
+
+BACKEND_HELP = "cpu, cuda, wgpu or ash; repeat or comma-separate"
+
+
+def _backends(values: tuple[str, ...]) -> list[str]:
+    from rgpu.backends import get_backend
+
+    names = split_names(values)
+    for name in names:
+        get_backend(name)  # unknown names fail here with a did-you-mean
+    return names
+
+
+def _archs(values: tuple[str, ...]) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    from rgpu.artifacts.ptx import parse_archs
+
+    return parse_archs(values, os.environ)
+
+
+release_option = click.option(
+    "--release/--debug", "release", default=None, help="Cargo profile (default release)."
+)
+
+
+@cli.command()
+@dir_option
+@click.option(
+    "--backend",
+    "backends",
+    multiple=True,
+    metavar="B",
+    help=f"Backend to build ({BACKEND_HELP}). Default: `backend` in "
+    "[workspace.metadata.rgpu], else cpu. Backends built before stay built in.",
+)
+@release_option
+@click.option(
+    "--docker/--no-docker",
+    "docker",
+    default=None,
+    help="Compile kernels in a container (docker or podman) or here. Default: per codegen "
+    "(nvptx here; nvvm in a container unless LLVM 7 is found).",
+)
+@click.option(
+    "--image",
+    default=None,
+    metavar="IMAGE",
+    help="Container image for --docker (default: the codegen's).",
+)
+@click.option("--codegen", default=None, metavar="C", help="Kernel codegen (cuda: nvptx, nvvm).")
+@click.option(
+    "--arch",
+    "archs",
+    multiple=True,
+    metavar="A",
+    help="CUDA archs, e.g. sm_75,sm_80,sm_90 (the default), or `native`.",
+)
+@click.option("--dry-run", is_flag=True, help="Print the plan of commands; run nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+@click.option(
+    "--kernel-artifact",
+    "kernel_artifacts",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Embed this kernel file (.spv, .ptx) instead of compiling; repeatable. "
+    "Remembered: later builds reuse it.",
+)
+@click.option(
+    "--recompile",
+    is_flag=True,
+    help="Compile every kernel kind, even where an earlier --kernel-artifact stands in.",
+)
+@click.option(
+    "--yes", "-y", is_flag=True, default=None, help="Allow toolchain installs (RGPU_YES)."
+)
+def build(
+    directory: Path | None,
+    backends: tuple[str, ...],
+    release: bool | None,
+    docker: bool | None,
+    image: str | None,
+    codegen: str | None,
+    archs: tuple[str, ...],
+    dry_run: bool,
+    as_json: bool,
+    kernel_artifacts: tuple[Path, ...],
+    recompile: bool,
+    yes: bool | None,
+) -> None:
+    """Compile the kernels for the backends, then build every binary, example and test."""
+    from rgpu import pipeline
+
+    ws = load_workspace(directory)
+    options = options_for(
+        ws,
+        profile=profile_of(release),
+        yes=yes,
+        docker=docker,
+        image=image,
+        codegen=codegen,
+        cuda_archs=_archs(archs),
+    )
+    names = _backends(backends) or list(options.backends)
+    try:
+        result = pipeline.build(
+            ws,
+            options,
+            names,
+            dry_run=dry_run,
+            kernel_artifacts=kernel_artifacts,
+            recompile=recompile,
+        )
+    except RgpuError as error:
+        summary_of_failure(f"rgpu build ({', '.join(names)})", error)
+        raise
+    if not dry_run:
+        step_summary(lambda s: s.build_markdown(result))
+    if as_json:
+        emit_json({"ok": True, "dry_run": dry_run, **result.to_dict()})
+    elif dry_run:
+        click.echo(result.plan.render())
+    else:
+        built = ", ".join(t.name for t in result.targets) or "nothing new"
+        reporter().info(f"built {built} with backends {', '.join(result.backends)}")
+
+
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@dir_option
+@click.option(
+    "--backend",
+    default=None,
+    metavar="B",
+    help="Backend the program uses (RGPU_BACKEND); built in first if needed.",
+)
+@click.option("--bin", "binary", default=None, metavar="NAME", help="The binary to run.")
+@click.option("--example", default=None, metavar="NAME", help="The example to run.")
+@release_option
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def run(
+    directory: Path | None,
+    backend: str | None,
+    binary: str | None,
+    example: str | None,
+    release: bool | None,
+    args: tuple[str, ...],
+) -> None:
+    """Build if needed, then run a binary of the workspace with ARGS (after --)."""
+    from rgpu.host.run import run as run_program
+
+    ws = load_workspace(directory)
+    options = options_for(ws, profile=profile_of(release))
+    if backend is not None:
+        _backends((backend,))
+    code = run_program(ws, options, backend, binary, example, args)
+    if code != 0:
+        raise ChildExit(code)
+
+
+@cli.command()
+@dir_option
+@click.option(
+    "--backend",
+    "backends",
+    multiple=True,
+    metavar="B",
+    help=f"Test exactly these backends ({BACKEND_HELP}); a skip fails.",
+)
+@release_option
+def test(directory: Path | None, backends: tuple[str, ...], release: bool | None) -> None:
+    """Run the workspace's tests with every backend built in; report each backend."""
+    from rgpu.host import test as testing
+
+    ws = load_workspace(directory)
+    options = options_for(ws, profile=profile_of(release))
+    asked = _backends(backends)
+    try:
+        results = testing.run_tests(ws, options, asked)
+    except testing.TestsFailed as failed:
+        _report(failed.results)
+        summary_of_failure("rgpu test", failed.error)
+        raise failed.error from None
+    except RgpuError as error:
+        summary_of_failure("rgpu test", error)
+        raise
+    _report(results)
+    step_summary(lambda s: s.tests_markdown(results))
+
+
+def _report(results: Sequence[BackendResult]) -> None:
+    for result in results:
+        reporter().status(result.status, f"{result.backend}: {result.detail}")

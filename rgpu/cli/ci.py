@@ -1,0 +1,73 @@
+"""`rgpu ci init|cache-key|check-ptx`: GitHub Actions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from rgpu.cli.main import cli, dir_option, load_workspace
+from rgpu.util.output import reporter
+
+
+@cli.group()
+def ci() -> None:
+    """GitHub Actions: write rgpu's workflow, and the helpers its jobs call."""
+
+
+@ci.command("init")
+@dir_option
+@click.option(
+    "--backends",
+    "backends",
+    multiple=True,
+    metavar="B",
+    help="Backends to prove in CI (comma-separated or repeated). Default: cpu,wgpu,ash,cuda.",
+)
+@click.option(
+    "--rgpu-source",
+    default=None,
+    metavar="REQ",
+    help="pip requirement CI installs rgpu from, pinned (default: the git commit this rgpu "
+    "was installed from).",
+)
+@click.option("--force", is_flag=True, help="Overwrite an existing .github/workflows/rgpu.yml.")
+def ci_init(
+    directory: Path | None, backends: tuple[str, ...], rgpu_source: str | None, force: bool
+) -> None:
+    """Write .github/workflows/rgpu.yml: CPU, Vulkan (lavapipe) and CUDA-compile jobs."""
+    from rgpu.ci import workflow
+
+    ws = load_workspace(directory)
+    names = workflow.parse_backends(backends)
+    rendered = workflow.render(ws.root, names, workflow.require_source(rgpu_source))
+    word = workflow.write_workflow(rendered, force=force)
+    reporter().status(word, str(rendered.path))
+    reporter().info(f"jobs: {', '.join(j.id for j in workflow.jobs_for(names))}")
+    reporter().info(f"next: commit {rendered.path.name} and push; each job runs on GitHub")
+
+
+@ci.command("cache-key")
+def ci_cache_key() -> None:
+    """Print the cache key of rgpu's pinned toolchain files (used by the workflow)."""
+    from rgpu.ci import workflow
+
+    click.echo(workflow.toolchains_key())
+
+
+@ci.command("check-ptx")
+@dir_option
+def ci_check_ptx(directory: Path | None) -> None:
+    """Check every PTX in target/rgpu/manifest.json with ptxas, for its arch."""
+    from rgpu.ci.check import check_ptx
+    from rgpu.errors import ArtifactError
+
+    checks = check_ptx(load_workspace(directory))
+    for check in checks:
+        reporter().status("ok" if check.ok else "rejected", f"{check.path} ({check.arch})")
+    failed = [c for c in checks if not c.ok]
+    if failed:
+        raise ArtifactError(
+            f"ptxas rejected {len(failed)} of {len(checks)} PTX files: {failed[0].detail}",
+            "fix the kernel or the arch list, then `rgpu build --backend cuda` again",
+        )

@@ -1,0 +1,47 @@
+"""`rgpu doctor`: what this machine has for each backend, and the fix for the rest."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from rgpu.cli.main import ChildExit, cli, emit_json
+from rgpu.errors import ExitCode
+from rgpu.util.output import reporter
+
+BACKEND_CHOICES = ("cpu", "cuda", "wgpu", "ash")
+
+
+@cli.command()
+@click.option(
+    "--backend",
+    "backend",
+    default=None,
+    metavar="B",
+    help=f"Exit {int(ExitCode.BACKEND_UNAVAILABLE)} unless rgpu can build backend B "
+    f"({', '.join(BACKEND_CHOICES)}) here.",
+)
+@click.option("--codegen", default=None, metavar="C", help="With --backend cuda: nvptx or nvvm.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
+def doctor(backend: str | None, codegen: str | None, as_json: bool) -> None:
+    """Check this machine for every backend; each problem comes with its fix."""
+    from rgpu.doctor import report as doc
+    from rgpu.errors import BackendUnavailableError
+
+    report = doc.diagnose(backend=backend, codegen=codegen)
+    if as_json:
+        emit_json({**report.to_dict(), "backend": backend})
+    else:
+        click.echo("\n".join(doc.render(report, colour=sys.stdout.isatty())))
+    if backend is not None:
+        verdict = report.verdict(backend)
+        if not verdict.builds:
+            error = BackendUnavailableError(
+                f"backend {backend} cannot be built here: {verdict.why}", verdict.fix
+            )
+            if not as_json:
+                raise error
+            # The report on stdout is the JSON result; a second JSON error would break it.
+            reporter().error(error.message, error.hint)
+            raise ChildExit(int(error.exit_code))

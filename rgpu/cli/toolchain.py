@@ -1,0 +1,132 @@
+"""`rgpu toolchain list|show|install`: the codegens' pinned toolchains."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from rgpu.cli.main import cli, emit_json
+from rgpu.util.output import reporter
+
+
+@cli.group()
+def toolchain() -> None:
+    """Pinned toolchains of the codegens: list, show, install."""
+
+
+def _toolchain_row(status: Any, env: dict[str, str]) -> dict[str, Any]:
+    pin = status.pin
+    state = "ok" if status.ok else ("missing" if status.toolchain is None else "incomplete")
+    if status.hash_ok is False:
+        state = "wrong commit hash"
+    summary = status.summary()
+    if not status.ok and pin.any_nightly:  # nvptx: a system rustc may stand in
+        from rgpu.doctor.report import codegen_checks
+
+        first = codegen_checks(pin.name, pin, env)[0]
+        if first.status == "ok":
+            state, summary = "ok (system)", first.detail
+    return {
+        "name": pin.name,
+        "channel": pin.channel,
+        "commit_hash": pin.commit_hash or None,
+        "components": list(pin.components),
+        "installed": status.toolchain,
+        "release": status.rustc.get("release"),
+        "missing_components": list(status.missing),
+        "state": state,
+        "summary": summary,
+        "install_command": " ".join(status.install_argv() or []) or None,
+        "exercised_in_ci": pin.exercised_in_ci,
+        "source": {
+            "repository": pin.source.repository,
+            "rev": pin.source.rev,
+            "file": pin.source.file,
+            "confirmed": pin.source.confirmed,
+        },
+    }
+
+
+@toolchain.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+def toolchain_list(as_json: bool) -> None:
+    """What is pinned, what is installed, what is missing."""
+    from rgpu.toolchains import pins, rustup
+
+    env = rustup.child_env()
+    rows = [_toolchain_row(rustup.status(p, env), env) for p in pins.load_all(env)]
+    if as_json:
+        emit_json({"ok": True, "toolchains": rows})
+        return
+    for row in rows:
+        note = "" if row["exercised_in_ci"] else "  [not exercised in rgpu's CI]"
+        click.echo(
+            f"{row['name']:<6} {row['channel']:<20} {row['state']:<18} {row['summary']}{note}"
+        )
+        if row["install_command"]:
+            click.echo(
+                f"{'':<6} install: rgpu toolchain install {row['name']}  "
+                f"(runs `{row['install_command']}`)"
+            )
+
+
+@toolchain.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+def toolchain_show(name: str, as_json: bool) -> None:
+    """Everything about one pin: channel, hash, components, upstream source, state."""
+    from rgpu.toolchains import pins, rustup
+
+    env = rustup.child_env()
+    pin = pins.load(name, env)
+    row = _toolchain_row(rustup.status(pin, env), env)
+    row["file"] = str(pin.path)
+    row["tables"] = {k: dict(v) for k, v in pin.tables.items()}
+    if as_json:
+        emit_json({"ok": True, "toolchain": row})
+        return
+    src = row["source"]
+    lines = [
+        f"{pin.name}: {pin.description}",
+        f"  file:        {pin.path}",
+        f"  channel:     {pin.channel}",
+        f"  commit hash: {pin.commit_hash or '(not pinned upstream: channel only)'}",
+        f"  components:  {', '.join(pin.components)}",
+        f"  source:      {src['repository']} @ {src['rev']} ({src['file']}), "
+        f"confirmed {src['confirmed']}",
+        f"  installed:   {row['installed'] or 'no'} ({row['summary']})",
+        f"  state:       {row['state']}",
+    ]
+    for key, table in row["tables"].items():
+        lines.append(f"  [{key}] " + ", ".join(f"{k} = {v}" for k, v in table.items()))
+    if not pin.exercised_in_ci:
+        lines.append("  note: this codegen is not exercised in rgpu's CI")
+    if row["install_command"]:
+        lines.append(
+            f"  install:     rgpu toolchain install {pin.name}  (runs `{row['install_command']}`)"
+        )
+    click.echo("\n".join(lines))
+
+
+@toolchain.command("install")
+@click.argument("name")
+@click.option("--yes", "-y", is_flag=True, help="Install without asking (also RGPU_YES=1).")
+def toolchain_install(name: str, yes: bool) -> None:
+    """Install what the pin NAME needs and is missing; safe to run again."""
+    from rgpu.toolchains import pins, rustup
+
+    env = rustup.child_env()
+    pin = pins.load(name, env)
+    result = rustup.install(
+        pin,
+        env,
+        yes=yes or rustup.yes_from_env(env),
+        interactive=rustup.can_prompt(sys.stdin.isatty(), env),
+        confirm=lambda question: click.confirm(question, default=False, err=True),
+    )
+    if result.ran is None:
+        reporter().info(f"{pin.name}: already installed, nothing to do ({result.after.summary()})")
+    else:
+        reporter().info(f"{pin.name}: installed ({result.after.summary()})")

@@ -1,0 +1,28 @@
+"""One line of `rgpu doctor`: what was checked, ok/warn/fail, and the fix."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+CheckStatus = Literal["ok", "warn", "fail"]
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: CheckStatus
+    detail: str
+    fix: str | None = None
+    # Requirement keys this check is part of: "cargo", a codegen name ("nvptx", "nvvm",
+    # "spirv"), or "cuda-run" / "vulkan-run" for what running (not building) needs.
+    needed_for: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "fail"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["needed_for"] = list(self.needed_for)
+        return data

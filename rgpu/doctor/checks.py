@@ -1,0 +1,213 @@
+"""doctor's checks of the machine itself (Python, cargo, rustup, ptxas, the NVIDIA driver,
+Vulkan, the container engine, disk), one function per area; each returns Check lines. The
+codegens report their own toolchains (Codegen.checks).
+
+Every failing or warning line carries the command or setting that fixes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from rgpu.config import cache_dir
+from rgpu.containers import engine as engines
+from rgpu.doctor import probes
+from rgpu.doctor.check import Check, CheckStatus
+from rgpu.errors import ContainerError
+from rgpu.toolchains import tools
+from rgpu.toolchains.pins import Pin
+
+GIB = 1024**3
+
+
+def check_tool(name: str, argv: Sequence[str], env: Mapping[str, str], site: str) -> list[Check]:
+    # Without rustup the pinned nightlies cannot be installed, but nvptx can still use a
+    # system toolchain: only cargo itself is a hard requirement.
+    level: CheckStatus = "fail" if name == "cargo" else "warn"
+    need = ("cargo",) if name == "cargo" else ()
+    result = tools.run_quiet(argv, env)
+    if result is None:
+        return [Check(name, level, f"`{name}` is not on PATH", f"install Rust from {site}", need)]
+    if result.returncode != 0:
+        lines = (result.stderr or result.stdout).strip().splitlines()
+        why = lines[-1] if lines else f"exit code {result.returncode}"
+        command = " ".join(argv)
+        return [
+            Check(
+                name,
+                level,
+                f"`{command}` failed: {why}",
+                f"run `{command}` to see the whole message and fix what it reports",
+                need,
+            )
+        ]
+    return [Check(name, "ok", result.stdout.strip().splitlines()[0], None, need)]
+
+
+def check_ptxas(env: Mapping[str, str]) -> list[Check]:
+    ptxas = tools.find_ptxas(env)
+    if ptxas is None:
+        return [
+            Check(
+                "ptxas",
+                "warn",
+                "not found: rgpu cannot check the PTX it emits",
+                tools.PTXAS_HINT,
+            )
+        ]
+    version = tools.ptxas_version(ptxas, env) or "version unknown"
+    return [Check("ptxas", "ok", f"{ptxas} ({version})")]
+
+
+def check_driver(env: Mapping[str, str]) -> list[Check]:
+    driver = probes.nvidia_driver(env)
+    if driver is None:
+        return [
+            Check(
+                "nvidia driver",
+                "warn",
+                "no NVIDIA driver (nvidia-smi): CUDA kernels build here but do not run",
+                "run on a machine with an NVIDIA GPU and driver",
+                ("cuda-run",),
+            )
+        ]
+    isa = probes.newest_ptx_isa(driver.cuda) if driver.cuda else None
+    detail = (
+        f"driver {driver.version}, CUDA {driver.cuda or '?'}, newest PTX ISA "
+        f"{isa or '?'}; GPUs: {', '.join(driver.gpus) or 'none'}"
+    )
+    ok = bool(driver.gpus)
+    return [
+        Check(
+            "nvidia driver",
+            "ok" if ok else "warn",
+            detail,
+            None if ok else "check `nvidia-smi -L`",
+            ("cuda-run",),
+        )
+    ]
+
+
+# --- Vulkan --------------------------------------------------------------------------------
+
+
+def check_vulkan(env: Mapping[str, str]) -> list[Check]:
+    need = ("vulkan-run",)
+    loader = probes.vulkan_loader()
+    checks = [
+        Check("vulkan loader", "ok", "libvulkan.so.1 loads", None, need)
+        if loader
+        else Check(
+            "vulkan loader",
+            "fail",
+            "libvulkan.so.1 does not load",
+            "apt-get install libvulkan1",
+            need,
+        )
+    ]
+    icds, chosen = probes.vulkan_icds(env)
+    present = [p for p in icds if p.is_file()]
+    via = " (from VK_ICD_FILENAMES/VK_DRIVER_FILES)" if chosen else ""
+    if present:
+        names = ", ".join(f"{p.name} -> {probes.icd_library(p) or '?'}" for p in present)
+        checks.append(Check("vulkan drivers", "ok", f"{names}{via}", None, need))
+    else:
+        listed = ", ".join(str(p) for p in icds) or "none in " + ", ".join(probes.ICD_DIRS)
+        fix = (
+            "unset VK_ICD_FILENAMES / VK_DRIVER_FILES, or point them at an existing ICD json"
+            if chosen
+            else "apt-get install mesa-vulkan-drivers (lavapipe, Vulkan on the CPU)"
+        )
+        checks.append(Check("vulkan drivers", "fail", f"no ICD manifest: {listed}{via}", fix, need))
+    checks.append(_vulkan_device(env, need))
+    return checks
+
+
+def _vulkan_device(env: Mapping[str, str], need: tuple[str, ...]) -> Check:
+    found = probes.vulkan_devices(env)
+    if found is None:
+        return Check(
+            "vulkan device",
+            "warn",
+            "vulkaninfo is not installed, so not probed",
+            "apt-get install vulkan-tools",
+            need,
+        )
+    devices, why = found
+    if devices:
+        return Check("vulkan device", "ok", ", ".join(devices), None, need)
+    return Check(
+        "vulkan device",
+        "fail",
+        f"no Vulkan device enumerates: {why}",
+        "apt-get install mesa-vulkan-drivers, and unset VK_ICD_FILENAMES if it points at nothing",
+        need,
+    )
+
+
+# --- containers, disk ----------------------------------------------------------------------
+
+
+def check_containers(env: Mapping[str, str], pins: Sequence[Pin]) -> list[Check]:
+    """The engine builds would use (containers.engine), whether its daemon answers, and the
+    images of the pins."""
+    try:
+        program = engines.find_engine(env)
+    except ContainerError as error:
+        return [
+            Check(
+                "container engine",
+                "warn",
+                f"{error.message} (needed only for container builds)",
+                error.hint,
+            )
+        ]
+    try:
+        engine = engines.probe(program, env)
+    except ContainerError as error:
+        return [Check("container engine", "warn", error.message, error.hint)]
+    checks = [Check("container engine", "ok", f"{engine.name} {engine.version}, running")]
+    for pin in pins:
+        for major, image in pin.table("images").items():
+            if engines.image_present(engine, str(image), env):
+                checks.append(Check(f"image {pin.name} cuda{major}", "ok", f"{image} present"))
+            else:
+                checks.append(
+                    Check(
+                        f"image {pin.name} cuda{major}",
+                        "warn",
+                        f"{image} is not pulled (used by container {pin.name} builds)",
+                        f"{engine.name} pull {image}",
+                    )
+                )
+    image = engines.DEFAULT_IMAGE
+    if engines.image_present(engine, image, env):
+        checks.append(Check("image rgpu", "ok", f"{image} present (container nvptx builds)"))
+    else:
+        checks.append(
+            Check(
+                "image rgpu",
+                "warn",
+                f"{image} is not built (used by `rgpu build --docker` for nvptx)",
+                engines.BUILD_IMAGE_HINT,
+            )
+        )
+    return checks
+
+
+def check_disk(env: Mapping[str, str]) -> list[Check]:
+    where, free = probes.free_bytes(cache_dir(env))
+    gib = free / GIB
+    detail = f"{gib:.1f} GiB free at {where} (rgpu's cache: toolchains, codegens, builds)"
+    if gib < 1:
+        return [Check("disk", "fail", detail, "free disk space or set RGPU_CACHE_DIR elsewhere")]
+    if gib < 10:
+        return [
+            Check(
+                "disk",
+                "warn",
+                detail + "; a pinned nightly with rustc-dev needs ~2 GiB",
+                "free disk space or set RGPU_CACHE_DIR elsewhere",
+            )
+        ]
+    return [Check("disk", "ok", detail)]

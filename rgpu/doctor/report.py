@@ -1,0 +1,200 @@
+"""`rgpu doctor`: what this machine has for each backend, and the command that fixes the rest.
+
+Checks are plain data (Check). The machine's are doctor's own (doctor/checks.py); each
+codegen reports its toolchain through the same `toolchain` probe a build uses
+(Codegen.checks), so doctor and build cannot disagree. Probes run in parallel threads, so
+doctor stays quick. A backend's verdict
+says whether rgpu can *build* it here; whether it can also *run* here is reported next to it.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from functools import partial
+from typing import Any
+
+from rgpu import __version__
+from rgpu import codegens as registry
+from rgpu.backends import BACKENDS, get_backend
+from rgpu.doctor.check import Check
+from rgpu.doctor.checks import (
+    check_containers,
+    check_disk,
+    check_driver,
+    check_ptxas,
+    check_tool,
+    check_vulkan,
+)
+from rgpu.errors import RgpuError
+from rgpu.toolchains.pins import Pin, load_all
+from rgpu.toolchains.rustup import child_env
+
+CI_NOTE = (
+    "the spirv and nvvm codegens are not exercised in rgpu's CI (their pinned nightlies with "
+    "rustc-dev cannot be installed there; nvvm also needs LLVM 7 and CUDA): their checks say "
+    "what they need, nothing here has compiled a kernel with them"
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    backend: str
+    codegen: str | None
+    builds: bool  # rgpu can build this backend here
+    runs: bool  # and the machine can run what it built
+    why: str  # one line: what blocks it, or what it will use
+    fix: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Report:
+    checks: tuple[Check, ...]
+    verdicts: tuple[Verdict, ...]
+    notes: tuple[str, ...]
+
+    def verdict(self, backend: str) -> Verdict:
+        return next(v for v in self.verdicts if v.backend == backend)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rgpu_version": __version__,
+            "ok": all(c.status != "fail" for c in self.checks),
+            "checks": [c.to_dict() for c in self.checks],
+            "backends": {v.backend: v.to_dict() for v in self.verdicts},
+            "notes": list(self.notes),
+        }
+
+
+def _python() -> list[Check]:
+    version = platform.python_version()
+    ok = sys.version_info >= (3, 11)
+    return [
+        Check(
+            "python",
+            "ok" if ok else "fail",
+            f"Python {version} at {sys.executable}",
+            None if ok else "install Python 3.11 or newer",
+        )
+    ]
+
+
+def codegen_checks(name: str, pin: Pin, env: Mapping[str, str]) -> list[Check]:
+    """A codegen's lines, from the toolchain a local build of it would use."""
+    from rgpu.containers.placement import Placement
+
+    codegen = registry.get(name)
+    return codegen.checks(pin, codegen.toolchain(pin, Placement.local("doctor"), env))
+
+
+def _codegen_probes(
+    pins: Mapping[str, Pin], env: Mapping[str, str]
+) -> list[Callable[[], list[Check]]]:
+    return [partial(codegen_checks, n, pins[n], env) for n in registry.names() if n in pins]
+
+
+def _probes(pins: Mapping[str, Pin], env: Mapping[str, str]) -> list[Callable[[], list[Check]]]:
+    """The probes in report order (they run in parallel; the order is only for reading)."""
+    return [
+        _python,
+        partial(check_tool, "cargo", ["cargo", "--version"], env, "https://rustup.rs"),
+        partial(check_tool, "rustup", ["rustup", "--version"], env, "https://rustup.rs"),
+        *_codegen_probes(pins, env),
+        partial(check_ptxas, env),
+        partial(check_driver, env),
+        partial(check_vulkan, env),
+        partial(check_containers, env, list(pins.values())),
+        partial(check_disk, env),
+    ]
+
+
+def run_checks(env: Mapping[str, str] | None = None) -> list[Check]:
+    env = child_env(env)
+    pins = {p.name: p for p in load_all(env)}
+    probes = _probes(pins, env)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(_safely, probes))
+    return [check for result in results for check in result]
+
+
+def _safely(probe: Callable[[], list[Check]]) -> list[Check]:
+    """A probe whose tool answered unexpectedly becomes a failed line, not a crashed doctor."""
+    try:
+        return probe()
+    except RgpuError as error:
+        func = getattr(probe, "func", probe)
+        area = getattr(func, "__name__", "probe").removeprefix("check_").replace("_", " ")
+        return [Check(area, "fail", error.message, error.hint or "run `rgpu --debug doctor`")]
+
+
+def verdict_for(backend_name: str, codegen: str | None, checks: list[Check]) -> Verdict:
+    backend = get_backend(backend_name)
+    codegen = registry.resolve(backend.name, codegen)
+    build_keys = {"cargo", *([codegen] if codegen else [])}
+    run_key = {"cuda": "cuda-run", "wgpu": "vulkan-run", "ash": "vulkan-run"}.get(backend.name)
+    blocking = [c for c in checks if c.status == "fail" and build_keys & set(c.needed_for)]
+    run_blocks = [c for c in checks if c.status != "ok" and run_key in c.needed_for]
+    if blocking:
+        first = blocking[0]
+        return Verdict(
+            backend.name, codegen, False, not run_blocks, f"{first.name}: {first.detail}", first.fix
+        )
+    using = [c.detail for c in checks if codegen and c.name == f"{codegen} toolchain"]
+    why = f"builds with {codegen}: {using[0]}" if using else "builds with cargo"
+    if run_blocks:
+        why += f"; does not run here ({run_blocks[0].name}: {run_blocks[0].detail})"
+    return Verdict(
+        backend.name, codegen, True, not run_blocks, why, run_blocks[0].fix if run_blocks else None
+    )
+
+
+def diagnose(
+    env: Mapping[str, str] | None = None,
+    *,
+    backend: str | None = None,
+    codegen: str | None = None,
+) -> Report:
+    if backend is not None:  # fail on a bad name before probing anything
+        registry.resolve(get_backend(backend).name, codegen)
+    checks = run_checks(env)
+    names = [backend] if backend else list(BACKENDS)
+    verdicts = [verdict_for(n, codegen if n == backend else None, checks) for n in names]
+    return Report(tuple(checks), tuple(verdicts), (CI_NOTE,))
+
+
+_MARKS = {"ok": ("ok", "green"), "warn": ("warn", "yellow"), "fail": ("FAIL", "bold red")}
+
+
+def render(report: Report, *, colour: bool = False) -> list[str]:
+    """One line per check (status, name, detail, fix), then one line per backend."""
+    width = max((len(c.name) for c in report.checks), default=10)
+    lines = []
+    for check in report.checks:
+        mark, style = _MARKS[check.status]
+        fix = f"  -> fix: {check.fix}" if check.fix and check.status != "ok" else ""
+        text = f"{mark:<4}  {check.name:<{width}}  {check.detail}{fix}"
+        lines.append(_styled(text, style) if colour else text)
+    lines.append("")
+    for verdict in report.verdicts:
+        word = ("builds, runs" if verdict.runs else "builds only") if verdict.builds else "FAIL"
+        codegen = f" ({verdict.codegen})" if verdict.codegen else ""
+        fix = f"  -> fix: {verdict.fix}" if verdict.fix and not verdict.builds else ""
+        lines.append(f"backend {verdict.backend}{codegen}: {word}: {verdict.why}{fix}")
+    lines += [f"note: {note}" for note in report.notes]
+    return lines
+
+
+def _styled(text: str, style: str) -> str:
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(force_terminal=True, soft_wrap=True, highlight=False)
+    with console.capture() as capture:
+        console.print(Text(text, style=style), end="")
+    return capture.get()

@@ -1,0 +1,94 @@
+"""`rgpu run [--bin NAME | --example NAME] [--backend B] [-- ARGS]`: build what is needed,
+then run one of the workspace's programs with the user's arguments untouched.
+
+The backend reaches the program through RGPU_BACKEND, which the runtime's
+`Device::select()` reads. Backends accumulate, so choosing one already built in never
+rebuilds.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Sequence
+
+from rgpu.config import Options
+from rgpu.errors import UsageError
+from rgpu.host.state import Target
+from rgpu.util import cmd
+from rgpu.util.output import reporter
+from rgpu.workspace import Workspace
+
+BACKEND_ENV = "RGPU_BACKEND"
+
+
+def choose(
+    targets: Sequence[Target], ws: Workspace, binary: str | None, example: str | None
+) -> Target:
+    if example is not None:
+        return _named(targets, "example", example)
+    if binary is not None:
+        return _named(targets, "bin", binary)
+    if ws.default_binary is not None:
+        return _named(targets, "bin", ws.default_binary)
+    bins = [t for t in targets if t.kind == "bin"]
+    if len(bins) == 1:
+        return bins[0]
+    names = ", ".join(t.name for t in bins) or "none"
+    raise UsageError(
+        f"the workspace has {len(bins)} binaries ({names}); which one should run?",
+        'pass --bin NAME (or set binary = "NAME" in [workspace.metadata.rgpu])'
+        if bins
+        else "add a binary (src/main.rs or [[bin]]) or run an example with --example NAME",
+    )
+
+
+def _named(targets: Sequence[Target], kind: str, name: str) -> Target:
+    for target in targets:
+        if target.kind == kind and target.name == name:
+            return target
+    have = ", ".join(t.name for t in targets if t.kind == kind) or "none"
+    from rgpu.backends import did_you_mean
+
+    raise UsageError(
+        f"no {kind} named `{name}` in the workspace{did_you_mean(name, have.split(', '))}",
+        f"{kind}s built: {have}",
+    )
+
+
+def exit_code(returncode: int, program: str) -> int:
+    """A child killed by signal N exits 128+N, as a shell reports it, and rgpu says so."""
+    if returncode >= 0:
+        return returncode
+    number = -returncode
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = f"signal {number}"
+    reporter().error(
+        f"{os.path.basename(program)} was killed by {name} ({number})",
+        "exit code 128+N means the program was killed by signal N "
+        "(e.g. SIGABRT: it aborted, SIGKILL: often out of memory)",
+    )
+    return 128 + number
+
+
+def run(
+    ws: Workspace,
+    options: Options,
+    backend: str | None,
+    binary: str | None,
+    example: str | None,
+    args: Sequence[str],
+) -> int:
+    from rgpu import pipeline
+    from rgpu.host import state as build_state
+
+    previous = build_state.read(ws.rgpu_dir)
+    asked = [backend] if backend else list(previous.backends if previous else options.backends)
+    result = pipeline.build(ws, options, asked)
+    target = choose(result.targets, ws, binary, example)
+    env = dict(os.environ)
+    if backend is not None:
+        env[BACKEND_ENV] = backend
+    return exit_code(cmd.exec_replace([target.path, *args], env=env), target.path)

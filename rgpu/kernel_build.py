@@ -1,0 +1,107 @@
+"""Run one codegen's kernel build: here or in a container, or not at all when nothing it reads
+has changed since its last run (its stamp), in which case its artifacts are kept as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from rgpu.host import stamp
+from rgpu.util.output import reporter
+from rgpu.workspace import Workspace
+
+if TYPE_CHECKING:
+    from rgpu.artifacts.manifest import Artifact
+    from rgpu.pipeline import KernelPlan
+    from rgpu.runner import StepRunner
+
+
+def require_ready(kernel: KernelPlan) -> None:
+    """Before compiling here, stop with doctor's line for the first failing check (and its
+    fix) rather than with a compiler error 200 lines later. Not for container builds (the
+    image brings the toolchain), nor for a codegen that installs its own toolchain when the
+    user allowed it (--yes)."""
+    from rgpu.codegens import first_failure
+    from rgpu.errors import ToolchainError
+
+    build, codegen = kernel.build, kernel.codegen
+    if build.placement.in_container or (codegen.installs_toolchain and build.options.yes):
+        return
+    failed = first_failure(codegen.checks(build.pin, build.toolchain))
+    if failed is not None:
+        raise ToolchainError(
+            f"the {codegen.name} codegen cannot run here: {failed.name}: {failed.detail}",
+            failed.fix,
+        )
+
+
+def container_runner(
+    ws: Workspace, kernel: KernelPlan, env: Mapping[str, str]
+) -> StepRunner | None:
+    """None: run here. Else a runner for the kernel's image, after checking that the
+    engine answers and the image exists (each with its own message)."""
+    where = kernel.build.placement
+    if not where.in_container or where.image is None:
+        return None
+    from rgpu.config import cache_dir
+    from rgpu.containers import engine as engines
+    from rgpu.containers.runner import ContainerRunner
+
+    engine = engines.detect(env)
+    engines.require_image(engine, where.image, env, engines.image_hint(engine, where.image))
+    return ContainerRunner(
+        engine,
+        where.image,
+        ws.root,
+        cache_dir(env),
+        env,
+        as_root=kernel.codegen.container_as_root,
+    )
+
+
+def _key(kernel: KernelPlan, env: Mapping[str, str]) -> str:
+    parts = [kernel.codegen.name, str(kernel.build.placement)]
+    for step in kernel.plan.steps:
+        parts += [*step.argv, *sorted(f"{k}={v}" for k, v in step.env.items())]
+    return stamp.request_key(parts, env)
+
+
+def _intact(ws: Workspace, artifacts: Sequence[Artifact]) -> bool:
+    from rgpu.artifacts.manifest import verify
+    from rgpu.errors import ArtifactError
+
+    try:
+        for artifact in artifacts:
+            verify(ws.kernels_dir, artifact)
+    except ArtifactError:
+        return False
+    return bool(artifacts)
+
+
+def compile_one(
+    ws: Workspace, kernel: KernelPlan, previous: Sequence[Artifact], env: Mapping[str, str]
+) -> list[Artifact]:
+    from rgpu.runner import run_plan
+
+    codegen, build = kernel.codegen, kernel.build
+    name = f"codegen-{codegen.name}"
+    key = _key(kernel, env)
+    mine = [a for a in previous if a.codegen == codegen.name]
+    dep_infos = codegen.dep_infos(build)
+    if (
+        dep_infos is not None
+        and _intact(ws, mine)
+        and stamp.is_fresh(ws.rgpu_dir, name, key, ws.root, env)
+    ):
+        reporter().info(f"{codegen.name} kernels: up to date, not compiled")
+        return mine
+    stamp.forget(ws.rgpu_dir, name)
+    require_ready(kernel)
+    run_plan(kernel.plan, container=container_runner(ws, kernel, env))
+    produced = codegen.collect(build)
+    if dep_infos is not None:
+        outputs = [ws.kernels_dir / a.path for a in produced]
+        stamp.record(ws.rgpu_dir, name, key, outputs, [d for d in dep_infos if d.is_file()],
+                     ws.root, env)  # fmt: skip
+    return produced

@@ -1,0 +1,275 @@
+"""The build pipeline: kernel compile (per codegen) then host build, joined by artifacts.
+
+Order of a build, all decided here once:
+1. the backends: the ones asked for plus the ones already built in (they accumulate);
+2. the artifact kinds they need; --kernel-artifact files are checked against them;
+3. per codegen: its pin, where it runs (placement), its toolchain (one probe), its plan;
+   a codegen whose inputs are unchanged since its last run is skipped (its stamp), and
+   external artifacts given earlier stand in for a kind until new ones are given;
+4. the kernels directory and its manifest, written only where something changed;
+5. the host build (skipped by its stamp when cargo would find nothing to do).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rgpu.backends import Backend, get_backend
+from rgpu.config import Options
+from rgpu.host import build as host
+from rgpu.host import state as build_state
+from rgpu.plan import Plan
+from rgpu.util.output import reporter
+from rgpu.workspace import Workspace
+
+if TYPE_CHECKING:
+    from rgpu.artifacts.manifest import Artifact
+    from rgpu.codegens import Codegen, KernelBuild
+
+
+@dataclass(frozen=True, kw_only=True)
+class BuildResult:
+    backends: tuple[str, ...]
+    features: tuple[str, ...]
+    profile: str
+    plan: Plan
+    artifacts: tuple[Artifact, ...]
+    targets: tuple[build_state.Target, ...]
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "backends": list(self.backends),
+            "features": list(self.features),
+            "profile": self.profile,
+            "plan": self.plan.to_dict(),
+            "artifacts": [a.to_dict() for a in self.artifacts],
+            "targets": [{"name": t.name, "kind": t.kind, "path": t.path} for t in self.targets],
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(frozen=True)
+class KernelPlan:
+    """One codegen's build: what it is asked, and its plan."""
+
+    codegen: Codegen
+    build: KernelBuild
+    plan: Plan
+
+
+@dataclass(frozen=True)
+class BuildPlan:
+    backends: tuple[Backend, ...]
+    kernels: tuple[KernelPlan, ...]
+    host_plan: Plan
+    external: tuple[Path, ...] = ()
+    reused_external: tuple[Artifact, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def whole(self) -> Plan:
+        whole = Plan(steps=(), notes=self.notes)
+        for kernel in self.kernels:
+            whole = whole + kernel.plan
+        return whole + self.host_plan
+
+
+def accumulated(ws: Workspace, asked: Sequence[str]) -> tuple[Backend, ...]:
+    """The backends asked for, then those already built in (cpu always last if unasked)."""
+    previous = build_state.read(ws.rgpu_dir)
+    names = [*asked, *(previous.backends if previous else ())]
+    return tuple(get_backend(n) for n in dict.fromkeys(names))
+
+
+def needed_kinds(backends: Sequence[Backend]) -> dict[str, tuple[str, ...]]:
+    kinds: dict[str, list[str]] = {}
+    for backend in backends:
+        if backend.artifact:
+            kinds.setdefault(backend.artifact, []).append(backend.name)
+    return {k: tuple(v) for k, v in kinds.items()}
+
+
+def _with_placement_note(plan: Plan, build: KernelBuild) -> Plan:
+    where = build.placement
+    if not where.in_container:
+        return plan
+    note = f"container-capable steps run in a container of {where.image} ({where.why})"
+    return Plan(steps=plan.steps, notes=(*plan.notes, note))
+
+
+def kernel_plan(
+    ws: Workspace, options: Options, codegen: Codegen, env: Mapping[str, str]
+) -> KernelPlan:
+    from rgpu.codegens import KernelBuild
+    from rgpu.containers.placement import decide
+    from rgpu.toolchains import pins
+
+    pin = pins.load(codegen.name, env)
+    placement = decide(pin, options, env, image=codegen.image(pin, env))
+    toolchain = codegen.toolchain(pin, placement, env)
+    build = KernelBuild(
+        workspace=ws,
+        options=options,
+        out_dir=ws.kernels_dir,
+        pin=pin,
+        placement=placement,
+        toolchain=toolchain,
+    )
+    return KernelPlan(codegen, build, _with_placement_note(codegen.plan(build), build))
+
+
+def plan_build(
+    ws: Workspace,
+    options: Options,
+    asked: Sequence[str],
+    external: Sequence[Path] = (),
+    env: Mapping[str, str] | None = None,
+    *,
+    recompile: bool = False,
+) -> BuildPlan:
+    from rgpu.artifacts import external as ext
+    from rgpu.artifacts.manifest import read_manifest
+
+    env = os.environ if env is None else env
+    backends = accumulated(ws, asked)
+    kinds = needed_kinds(backends)
+    ext.check_kinds(external, kinds)
+    given = {ext.kind_of(p) for p in external}
+    remembered = (
+        [] if recompile else ext.reusable(read_manifest(ws.kernels_dir), set(kinds) - given)
+    )
+    covered = given | {a.kind for a in remembered}
+    notes = [f"embedding --kernel-artifact {p} (checked, not built)" for p in external]
+    notes += [
+        f"reusing {a.source} (given earlier with --kernel-artifact) for {a.kind}; compile "
+        f"instead with `rgpu build --backend {kinds[a.kind][0]} --recompile`"
+        for a in remembered
+    ]
+    kernels = [
+        kernel_plan(ws, options, codegen, env)
+        for codegen in codegens_for(backends, options, covered)
+    ]
+    return BuildPlan(
+        backends=backends,
+        kernels=tuple(kernels),
+        host_plan=host.host_plan(ws, backends, options.profile),
+        external=tuple(external),
+        reused_external=tuple(remembered),
+        notes=tuple(notes),
+    )
+
+
+def codegens_for(backends: Sequence[Backend], options: Options, covered: set[str]) -> list[Codegen]:
+    """The codegen of each backend that needs a kernel artifact not already covered:
+    --codegen where it can build that backend, else the backend's default."""
+    from rgpu import codegens
+    from rgpu.errors import UsageError
+
+    asked = options.codegen
+    if asked is not None:
+        codegens.get(asked)  # an unknown name fails with a did-you-mean
+        if not any(asked in codegens.for_backend(b.name) for b in backends):
+            names = ", ".join(b.name for b in backends)
+            raise UsageError(
+                f"codegen `{asked}` builds none of the backends being built ({names})",
+                f"codegen {asked} builds {', '.join(codegens.backends_of(asked))}: add "
+                f"`--backend {codegens.backends_of(asked)[0]}`, or drop --codegen",
+            )
+    chosen: dict[str, Codegen] = {}
+    for backend in backends:
+        if backend.artifact is None or backend.artifact in covered:
+            continue
+        own = codegens.for_backend(backend.name)
+        name = asked if asked in own else own[0]
+        chosen.setdefault(name, codegens.get(name))
+    return list(chosen.values())
+
+
+def build(
+    ws: Workspace,
+    options: Options,
+    asked: Sequence[str],
+    *,
+    dry_run: bool = False,
+    kernel_artifacts: Sequence[Path] = (),
+    recompile: bool = False,
+) -> BuildResult:
+    started = time.perf_counter()
+    env = os.environ
+    parts = plan_build(ws, options, asked, kernel_artifacts, env, recompile=recompile)
+    features = host.features(ws, parts.backends)
+    produced: list[Artifact] = []
+    targets: tuple[build_state.Target, ...] = ()
+    if not dry_run:
+        for note in parts.notes:
+            reporter().info(f"note: {note}")
+        produced = compile_kernels(ws, options, parts, env)
+        step = parts.host_plan.steps[0]
+        built = host.run(ws, step, env)
+        previous = build_state.read(ws.rgpu_dir)
+        kept = previous.targets if previous else ()
+        targets = kept if built is None else tuple(built)
+        build_state.write(
+            ws.rgpu_dir,
+            build_state.State(
+                backends=tuple(b.name for b in parts.backends),
+                profile=options.profile,
+                features=features,
+                targets=targets,
+            ),
+        )
+    return BuildResult(
+        backends=tuple(b.name for b in parts.backends),
+        features=features,
+        profile=options.profile,
+        plan=parts.whole,
+        artifacts=tuple(produced),
+        targets=targets,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def compile_kernels(
+    ws: Workspace, options: Options, parts: BuildPlan, env: Mapping[str, str]
+) -> list[Artifact]:
+    """Run each codegen (unless its stamp says nothing changed), take the external files,
+    then write the kernels directory's manifest."""
+    if not parts.kernels and not parts.external and not parts.reused_external:
+        if (ws.kernels_dir / "manifest.json").is_file() and not needed_kinds(parts.backends):
+            from rgpu.artifacts.manifest import write_manifest
+
+            write_manifest(ws.kernels_dir, [])
+        return []
+    from rgpu.artifacts import external as ext
+    from rgpu.artifacts.kernels import find
+    from rgpu.artifacts.manifest import read_manifest, write_manifest
+    from rgpu.kernel_build import compile_one
+    from rgpu.toolchains import tools
+
+    previous = read_manifest(ws.kernels_dir)
+    produced: list[Artifact] = []
+    for kernel in parts.kernels:
+        produced += compile_one(ws, kernel, previous, env)
+    if parts.external:
+        produced += ext.collect(
+            parts.external,
+            ws.kernels_dir,
+            required=find(ws.kernel_dir),
+            cuda_archs=_archs(options),
+            ptxas=tools.find_ptxas(env),
+        )
+    produced += parts.reused_external
+    write_manifest(ws.kernels_dir, produced)
+    return produced
+
+
+def _archs(options: Options) -> tuple[str, ...]:
+    from rgpu.artifacts.ptx import parse_archs
+
+    return parse_archs(options.cuda_archs)
