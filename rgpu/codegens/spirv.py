@@ -8,8 +8,9 @@ hosts are proven with GLSL twins of the kernels (test fixtures) passed as
 `--kernel-artifact`.
 
 The plan:
-1. once per version: `cargo install --locked cargo-gpu --version V --root <rgpu
-   cache>/cargo-gpu/V`: rgpu's own cache, never the user's ~/.cargo/bin;
+1. once per version: `cargo +<pinned nightly> install --locked cargo-gpu --version V --root
+   <rgpu cache>/cargo-gpu/V`: rgpu's own cache, never the user's ~/.cargo/bin (its locked
+   dependencies need rustc 1.97, newer than stable);
 2. write the shader crate: the kernel crate restated as a standalone package
    (codegens/standalone.py) with `rgpu`'s `spirv` feature (which brings spirv-std) and a
    direct spirv-std dependency of the pinned version (cargo-gpu reads rust-gpu's version
@@ -186,8 +187,11 @@ class SpirvCodegen:
                 Step(
                     name="install-cargo-gpu",
                     description=f"install cargo-gpu {p.version} into rgpu's cache (once)",
+                    # cargo-gpu's locked dependencies need a newer rustc than stable:
+                    # installed with the pinned nightly, which the spirv build needs anyway.
                     argv=(
                         "cargo",
+                        f"+{p.channel}",
                         "install",
                         "--locked",
                         "cargo-gpu",

@@ -1,0 +1,323 @@
+//! rustc's nvptx64-nvidia-cuda target: `core::arch::nvptx` for ids and the barrier, inline
+//! PTX for workgroup (`.shared`) memory and warp operations, `core` atomics for global
+//! memory. Confirmed against rustc 1.96's library sources
+//! (library/stdarch/crates/core_arch/src/nvptx/mod.rs) and ptxas 13.
+//!
+//! Workgroup memory: the kernel's entry point declares one `.shared` array per `Shared`
+//! parameter (`global_asm!`) and takes its 32-bit shared-window address (`mov.u32`); loads
+//! and stores are `ld.shared`/`st.shared` on that address. (A generic pointer through
+//! `cvta.shared` works too, but was measured slower on an H100: rustc 1.96 has no address
+//! space for Rust pointers.)
+
+use core::arch::{asm, nvptx};
+use core::marker::PhantomData;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use super::{Ids, Word};
+
+/// Every lane of the warp (subgroup operations are called in uniform control flow).
+const ALL: u32 = 0xffff_ffff;
+
+/// This invocation's hardware ids.
+#[doc(hidden)]
+#[inline(always)]
+pub fn ids() -> Ids {
+    let lane: u32;
+    // SAFETY: reading special registers has no preconditions.
+    unsafe {
+        asm!("mov.u32 {0}, %laneid;", out(reg32) lane, options(pure, nomem, nostack));
+        let local = nvptx::_thread_idx_x() as u32;
+        Ids {
+            local,
+            group: nvptx::_block_idx_x() as u32,
+            groups: nvptx::_grid_dim_x() as u32,
+            size: nvptx::_block_dim_x() as u32,
+            lane,
+            subgroup_size: 32,
+            subgroup: local / 32,
+        }
+    }
+}
+
+#[inline(always)]
+pub fn barrier() {
+    // SAFETY: `bar.sync 0`; the caller's workgroup reaches it uniformly (Group::barrier).
+    unsafe { nvptx::_syncthreads() }
+}
+
+#[inline(always)]
+pub fn ballot(predicate: bool) -> u32 {
+    let mask: u32;
+    // SAFETY: register-only warp vote over the whole warp.
+    unsafe {
+        asm!(
+            "{{ .reg .pred p; setp.ne.u32 p, {v}, 0; vote.sync.ballot.b32 {r}, p, {m}; }}",
+            v = in(reg32) predicate as u32,
+            r = out(reg32) mask,
+            m = in(reg32) ALL,
+            options(nomem, nostack)
+        );
+    }
+    mask
+}
+
+#[inline(always)]
+fn shfl_xor(value: u32, lane_mask: u32) -> u32 {
+    let out: u32;
+    // SAFETY: register-only shuffle over the whole warp.
+    unsafe {
+        asm!(
+            "shfl.sync.bfly.b32 {o}, {v}, {l}, 0x1f, {m};",
+            o = out(reg32) out,
+            v = in(reg32) value,
+            l = in(reg32) lane_mask,
+            m = in(reg32) ALL,
+            options(nomem, nostack)
+        );
+    }
+    out
+}
+
+#[inline(always)]
+fn shfl_up(value: u32, delta: u32) -> u32 {
+    let out: u32;
+    // SAFETY: register-only shuffle over the whole warp; lanes below `delta` get their own.
+    unsafe {
+        asm!(
+            "shfl.sync.up.b32 {o}, {v}, {d}, 0, {m};",
+            o = out(reg32) out,
+            v = in(reg32) value,
+            d = in(reg32) delta,
+            m = in(reg32) ALL,
+            options(nomem, nostack)
+        );
+    }
+    out
+}
+
+#[inline(always)]
+pub fn broadcast(value: u32, lane: u32) -> u32 {
+    let out: u32;
+    // SAFETY: register-only shuffle over the whole warp.
+    unsafe {
+        asm!(
+            "shfl.sync.idx.b32 {o}, {v}, {l}, 0x1f, {m};",
+            o = out(reg32) out,
+            v = in(reg32) value,
+            l = in(reg32) lane,
+            m = in(reg32) ALL,
+            options(nomem, nostack)
+        );
+    }
+    out
+}
+
+#[inline(always)]
+pub fn add(mut value: u32) -> u32 {
+    let mut offset = 16;
+    while offset > 0 {
+        value = value.wrapping_add(shfl_xor(value, offset));
+        offset /= 2;
+    }
+    value
+}
+
+#[inline(always)]
+pub fn exclusive_add(value: u32, lane: u32) -> u32 {
+    let mut sum = value;
+    let mut delta = 1;
+    while delta < 32 {
+        let other = shfl_up(sum, delta);
+        if lane >= delta {
+            sum = sum.wrapping_add(other);
+        }
+        delta *= 2;
+    }
+    sum.wrapping_sub(value)
+}
+
+/// Workgroup memory: `N` words in the workgroup's `.shared` state space.
+#[derive(Clone, Copy)]
+pub struct Shared<T: Word, const N: usize> {
+    address: u32,
+    _type: PhantomData<T>,
+}
+
+impl<T: Word, const N: usize> Shared<T, N> {
+    /// Elements.
+    pub const LEN: usize = N;
+
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn from_addr(address: u32) -> Self {
+        Self {
+            address,
+            _type: PhantomData,
+        }
+    }
+
+    #[inline(always)]
+    fn check(index: u32) {
+        if index as usize >= N {
+            panic!("Shared index out of bounds");
+        }
+    }
+
+    /// Element `index` (past `N`: the kernel traps).
+    #[inline(always)]
+    pub fn load(&self, index: u32) -> T {
+        Self::check(index);
+        // SAFETY: checked above.
+        unsafe { self.load_unchecked(index) }
+    }
+
+    /// Stores element `index` (past `N`: the kernel traps).
+    #[inline(always)]
+    pub fn store(&self, index: u32, value: T) {
+        Self::check(index);
+        // SAFETY: checked above.
+        unsafe { self.store_unchecked(index, value) }
+    }
+
+    /// Element `index`, unchecked.
+    ///
+    /// # Safety
+    /// `index < N`.
+    #[inline(always)]
+    pub unsafe fn load_unchecked(&self, index: u32) -> T {
+        let bits: u32;
+        // SAFETY: the caller keeps the address inside the array; reads 4 bytes of it. Not
+        // `pure`: it must stay between the barriers it is written between.
+        unsafe {
+            asm!(
+                "ld.shared.b32 {v}, [{a}];",
+                v = out(reg32) bits,
+                a = in(reg32) self.address + index * 4,
+                options(nostack, readonly, preserves_flags)
+            );
+        }
+        T::from_bits(bits)
+    }
+
+    /// Stores element `index`, unchecked.
+    ///
+    /// # Safety
+    /// `index < N`.
+    #[inline(always)]
+    pub unsafe fn store_unchecked(&self, index: u32, value: T) {
+        // SAFETY: the caller keeps the address inside the array; writes 4 bytes of it.
+        unsafe {
+            asm!(
+                "st.shared.b32 [{a}], {v};",
+                a = in(reg32) self.address + index * 4,
+                v = in(reg32) value.to_bits(),
+                options(nostack, preserves_flags)
+            );
+        }
+    }
+}
+
+impl<const N: usize> Shared<u32, N> {
+    /// Adds `value` to element `index` atomically (within the workgroup); the old value.
+    #[inline(always)]
+    pub fn atomic_add(&self, index: u32, value: u32) -> u32 {
+        Self::check(index);
+        let old: u32;
+        // SAFETY: the address is inside the array (checked); a 4-byte atomic add on it.
+        unsafe {
+            asm!(
+                "atom.shared.add.u32 {o}, [{a}], {v};",
+                o = out(reg32) old,
+                a = in(reg32) self.address + index * 4,
+                v = in(reg32) value,
+                options(nostack, preserves_flags)
+            );
+        }
+        old
+    }
+}
+
+/// A read-write buffer that every invocation of the launch sees whole (global memory).
+#[derive(Clone, Copy)]
+pub struct Global<T> {
+    ptr: *mut T,
+    len: u32,
+}
+
+impl<T: Copy> Global<T> {
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn from_raw(ptr: *mut T, len: u32) -> Self {
+        Self { ptr, len }
+    }
+
+    /// Elements.
+    #[inline(always)]
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether it has no element.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Element `index`.
+    ///
+    /// # Safety
+    /// `index < len()`, and no other invocation of the launch writes it meanwhile.
+    #[inline(always)]
+    pub unsafe fn read(&self, index: u32) -> T {
+        // SAFETY: the caller's contract.
+        unsafe { self.ptr.add(index as usize).read() }
+    }
+
+    /// Stores element `index`.
+    ///
+    /// # Safety
+    /// `index < len()`, and no other invocation of the launch reads or writes it meanwhile.
+    #[inline(always)]
+    pub unsafe fn write(&self, index: u32, value: T) {
+        // SAFETY: the caller's contract.
+        unsafe { self.ptr.add(index as usize).write(value) }
+    }
+}
+
+impl Global<u32> {
+    #[inline(always)]
+    fn atomic(&self, index: u32) -> &AtomicU32 {
+        if index >= self.len {
+            panic!("Global index out of bounds");
+        }
+        // SAFETY: in bounds (checked); device memory outlives the launch; every access to
+        // this element through `atomic_*` is atomic.
+        unsafe { AtomicU32::from_ptr(self.ptr.add(index as usize)) }
+    }
+
+    /// Adds `value` to element `index` atomically (across the launch); the old value.
+    #[inline(always)]
+    pub fn atomic_add(&self, index: u32, value: u32) -> u32 {
+        self.atomic(index).fetch_add(value, Ordering::Relaxed)
+    }
+
+    /// Stores the larger of element `index` and `value` atomically; the old value.
+    #[inline(always)]
+    pub fn atomic_max(&self, index: u32, value: u32) -> u32 {
+        self.atomic(index).fetch_max(value, Ordering::Relaxed)
+    }
+
+    /// Stores the smaller of element `index` and `value` atomically; the old value.
+    #[inline(always)]
+    pub fn atomic_min(&self, index: u32, value: u32) -> u32 {
+        self.atomic(index).fetch_min(value, Ordering::Relaxed)
+    }
+}
+
+/// Kernels cannot unwind: a panic (an index out of bounds) aborts the kernel, and the host
+/// sees a launch failure.
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // SAFETY: `trap` aborts the kernel.
+    unsafe { nvptx::trap() }
+}

@@ -1,0 +1,230 @@
+//! Rust-CUDA's rustc_codegen_nvvm: the primitives through cuda_std (crates/cuda_std at the
+//! Rust-CUDA revision rgpu pins, toolchains/nvvm.toml): `thread::*` ids and
+//! `sync_threads`, `warp::*` votes and shuffles, `atomic::mid` atomics (generic
+//! addressing: global and shared memory alike). Workgroup memory is a
+//! `#[address_space(shared)] static` the entry point declares; this module only sees its
+//! pointer. NOT COMPILED TO PTX on rgpu's machines (no rustc-dev, LLVM 7 or libNVVM there):
+//! it is type-checked on the host against cuda_std's source (feature `check-nvvm`).
+
+use core::marker::PhantomData;
+use core::sync::atomic::Ordering;
+
+use cuda_std::atomic::mid;
+use cuda_std::{thread, warp};
+
+use super::{Ids, Word};
+
+const ALL: u32 = 0xffff_ffff;
+
+/// This invocation's hardware ids.
+#[doc(hidden)]
+#[inline(always)]
+pub fn ids() -> Ids {
+    let local = thread::thread_idx_x();
+    Ids {
+        local,
+        group: thread::block_idx_x(),
+        groups: thread::grid_dim_x(),
+        size: thread::block_dim_x(),
+        lane: warp::lane_id(),
+        subgroup_size: 32,
+        subgroup: local / 32,
+    }
+}
+
+#[inline(always)]
+pub fn barrier() {
+    thread::sync_threads();
+}
+
+#[inline(always)]
+pub fn ballot(predicate: bool) -> u32 {
+    // SAFETY: called by every lane of the warp (uniform control flow).
+    unsafe { warp::warp_vote_ballot(ALL, predicate) }
+}
+
+#[inline(always)]
+pub fn add(mut value: u32) -> u32 {
+    let mut offset = 16;
+    while offset > 0 {
+        // SAFETY: as for `ballot`.
+        let (other, _) = unsafe { warp::warp_shuffle_xor(ALL, value, offset, 32) };
+        value = value.wrapping_add(other);
+        offset /= 2;
+    }
+    value
+}
+
+#[inline(always)]
+pub fn exclusive_add(value: u32, lane: u32) -> u32 {
+    let mut sum = value;
+    let mut delta = 1;
+    while delta < 32 {
+        // SAFETY: as for `ballot`.
+        let (other, _) = unsafe { warp::warp_shuffle_up(ALL, sum, delta, 32) };
+        if lane >= delta {
+            sum = sum.wrapping_add(other);
+        }
+        delta *= 2;
+    }
+    sum.wrapping_sub(value)
+}
+
+#[inline(always)]
+pub fn broadcast(value: u32, lane: u32) -> u32 {
+    // SAFETY: as for `ballot`.
+    unsafe { warp::warp_shuffle_idx(ALL, value, lane, 32).0 }
+}
+
+/// Workgroup memory: `N` words of the entry point's shared static.
+#[derive(Clone, Copy)]
+pub struct Shared<T: Word, const N: usize> {
+    ptr: *mut T,
+    _type: PhantomData<T>,
+}
+
+impl<T: Word, const N: usize> Shared<T, N> {
+    /// Elements.
+    pub const LEN: usize = N;
+
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn from_ptr(ptr: *mut T) -> Self {
+        Self {
+            ptr,
+            _type: PhantomData,
+        }
+    }
+
+    #[inline(always)]
+    fn check(index: u32) {
+        if index as usize >= N {
+            panic!("Shared index out of bounds");
+        }
+    }
+
+    /// Element `index` (past `N`: the kernel traps).
+    #[inline(always)]
+    pub fn load(&self, index: u32) -> T {
+        Self::check(index);
+        // SAFETY: checked above.
+        unsafe { self.load_unchecked(index) }
+    }
+
+    /// Stores element `index` (past `N`: the kernel traps).
+    #[inline(always)]
+    pub fn store(&self, index: u32, value: T) {
+        Self::check(index);
+        // SAFETY: checked above.
+        unsafe { self.store_unchecked(index, value) }
+    }
+
+    /// Element `index`, unchecked.
+    ///
+    /// # Safety
+    /// `index < N`.
+    #[inline(always)]
+    pub unsafe fn load_unchecked(&self, index: u32) -> T {
+        // SAFETY: the caller's contract; the array lives as long as the workgroup.
+        unsafe { self.ptr.add(index as usize).read() }
+    }
+
+    /// Stores element `index`, unchecked.
+    ///
+    /// # Safety
+    /// `index < N`.
+    #[inline(always)]
+    pub unsafe fn store_unchecked(&self, index: u32, value: T) {
+        // SAFETY: the caller's contract.
+        unsafe { self.ptr.add(index as usize).write(value) }
+    }
+}
+
+impl<const N: usize> Shared<u32, N> {
+    /// Adds `value` to element `index` atomically (within the workgroup); the old value.
+    #[inline(always)]
+    pub fn atomic_add(&self, index: u32, value: u32) -> u32 {
+        Self::check(index);
+        // SAFETY: in bounds (checked); block scope suffices for workgroup memory.
+        unsafe { mid::atomic_fetch_add_u32_block(self.ptr.add(index as usize), Ordering::Relaxed, value) }
+    }
+}
+
+/// A read-write buffer that every invocation of the launch sees whole (global memory).
+#[derive(Clone, Copy)]
+pub struct Global<T> {
+    ptr: *mut T,
+    len: u32,
+}
+
+impl<T: Copy> Global<T> {
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn from_raw(ptr: *mut T, len: u32) -> Self {
+        Self { ptr, len }
+    }
+
+    /// Elements.
+    #[inline(always)]
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether it has no element.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Element `index`.
+    ///
+    /// # Safety
+    /// `index < len()`, and no other invocation of the launch writes it meanwhile.
+    #[inline(always)]
+    pub unsafe fn read(&self, index: u32) -> T {
+        // SAFETY: the caller's contract.
+        unsafe { self.ptr.add(index as usize).read() }
+    }
+
+    /// Stores element `index`.
+    ///
+    /// # Safety
+    /// `index < len()`, and no other invocation of the launch reads or writes it meanwhile.
+    #[inline(always)]
+    pub unsafe fn write(&self, index: u32, value: T) {
+        // SAFETY: the caller's contract.
+        unsafe { self.ptr.add(index as usize).write(value) }
+    }
+}
+
+impl Global<u32> {
+    #[inline(always)]
+    fn element(&self, index: u32) -> *mut u32 {
+        if index >= self.len {
+            panic!("Global index out of bounds");
+        }
+        // SAFETY: in bounds (checked).
+        unsafe { self.ptr.add(index as usize) }
+    }
+
+    /// Adds `value` to element `index` atomically (across the launch); the old value.
+    #[inline(always)]
+    pub fn atomic_add(&self, index: u32, value: u32) -> u32 {
+        // SAFETY: a valid device pointer (checked); device scope for global memory.
+        unsafe { mid::atomic_fetch_add_u32_device(self.element(index), Ordering::Relaxed, value) }
+    }
+
+    /// Stores the larger of element `index` and `value` atomically; the old value.
+    #[inline(always)]
+    pub fn atomic_max(&self, index: u32, value: u32) -> u32 {
+        // SAFETY: as for `atomic_add`.
+        unsafe { mid::atomic_fetch_max_u32_device(self.element(index), Ordering::Relaxed, value) }
+    }
+
+    /// Stores the smaller of element `index` and `value` atomically; the old value.
+    #[inline(always)]
+    pub fn atomic_min(&self, index: u32, value: u32) -> u32 {
+        // SAFETY: as for `atomic_add`.
+        unsafe { mid::atomic_fetch_min_u32_device(self.element(index), Ordering::Relaxed, value) }
+    }
+}

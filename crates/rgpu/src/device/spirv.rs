@@ -1,0 +1,188 @@
+//! rust-gpu (rustc_codegen_spirv): the primitives through spirv-std's `arch` (0.11, the
+//! version rgpu pins in toolchains/spirv.toml): `workgroup_memory_barrier_with_group_sync`
+//! (OpControlBarrier, workgroup scope), `atomic_i_add` (workgroup scope for workgroup
+//! memory, device scope for storage buffers), and the GroupNonUniform subgroup operations
+//! (rgpu's spirv build enables the GroupNonUniform, Ballot, Arithmetic and Shuffle
+//! capabilities). Ids come from the entry point's builtins. NOT COMPILED TO SPIR-V on rgpu's
+//! machines (rust-gpu needs a nightly's rustc-dev there): it is type-checked on the host
+//! against spirv-std's source (feature `check-spirv`).
+
+use core::marker::PhantomData;
+
+use spirv_std::arch;
+use spirv_std::memory::{Scope, Semantics};
+
+use super::Word;
+
+const WORKGROUP: u32 = Scope::Workgroup as u32;
+const DEVICE: u32 = Scope::Device as u32;
+const RELAXED: u32 = Semantics::NONE.bits();
+
+#[inline(always)]
+pub fn barrier() {
+    arch::workgroup_memory_barrier_with_group_sync();
+}
+
+#[inline(always)]
+pub fn ballot(predicate: bool) -> u32 {
+    arch::subgroup_ballot(predicate).x
+}
+
+#[inline(always)]
+pub fn add(value: u32) -> u32 {
+    arch::subgroup_i_add(value)
+}
+
+#[inline(always)]
+pub fn exclusive_add(value: u32, _lane: u32) -> u32 {
+    arch::subgroup_exclusive_i_add(value)
+}
+
+#[inline(always)]
+pub fn broadcast(value: u32, lane: u32) -> u32 {
+    // SAFETY: `lane` is a lane of the subgroup (the caller's contract, as on every codegen).
+    unsafe { arch::subgroup_broadcast(value, lane) }
+}
+
+/// Workgroup memory: the entry point's `#[spirv(workgroup)]` array.
+#[derive(Clone, Copy)]
+pub struct Shared<T: Word, const N: usize> {
+    array: *mut [T; N],
+    _type: PhantomData<T>,
+}
+
+impl<T: Word, const N: usize> Shared<T, N> {
+    /// Elements.
+    pub const LEN: usize = N;
+
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn from_array(array: &mut [T; N]) -> Self {
+        Self {
+            array,
+            _type: PhantomData,
+        }
+    }
+
+    /// Element `index` (past `N`: the invocation stops).
+    #[inline(always)]
+    pub fn load(&self, index: u32) -> T {
+        // SAFETY: the array lives as long as the workgroup; the index is bounds-checked.
+        unsafe { (*self.array)[index as usize] }
+    }
+
+    /// Stores element `index` (past `N`: the invocation stops).
+    #[inline(always)]
+    pub fn store(&self, index: u32, value: T) {
+        // SAFETY: as for `load`.
+        unsafe { (*self.array)[index as usize] = value }
+    }
+
+    /// Element `index`, unchecked.
+    ///
+    /// # Safety
+    /// `index < N`.
+    #[inline(always)]
+    pub unsafe fn load_unchecked(&self, index: u32) -> T {
+        self.load(index)
+    }
+
+    /// Stores element `index`, unchecked.
+    ///
+    /// # Safety
+    /// `index < N`.
+    #[inline(always)]
+    pub unsafe fn store_unchecked(&self, index: u32, value: T) {
+        self.store(index, value)
+    }
+}
+
+impl<const N: usize> Shared<u32, N> {
+    /// Adds `value` to element `index` atomically (within the workgroup); the old value.
+    #[inline(always)]
+    pub fn atomic_add(&self, index: u32, value: u32) -> u32 {
+        // SAFETY: an element of the workgroup array (bounds-checked); workgroup scope.
+        unsafe {
+            arch::atomic_i_add::<u32, WORKGROUP, RELAXED>(&mut (*self.array)[index as usize], value)
+        }
+    }
+}
+
+/// A read-write buffer that every invocation of the launch sees whole (a storage buffer).
+#[derive(Clone, Copy)]
+pub struct Global<T> {
+    slice: *mut [T],
+    len: u32,
+}
+
+impl<T: Copy> Global<T> {
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn from_slice(slice: &mut [T], len: u32) -> Self {
+        Self { slice, len }
+    }
+
+    /// Elements.
+    #[inline(always)]
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether it has no element.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Element `index`.
+    ///
+    /// # Safety
+    /// `index < len()`, and no other invocation of the launch writes it meanwhile.
+    #[inline(always)]
+    pub unsafe fn read(&self, index: u32) -> T {
+        // SAFETY: the caller's contract; the storage buffer outlives the invocation.
+        unsafe { (&(*self.slice))[index as usize] }
+    }
+
+    /// Stores element `index`.
+    ///
+    /// # Safety
+    /// `index < len()`, and no other invocation of the launch reads or writes it meanwhile.
+    #[inline(always)]
+    pub unsafe fn write(&self, index: u32, value: T) {
+        // SAFETY: the caller's contract.
+        unsafe { (&mut (*self.slice))[index as usize] = value }
+    }
+}
+
+impl Global<u32> {
+    #[inline(always)]
+    fn element(&self, index: u32) -> &mut u32 {
+        if index >= self.len {
+            panic!("Global index out of bounds");
+        }
+        // SAFETY: in bounds; every access to it through `atomic_*` is atomic.
+        unsafe { &mut (&mut (*self.slice))[index as usize] }
+    }
+
+    /// Adds `value` to element `index` atomically (across the launch); the old value.
+    #[inline(always)]
+    pub fn atomic_add(&self, index: u32, value: u32) -> u32 {
+        // SAFETY: a storage buffer element; device scope.
+        unsafe { arch::atomic_i_add::<u32, DEVICE, RELAXED>(self.element(index), value) }
+    }
+
+    /// Stores the larger of element `index` and `value` atomically; the old value.
+    #[inline(always)]
+    pub fn atomic_max(&self, index: u32, value: u32) -> u32 {
+        // SAFETY: as for `atomic_add`.
+        unsafe { arch::atomic_u_max::<u32, DEVICE, RELAXED>(self.element(index), value) }
+    }
+
+    /// Stores the smaller of element `index` and `value` atomically; the old value.
+    #[inline(always)]
+    pub fn atomic_min(&self, index: u32, value: u32) -> u32 {
+        // SAFETY: as for `atomic_add`.
+        unsafe { arch::atomic_u_min::<u32, DEVICE, RELAXED>(self.element(index), value) }
+    }
+}

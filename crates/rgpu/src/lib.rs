@@ -1,0 +1,121 @@
+//! GPU kernels in plain Rust: one function, every backend.
+//!
+//! ```ignore
+//! // kernel/src/lib.rs (a `#![no_std]` crate)
+//! rgpu::embed_kernels!();
+//!
+//! #[rgpu::kernel]
+//! pub fn saxpy(a: f32, #[item] x: &f32, #[item] y: &mut f32) {
+//!     *y += a * *x;
+//! }
+//!
+//! // on the host
+//! let device = rgpu::Device::select()?.0;          // RGPU_BACKEND, else the best one here
+//! kernel::saxpy(&device, n, 2.0, &x, &mut y)?;     // host slices or device Buffers
+//! ```
+//!
+//! `rgpu build --backend cuda|wgpu|ash` compiles the kernel crate to PTX (rustc's nvptx64
+//! target or Rust-CUDA's nvvm) and SPIR-V (rust-gpu), and `embed_kernels!()` embeds what it
+//! built; the cpu backend runs the same function natively.
+//!
+//! # Kernels
+//!
+//! A kernel is a plain, non-generic function with `#[rgpu::kernel]` (or
+//! `#[rgpu::kernel(threads = N)]`, N threads per workgroup, default 256). Its parameters:
+//! - optionally first, the context: [`Item`] (an *item kernel*: one invocation per index
+//!   `0..n`) or [`Group`] (a *group kernel*: every invocation of `groups` workgroups, with
+//!   barriers and workgroup memory);
+//! - `#[item] x: &T` / `#[item] y: &mut T`: element `i` of a buffer (item kernels);
+//! - `x: &[T]`: a read-only buffer; `y: Global<T>`: a read-write buffer every invocation sees;
+//! - `s: Shared<T, N>`: workgroup memory (group kernels);
+//! - anything else: a value, copied to every invocation (`#[repr(C)]`, `bytemuck::Pod`, no
+//!   `bool`: it travels as a CUDA argument and a Vulkan push constant).
+//!
+//! The launcher has the kernel's name and its parameters minus the context and workgroup
+//! memory, after the device and the count: `kernel(&device, n, ...)` for item kernels,
+//! `kernel(&device, groups, ...)` for group kernels. Buffers are host slices (copied for
+//! the launch) or [`Buffer`]s (device memory, kept between launches).
+//!
+//! # What each codegen has
+//!
+//! Every helper here exists on every codegen with the same meaning. Subgroup operations
+//! must be reached by every invocation of the workgroup (uniform control flow); on CUDA the
+//! subgroup is the 32-thread warp, on Vulkan the device's subgroup, on the cpu backend a
+//! single invocation.
+#![no_std]
+#![cfg_attr(rgpu_codegen = "nvptx", feature(stdarch_nvptx, asm_experimental_arch))]
+#![deny(missing_docs)]
+
+#[cfg(rgpu_codegen = "host")]
+extern crate std;
+
+pub use rgpu_macros::{embed_kernels, kernel};
+
+#[cfg(not(rgpu_codegen = "host"))]
+mod device;
+#[cfg(not(rgpu_codegen = "host"))]
+pub use device::{Global, Group, Item, Shared, Word};
+
+#[cfg(rgpu_codegen = "host")]
+mod host;
+#[cfg(rgpu_codegen = "host")]
+pub use host::*;
+
+/// What `#[rgpu::kernel]` and `embed_kernels!()` expand to use. Not a stable API.
+#[doc(hidden)]
+#[allow(missing_docs)]
+pub mod __private {
+    #[cfg(any(rgpu_codegen = "nvptx", rgpu_codegen = "nvvm"))]
+    pub use crate::device::ids;
+    #[cfg(not(rgpu_codegen = "host"))]
+    pub use crate::device::{run_groups, run_items, Ids};
+    #[cfg(rgpu_codegen = "host")]
+    pub use crate::host::private::*;
+    #[cfg(feature = "nvvm")]
+    pub use cuda_std;
+    #[cfg(feature = "spirv")]
+    pub use spirv_std;
+}
+
+// The gates: each passes its tokens through on its codegen only, so the expansions need no
+// cfg of the user's crate.
+
+/// Host-only items (launchers, the artifact table).
+#[cfg(rgpu_codegen = "host")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __host { ($($t:tt)*) => { $($t)* }; }
+#[cfg(not(rgpu_codegen = "host"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __host { ($($t:tt)*) => {}; }
+
+/// rustc's nvptx64 entry points.
+#[cfg(rgpu_codegen = "nvptx")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nvptx { ($($t:tt)*) => { $($t)* }; }
+#[cfg(not(rgpu_codegen = "nvptx"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nvptx { ($($t:tt)*) => {}; }
+
+/// Rust-CUDA (nvvm) entry points.
+#[cfg(rgpu_codegen = "nvvm")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nvvm { ($($t:tt)*) => { $($t)* }; }
+#[cfg(not(rgpu_codegen = "nvvm"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nvvm { ($($t:tt)*) => {}; }
+
+/// rust-gpu entry points.
+#[cfg(rgpu_codegen = "spirv")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __spirv { ($($t:tt)*) => { $($t)* }; }
+#[cfg(not(rgpu_codegen = "spirv"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __spirv { ($($t:tt)*) => {}; }
