@@ -1,0 +1,305 @@
+//! `Buffer<T>` (device memory owned by one `Device`), its type-erased `RawBuffer`, and what
+//! a launcher accepts for buffer parameters: `Input<T>` (read-only) and `InputOutput<T>`
+//! (read-write), for host slices, `Vec`s and `Buffer`s.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use bytemuck::Pod;
+
+use crate::backend::Backend;
+use crate::device::DeviceInner;
+use crate::error::Error;
+
+/// A buffer's memory, of the backend of the device that made it.
+pub(crate) enum Memory {
+    Cpu(crate::cpu::HostMemory),
+    #[cfg(feature = "cuda")]
+    Cuda(crate::cuda::CudaMemory),
+    #[cfg(feature = "wgpu")]
+    Wgpu(crate::vulkan::wgpu::WgpuMemory),
+    #[cfg(feature = "ash")]
+    Ash(crate::vulkan::ash::AshMemory),
+}
+
+/// Device memory without its element type: what `Src`/`Dst` carry to `launch`.
+pub struct RawBuffer {
+    pub(crate) device: Arc<DeviceInner>,
+    /// Bytes the buffer holds (the allocation underneath has at least 4).
+    pub(crate) bytes: usize,
+    pub(crate) memory: Memory,
+}
+
+impl RawBuffer {
+    /// Bytes the buffer holds.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.device.backend()
+    }
+
+    /// The bytes of a cpu buffer; `WrongDevice` for a GPU buffer.
+    pub(crate) fn host_bytes(&self) -> Result<&[u8], Error> {
+        match &self.memory {
+            Memory::Cpu(m) => Ok(m.bytes()),
+            #[allow(unreachable_patterns)]
+            _ => Err(self.not_host()),
+        }
+    }
+
+    pub(crate) fn host_bytes_mut(&mut self) -> Result<&mut [u8], Error> {
+        let error = self.not_host();
+        match &mut self.memory {
+            Memory::Cpu(m) => Ok(m.bytes_mut()),
+            #[allow(unreachable_patterns)]
+            _ => Err(error),
+        }
+    }
+
+    fn not_host(&self) -> Error {
+        Error::WrongDevice {
+            expected: "the cpu (a cpu Buffer or host memory)".into(),
+            found: self.device.label(),
+        }
+    }
+}
+
+impl Drop for RawBuffer {
+    fn drop(&mut self) {
+        self.device.release(&mut self.memory);
+    }
+}
+
+/// `len` elements of `T` in the memory of one `Device`.
+pub struct Buffer<T: Pod> {
+    pub(crate) raw: RawBuffer,
+    len: usize,
+    _elements: PhantomData<T>,
+}
+
+impl<T: Pod> Buffer<T> {
+    pub(crate) fn from_raw(raw: RawBuffer, len: usize) -> Self {
+        Self {
+            raw,
+            len,
+            _elements: PhantomData,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.raw.backend()
+    }
+
+    /// The elements, after every launch queued so far has finished.
+    pub fn read(&self) -> Result<Vec<T>, Error> {
+        let mut out = vec![T::zeroed(); self.len];
+        self.read_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// Copies the elements into `out` (`out.len() == len()`), after every queued launch.
+    pub fn read_into(&self, out: &mut [T]) -> Result<(), Error> {
+        self.check_len("read_into", out.len())?;
+        let device = Arc::clone(&self.raw.device);
+        device.read(&self.raw.memory, bytemuck::cast_slice_mut(out))
+    }
+
+    /// Replaces the elements with `data` (`data.len() == len()`), after every queued launch.
+    pub fn write(&mut self, data: &[T]) -> Result<(), Error> {
+        self.check_len("write", data.len())?;
+        let device = Arc::clone(&self.raw.device);
+        device.write(&mut self.raw.memory, bytemuck::cast_slice(data))
+    }
+
+    /// The type-erased buffer (for `Src::Buffer` / `Dst::Buffer`).
+    pub fn raw(&self) -> &RawBuffer {
+        &self.raw
+    }
+
+    pub fn raw_mut(&mut self) -> &mut RawBuffer {
+        &mut self.raw
+    }
+
+    fn check_len(&self, what: &str, len: usize) -> Result<(), Error> {
+        if len == self.len {
+            return Ok(());
+        }
+        Err(Error::Transfer {
+            backend: self.backend(),
+            reason: format!(
+                "Buffer::{what} got {len} elements for a buffer of {}: pass a slice of exactly \
+                 that length",
+                self.len
+            ),
+        })
+    }
+}
+
+impl<T: Pod> std::fmt::Debug for Buffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Buffer")
+            .field("len", &self.len)
+            .field("device", &self.raw.device.label())
+            .finish()
+    }
+}
+
+/// A read-only buffer argument, type-erased: host bytes (uploaded for the launch) or a
+/// device buffer (used in place).
+pub enum Src<'a> {
+    Host(&'a [u8]),
+    Buffer(&'a RawBuffer),
+}
+
+/// A read-write buffer argument: host bytes (uploaded, and downloaded after the launch)
+/// or a device buffer.
+pub enum Dst<'a> {
+    Host(&'a mut [u8]),
+    Buffer(&'a mut RawBuffer),
+}
+
+impl Src<'_> {
+    pub(crate) fn bytes(&self) -> usize {
+        match self {
+            Src::Host(h) => h.len(),
+            Src::Buffer(b) => b.bytes,
+        }
+    }
+}
+
+impl Dst<'_> {
+    pub(crate) fn bytes(&self) -> usize {
+        match self {
+            Dst::Host(h) => h.len(),
+            Dst::Buffer(b) => b.bytes,
+        }
+    }
+}
+
+/// What a launcher accepts for a read-only buffer parameter: `[T]`, `Vec<T>` or
+/// `Buffer<T>`.
+pub trait Input<T: Pod> {
+    /// The argument for `launch`.
+    fn src(&self) -> Src<'_>;
+    /// Elements it holds.
+    fn elements(&self) -> usize;
+    /// The elements in host memory (a host slice, or a cpu `Buffer`'s memory), for the cpu
+    /// backend; a GPU `Buffer` is `Error::WrongDevice`.
+    fn host(&self) -> Result<&[T], Error>;
+}
+
+/// What a launcher accepts for a read-write buffer parameter: `[T]`, `Vec<T>` or
+/// `Buffer<T>`; host data is written back after the launch.
+pub trait InputOutput<T: Pod> {
+    /// The argument for `launch`.
+    fn dst(&mut self) -> Dst<'_>;
+    /// Elements it holds.
+    fn elements(&self) -> usize;
+    /// As `Input::host`, writable.
+    fn host_mut(&mut self) -> Result<&mut [T], Error>;
+}
+
+impl<T: Pod> Input<T> for [T] {
+    fn src(&self) -> Src<'_> {
+        Src::Host(bytemuck::cast_slice(self))
+    }
+
+    fn elements(&self) -> usize {
+        self.len()
+    }
+
+    fn host(&self) -> Result<&[T], Error> {
+        Ok(self)
+    }
+}
+
+impl<T: Pod> Input<T> for Vec<T> {
+    fn src(&self) -> Src<'_> {
+        self.as_slice().src()
+    }
+
+    fn elements(&self) -> usize {
+        self.len()
+    }
+
+    fn host(&self) -> Result<&[T], Error> {
+        Ok(self)
+    }
+}
+
+impl<T: Pod> Input<T> for Buffer<T> {
+    fn src(&self) -> Src<'_> {
+        Src::Buffer(&self.raw)
+    }
+
+    fn elements(&self) -> usize {
+        self.len
+    }
+
+    fn host(&self) -> Result<&[T], Error> {
+        let bytes = self.raw.host_bytes()?;
+        bytemuck::try_cast_slice(bytes).map_err(|e| misaligned(e, self.backend()))
+    }
+}
+
+impl<T: Pod> InputOutput<T> for [T] {
+    fn dst(&mut self) -> Dst<'_> {
+        Dst::Host(bytemuck::cast_slice_mut(self))
+    }
+
+    fn elements(&self) -> usize {
+        self.len()
+    }
+
+    fn host_mut(&mut self) -> Result<&mut [T], Error> {
+        Ok(self)
+    }
+}
+
+impl<T: Pod> InputOutput<T> for Vec<T> {
+    fn dst(&mut self) -> Dst<'_> {
+        self.as_mut_slice().dst()
+    }
+
+    fn elements(&self) -> usize {
+        self.len()
+    }
+
+    fn host_mut(&mut self) -> Result<&mut [T], Error> {
+        Ok(self)
+    }
+}
+
+impl<T: Pod> InputOutput<T> for Buffer<T> {
+    fn dst(&mut self) -> Dst<'_> {
+        Dst::Buffer(&mut self.raw)
+    }
+
+    fn elements(&self) -> usize {
+        self.len
+    }
+
+    fn host_mut(&mut self) -> Result<&mut [T], Error> {
+        let backend = self.backend();
+        let bytes = self.raw.host_bytes_mut()?;
+        bytemuck::try_cast_slice_mut(bytes).map_err(|e| misaligned(e, backend))
+    }
+}
+
+/// Cannot happen (cpu buffers are allocated aligned for their `T`), but is a value anyway.
+fn misaligned(e: bytemuck::PodCastError, backend: Backend) -> Error {
+    Error::Transfer {
+        backend,
+        reason: format!("a cpu buffer's memory does not fit its element type ({e:?}): report this as an rgpu bug"),
+    }
+}

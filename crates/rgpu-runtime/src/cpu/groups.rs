@@ -1,0 +1,228 @@
+//! `Mode::Groups` on the cpu: workgroups in parallel on rayon; the invocations of one
+//! workgroup are stackful coroutines (corosensei) on one worker thread, so
+//! `Group::barrier()` is a suspend and the worker resumes them round-robin.
+//!
+//! Each worker thread keeps its coroutine stacks and its workgroup scratch between
+//! workgroups and launches. The invocations of a workgroup never run at the same time, so
+//! they never race on workgroup memory.
+
+use std::cell::{Cell, RefCell};
+use std::ptr;
+
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use rayon::prelude::*;
+
+/// Stack of one invocation. Kernels keep little on the stack; a kernel that overflows it
+/// hits the guard page (SIGSEGV), so raise this if a debug build needs more.
+pub const STACK_BYTES: usize = 64 * 1024;
+
+/// Alignment of the workgroup scratch (`Shared` arrays of 4-byte words, up to 16-byte
+/// vector types).
+pub const SCRATCH_ALIGN: usize = 16;
+
+/// What a kernel's name is when the launcher did not give one (`run_groups`).
+const UNNAMED: &str = "(unnamed)";
+
+type Invocation = Coroutine<(), (), (), DefaultStack>;
+
+thread_local! {
+    /// The yielder of the invocation running on this thread; null outside one.
+    static CURRENT: Cell<*const Yielder<(), ()>> = const { Cell::new(ptr::null()) };
+    /// Finished invocations' stacks, for the next workgroup on this thread.
+    static STACKS: RefCell<Vec<DefaultStack>> = const { RefCell::new(Vec::new()) };
+    /// Workgroup scratch, kept at the largest size used on this thread.
+    static SCRATCH: RefCell<Vec<u128>> = const { RefCell::new(Vec::new()) };
+}
+
+/// One invocation of one workgroup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Group {
+    id: u32,
+    count: u32,
+    thread: u32,
+    size: u32,
+}
+
+impl Group {
+    /// This workgroup's index, `0..count()`.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// Workgroups in the launch.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// This invocation's index in its workgroup, `0..size()`.
+    pub fn thread(&self) -> u32 {
+        self.thread
+    }
+
+    /// Invocations per workgroup (the kernel's `threads`).
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
+    /// `id() * size() + thread()`.
+    pub fn global_thread(&self) -> u32 {
+        self.id.wrapping_mul(self.size).wrapping_add(self.thread)
+    }
+
+    /// Waits until every invocation of the workgroup has arrived here; what they wrote to
+    /// workgroup (and global) memory before it is visible to all of them after it.
+    ///
+    /// # Panics
+    /// Outside a workgroup launch (`Mode::Groups`) on the cpu backend.
+    pub fn barrier(&self) {
+        let yielder = CURRENT.with(Cell::get);
+        assert!(
+            !yielder.is_null(),
+            "Group::barrier() was called outside a workgroup launch: only a Mode::Groups \
+             kernel's invocations can wait for each other"
+        );
+        // SAFETY: `CURRENT` is set by the running invocation itself (when it starts and
+        // after each suspend, below) and restored by the executor when it gets control
+        // back, so a non-null value is the live yielder of the coroutine running this code.
+        unsafe { (*yielder).suspend(()) };
+        CURRENT.with(|c| c.set(yielder));
+    }
+
+    /// The cpu's subgroups have one invocation (a valid Vulkan subgroup size).
+    pub fn subgroup_size(&self) -> u32 {
+        1
+    }
+
+    /// This invocation's subgroup: every invocation is its own.
+    pub fn subgroup_id(&self) -> u32 {
+        self.thread
+    }
+
+    /// This invocation's lane in its subgroup: always 0.
+    pub fn subgroup_lane(&self) -> u32 {
+        0
+    }
+
+    /// Bit i = lane i's predicate: bit 0 only.
+    pub fn subgroup_ballot(&self, predicate: bool) -> u32 {
+        u32::from(predicate)
+    }
+
+    /// Sum over the subgroup: the value itself.
+    pub fn subgroup_add(&self, value: u32) -> u32 {
+        value
+    }
+
+    /// Sum over the lanes before this one: none.
+    pub fn subgroup_exclusive_add(&self, value: u32) -> u32 {
+        let _ = value;
+        0
+    }
+
+    /// Lane `lane`'s value: lane 0 is this invocation.
+    pub fn subgroup_broadcast(&self, value: u32, lane: u32) -> u32 {
+        let _ = lane;
+        value
+    }
+}
+
+/// Restores `CURRENT` when the executor gets control back (also when an invocation
+/// panics), so a nested launch on this thread cannot leave a stale yielder behind.
+struct RestoreCurrent(*const Yielder<(), ()>);
+
+impl Drop for RestoreCurrent {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(self.0));
+    }
+}
+
+/// Runs `f(group, shared)` for every invocation of `groups` workgroups of `threads`
+/// invocations. `shared` points at the workgroup's `shared_bytes` of zeroed scratch
+/// (16-byte aligned). Panics when an invocation panics, or when some invocations of a
+/// workgroup return while others wait at a barrier.
+pub fn run_groups(
+    groups: u32,
+    threads: u32,
+    shared_bytes: usize,
+    f: &(dyn Fn(Group, *mut u8) + Sync),
+) {
+    run_groups_named(UNNAMED, groups, threads, shared_bytes, f);
+}
+
+/// `run_groups`, with the kernel's name for the panic messages.
+pub fn run_groups_named(
+    kernel: &str,
+    groups: u32,
+    threads: u32,
+    shared_bytes: usize,
+    f: &(dyn Fn(Group, *mut u8) + Sync),
+) {
+    (0..groups)
+        .into_par_iter()
+        .for_each(|id| run_group(kernel, id, groups, threads, shared_bytes, f));
+}
+
+fn new_stack() -> DefaultStack {
+    DefaultStack::new(STACK_BYTES).unwrap_or_else(|e| {
+        panic!("cannot map a {STACK_BYTES}-byte stack for a cpu workgroup invocation: {e}")
+    })
+}
+
+/// Runs one workgroup to completion on this thread.
+fn run_group(
+    kernel: &str,
+    id: u32,
+    count: u32,
+    size: u32,
+    shared_bytes: usize,
+    f: &(dyn Fn(Group, *mut u8) + Sync),
+) {
+    // Declared before the invocations, so it outlives them even while unwinding.
+    let mut scratch = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    scratch.clear();
+    scratch.resize(shared_bytes.div_ceil(SCRATCH_ALIGN), 0);
+    let shared = scratch.as_mut_ptr().cast::<u8>();
+    let mut stacks = STACKS.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    let mut invocations: Vec<Invocation> = Vec::with_capacity(size as usize);
+    for thread in 0..size {
+        let group = Group {
+            id,
+            count,
+            thread,
+            size,
+        };
+        let stack = stacks.pop().unwrap_or_else(new_stack);
+        let body = move |yielder: &Yielder<(), ()>, ()| {
+            CURRENT.with(|c| c.set(yielder));
+            f(group, shared);
+        };
+        // SAFETY: `body` borrows `f` (which outlives this call) and points into `scratch`
+        // (declared before `invocations`); every coroutine is run to completion or dropped
+        // (which unwinds it) before this function returns or finishes unwinding.
+        invocations.push(unsafe { Coroutine::with_stack_unchecked(stack, body) });
+    }
+    STACKS.with(|s| s.borrow_mut().append(&mut stacks));
+    loop {
+        let (mut waiting, mut returned) = (0u32, 0u32);
+        for invocation in &mut invocations {
+            let _restore = RestoreCurrent(CURRENT.with(Cell::get));
+            match invocation.resume(()) {
+                CoroutineResult::Yield(()) => waiting += 1,
+                CoroutineResult::Return(()) => returned += 1,
+            }
+        }
+        if waiting == 0 {
+            break;
+        }
+        assert!(
+            returned == 0,
+            "kernel `{kernel}`: workgroup {id}: a barrier was not reached by every invocation"
+        );
+    }
+    STACKS.with(|s| {
+        s.borrow_mut()
+            .extend(invocations.into_iter().map(Coroutine::into_stack))
+    });
+    SCRATCH.with(|s| *s.borrow_mut() = scratch);
+}

@@ -1,0 +1,420 @@
+//! The cuda backend: embedded PTX launched on one stream through the CUDA driver API
+//! (cudarc 0.19, libcuda opened at run time, so this builds and fails cleanly without CUDA).
+//!
+//! Launches use the driver's `cuLaunchKernel` directly: argument 0 is the params struct by
+//! value, arguments 1.. are one device pointer per buffer. Launches are asynchronous;
+//! reads, host-slice outputs and `sync` wait for the stream.
+
+mod ptx;
+
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use cudarc::driver::{
+    result, sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream,
+    DevicePtr, DevicePtrMut, DriverError,
+};
+use cudarc::nvrtc::Ptx;
+
+use crate::backend::Backend;
+use crate::buffer::{Dst, Memory, Src};
+use crate::error::Error;
+use crate::launch::{workgroups, Arg, Artifact, KernelInfo, CUDA_MAX_GRID};
+
+const BACKEND: Backend = Backend::Cuda;
+
+fn unavailable(reason: impl Into<String>) -> Error {
+    Error::Unavailable {
+        backend: BACKEND,
+        reason: reason.into(),
+    }
+}
+
+fn transfer(what: &str, e: DriverError) -> Error {
+    Error::Transfer {
+        backend: BACKEND,
+        reason: format!("{what}: {e}"),
+    }
+}
+
+fn out_of_memory(bytes: usize, e: DriverError) -> Error {
+    Error::OutOfMemory {
+        backend: BACKEND,
+        bytes: bytes as u64,
+        reason: e.to_string(),
+    }
+}
+
+/// A cuda buffer's memory: at least 4 bytes, so empty buffers have an address.
+pub(crate) struct CudaMemory {
+    slice: CudaSlice<u8>,
+}
+
+/// One loaded PTX module, and what the description says about it.
+struct Module {
+    module: Arc<CudaModule>,
+    /// "PTX sm_90 (ISA 7.8)".
+    label: String,
+}
+
+/// What launches change.
+#[derive(Default)]
+struct State {
+    /// Loaded modules by the artifact's sha256 (its address when it has none).
+    modules: HashMap<(&'static str, usize), Module>,
+    /// Loaded kernels by module and name.
+    functions: HashMap<((&'static str, usize), &'static str), CudaFunction>,
+    /// The start event of `Device::timed`.
+    timing: Option<CudaEvent>,
+}
+
+pub(crate) struct CudaDevice {
+    stream: Arc<CudaStream>,
+    name: String,
+    cc: (i32, i32),
+    shared_limit: u32,
+    threads_limit: u32,
+    state: Mutex<State>,
+}
+
+fn driver_version() -> Option<(i32, i32)> {
+    let mut version = 0;
+    // SAFETY: cuDriverGetVersion writes one int; libcuda is loaded (the device is open).
+    let result = unsafe { sys::cuDriverGetVersion(&mut version) };
+    (result == sys::CUresult::CUDA_SUCCESS).then_some((version / 1000, version % 1000 / 10))
+}
+
+impl CudaDevice {
+    pub(crate) fn open() -> Result<Self, Error> {
+        // SAFETY: only tries to dlopen libcuda; cudarc panics on first use without it.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(unavailable(
+                "no CUDA driver found (libcuda.so could not be loaded): install the NVIDIA \
+                 driver",
+            ));
+        }
+        let count = CudaContext::device_count().map_err(|e| {
+            unavailable(format!(
+                "the CUDA driver found no usable GPU ({e}): check nvidia-smi"
+            ))
+        })?;
+        if count < 1 {
+            return Err(unavailable(
+                "the CUDA driver reports no GPU: check nvidia-smi and CUDA_VISIBLE_DEVICES",
+            ));
+        }
+        let ctx = CudaContext::new(0).map_err(|e| {
+            unavailable(format!("cannot open CUDA device 0 ({e}): check nvidia-smi"))
+        })?;
+        let attribute = |a: sys::CUdevice_attribute, what: &str| {
+            ctx.attribute(a)
+                .map_err(|e| unavailable(format!("cannot read the {what} ({e})")))
+        };
+        let cc = ctx
+            .compute_capability()
+            .map_err(|e| unavailable(format!("cannot read the compute capability ({e})")))?;
+        let shared_limit = attribute(
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+            "shared memory limit",
+        )?;
+        let threads_limit = attribute(
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            "threads per block limit",
+        )?;
+        Ok(Self {
+            name: ctx.name().unwrap_or_else(|_| "unknown NVIDIA GPU".into()),
+            stream: ctx.default_stream(),
+            cc,
+            shared_limit: u32::try_from(shared_limit).unwrap_or(0),
+            threads_limit: u32::try_from(threads_limit).unwrap_or(0),
+            state: Mutex::default(),
+        })
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves only caches behind: keep using them.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// "NVIDIA H100 80GB HBM3, compute 9.0, PTX sm_90 (ISA 7.8)" (the PTX once loaded).
+    pub(crate) fn description(&self) -> String {
+        let mut text = format!("{}, compute {}.{}", self.name, self.cc.0, self.cc.1);
+        let mut labels: Vec<&str> = Vec::new();
+        let state = self.state();
+        for module in state.modules.values() {
+            if !labels.contains(&module.label.as_str()) {
+                labels.push(&module.label);
+            }
+        }
+        labels.sort_unstable();
+        for label in labels {
+            text.push_str(", ");
+            text.push_str(label);
+        }
+        text
+    }
+
+    // Uploads and downloads: one function each, so faster paths (pinned staging) can
+    // replace them.
+
+    /// A new buffer holding `data`.
+    pub(crate) fn upload(&self, data: &[u8]) -> Result<CudaMemory, Error> {
+        let mut memory = self.zeros(data.len())?;
+        self.write(&mut memory, data)?;
+        Ok(memory)
+    }
+
+    /// A new buffer of `bytes` zero bytes.
+    pub(crate) fn zeros(&self, bytes: usize) -> Result<CudaMemory, Error> {
+        let slice = self
+            .stream
+            .alloc_zeros::<u8>(bytes.max(4))
+            .map_err(|e| out_of_memory(bytes, e))?;
+        Ok(CudaMemory { slice })
+    }
+
+    /// Copies `data` into the start of `memory`, after the launches queued before.
+    pub(crate) fn write(&self, memory: &mut CudaMemory, data: &[u8]) -> Result<(), Error> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        self.stream
+            .memcpy_htod(data, &mut memory.slice)
+            .map_err(|e| transfer("copying to the GPU", e))?;
+        // The copy reads `data` asynchronously: wait before the caller may free it.
+        self.sync()
+    }
+
+    /// Copies the start of `memory` into `out`, after every queued launch.
+    pub(crate) fn download(&self, memory: &CudaMemory, out: &mut [u8]) -> Result<(), Error> {
+        if !out.is_empty() {
+            self.stream
+                .memcpy_dtoh(&memory.slice.slice(..out.len()), out)
+                .map_err(|e| transfer("copying from the GPU", e))?;
+        }
+        self.sync()
+    }
+
+    pub(crate) fn sync(&self) -> Result<(), Error> {
+        self.stream
+            .synchronize()
+            .map_err(|e| transfer("waiting for the GPU", e))
+    }
+
+    pub(crate) fn begin_timing(&self) -> Result<(), Error> {
+        let event = self.timing_event()?;
+        event
+            .record(&self.stream)
+            .map_err(|e| transfer("recording a timing event", e))?;
+        self.state().timing = Some(event);
+        Ok(())
+    }
+
+    pub(crate) fn end_timing(&self) -> Result<Option<f64>, Error> {
+        let Some(start) = self.state().timing.take() else {
+            return Ok(None);
+        };
+        let end = self.timing_event()?;
+        end.record(&self.stream)
+            .map_err(|e| transfer("recording a timing event", e))?;
+        self.sync()?;
+        let ms = start
+            .elapsed_ms(&end)
+            .map_err(|e| transfer("reading the timing events", e))?;
+        Ok(Some(f64::from(ms)))
+    }
+
+    fn timing_event(&self) -> Result<CudaEvent, Error> {
+        self.stream
+            .context()
+            .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(|e| transfer("creating a timing event", e))
+    }
+
+    /// The kernel's function: the newest PTX the device runs, loaded once per device.
+    fn function(
+        &self,
+        kernel: &'static KernelInfo,
+        artifacts: &'static [Artifact],
+    ) -> Result<CudaFunction, Error> {
+        let missing = |reason: String| Error::MissingArtifact {
+            backend: BACKEND,
+            kernel: kernel.name,
+            reason,
+        };
+        let candidates = ptx::candidates(artifacts, kernel.name);
+        if candidates.is_empty() {
+            return Err(missing(format!(
+                "no embedded PTX has the entry point `{}`",
+                kernel.name
+            )));
+        }
+        let Some(artifact) = ptx::pick_ptx(&candidates, self.cc) else {
+            let targets: Vec<&str> = candidates.iter().map(|a| a.target).collect();
+            return Err(missing(format!(
+                "{} has compute capability {}.{}, the binary embeds PTX for [{}]",
+                self.name,
+                self.cc.0,
+                self.cc.1,
+                targets.join(", ")
+            )));
+        };
+        let key = (artifact.sha256, artifact.bytes.as_ptr() as usize);
+        let mut state = self.state();
+        if let Some(f) = state.functions.get(&(key, kernel.name)) {
+            return Ok(f.clone());
+        }
+        let launch_error = |reason: String| Error::Launch {
+            backend: BACKEND,
+            kernel: kernel.name,
+            reason,
+        };
+        let state = &mut *state;
+        let module = match state.modules.entry(key) {
+            Entry::Occupied(loaded) => loaded.into_mut(),
+            Entry::Vacant(slot) => {
+                let text = ptx::text(artifact.bytes).ok_or_else(|| {
+                    launch_error(format!(
+                        "the embedded {} PTX is not text: rebuild it with rgpu build --backend \
+                         cuda",
+                        artifact.target
+                    ))
+                })?;
+                let module = self
+                    .stream
+                    .context()
+                    .load_module(Ptx::from_src(text))
+                    .map_err(|e| match e.0 {
+                        sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => unavailable(format!(
+                            "the NVIDIA driver (CUDA {}) is too old for PTX ISA {} ({}): \
+                                 update the driver, or build with an older toolchain or arch",
+                            driver_version().map_or("?".into(), |(a, b)| format!("{a}.{b}")),
+                            ptx::isa(text),
+                            artifact.target
+                        )),
+                        _ => launch_error(format!(
+                            "the driver rejected the {} PTX ({e}): rebuild it with rgpu build \
+                             --backend cuda",
+                            artifact.target
+                        )),
+                    })?;
+                let label = format!("PTX {} (ISA {})", artifact.target, ptx::isa(text));
+                slot.insert(Module { module, label })
+            }
+        };
+        let function = module.module.load_function(kernel.name).map_err(|e| {
+            launch_error(format!(
+                "the {} PTX lists `{}` but has no such kernel ({e}): rebuild it with rgpu build \
+                 --backend cuda",
+                artifact.target, kernel.name
+            ))
+        })?;
+        state.functions.insert((key, kernel.name), function.clone());
+        Ok(function)
+    }
+
+    pub(crate) fn launch(
+        &self,
+        kernel: &'static KernelInfo,
+        artifacts: &'static [Artifact],
+        count: u32,
+        args: &mut [Arg<'_>],
+        params: &[u8],
+    ) -> Result<(), Error> {
+        let launch_error = |reason: String| Error::Launch {
+            backend: BACKEND,
+            kernel: kernel.name,
+            reason,
+        };
+        let function = self.function(kernel, artifacts)?;
+        if kernel.shared_bytes > self.shared_limit {
+            return Err(launch_error(format!(
+                "it declares {} bytes of shared memory, {} allows {} per block: use less",
+                kernel.shared_bytes, self.name, self.shared_limit
+            )));
+        }
+        if kernel.threads > self.threads_limit {
+            return Err(launch_error(format!(
+                "{} threads per workgroup, {} allows {}: use fewer",
+                kernel.threads, self.name, self.threads_limit
+            )));
+        }
+        // Host slices go to temporary buffers first.
+        let mut temporaries: Vec<Option<CudaMemory>> = Vec::with_capacity(args.len());
+        for arg in args.iter() {
+            temporaries.push(match arg {
+                Arg::In(Src::Host(data)) => Some(self.upload(data)?),
+                Arg::InOut(Dst::Host(data)) => Some(self.upload(data)?),
+                _ => None,
+            });
+        }
+        let grid = workgroups(kernel.mode, count, kernel.threads, CUDA_MAX_GRID);
+        let stream = &self.stream;
+        {
+            // Device pointers, with cudarc's records of their use (dropped after the launch).
+            let mut pointers: Vec<sys::CUdeviceptr> = Vec::with_capacity(args.len());
+            let mut records = Vec::with_capacity(args.len());
+            for (arg, temporary) in args.iter_mut().zip(temporaries.iter_mut()) {
+                let (pointer, record) = match (arg, temporary) {
+                    (_, Some(t)) => t.slice.device_ptr_mut(stream),
+                    (Arg::In(Src::Buffer(b)), None) => match &b.memory {
+                        Memory::Cuda(m) => m.slice.device_ptr(stream),
+                        #[allow(unreachable_patterns)]
+                        _ => return Err(launch_error("a buffer of another backend".into())),
+                    },
+                    (Arg::InOut(Dst::Buffer(b)), None) => match &mut b.memory {
+                        Memory::Cuda(m) => m.slice.device_ptr_mut(stream),
+                        #[allow(unreachable_patterns)]
+                        _ => return Err(launch_error("a buffer of another backend".into())),
+                    },
+                    _ => return Err(launch_error("a host argument was not uploaded".into())),
+                };
+                pointers.push(pointer);
+                records.push(record);
+            }
+            // The params struct, word-aligned (the driver copies it at the launch).
+            let mut words: Vec<u32> = params
+                .chunks_exact(4)
+                .map(|w| u32::from_ne_bytes([w[0], w[1], w[2], w[3]]))
+                .collect();
+            let mut kernel_args: Vec<*mut c_void> = Vec::with_capacity(1 + pointers.len());
+            kernel_args.push(words.as_mut_ptr().cast());
+            kernel_args.extend(
+                pointers
+                    .iter_mut()
+                    .map(|p| (p as *mut sys::CUdeviceptr).cast()),
+            );
+            stream
+                .context()
+                .bind_to_thread()
+                .map_err(|e| launch_error(format!("binding the CUDA context: {e}")))?;
+            // SAFETY: `function` is the kernel `NAME(Params, *T0, *T1, ..)` the launcher was
+            // generated with: argument 0 points at the params bytes (`params_size`, checked
+            // by `launch`), argument 1 + i at the device pointer of buffer i, whose element
+            // count the params carry. Every pointer outlives the call (the driver copies
+            // the arguments), and the buffers outlive the work (they are freed on this
+            // stream, after it).
+            unsafe {
+                result::launch_kernel(
+                    function.cu_function(),
+                    (grid, 1, 1),
+                    (kernel.threads, 1, 1),
+                    0,
+                    stream.cu_stream(),
+                    &mut kernel_args,
+                )
+            }
+            .map_err(|e| launch_error(format!("cuLaunchKernel: {e}")))?;
+            drop(records);
+        }
+        // Host outputs come back before returning.
+        for (arg, temporary) in args.iter_mut().zip(&temporaries) {
+            if let (Arg::InOut(Dst::Host(out)), Some(t)) = (arg, temporary) {
+                self.download(t, out)?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,236 @@
+//! `Error`: every way the runtime can fail, each a value with a one-line message that says
+//! what went wrong and how to fix it.
+
+use std::fmt;
+
+use crate::backend::Backend;
+
+/// Why an operation of the runtime failed.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// The binary was built without the backend's cargo feature.
+    NotBuilt { backend: Backend },
+    /// The backend is built in, but this machine cannot run it (no driver, no device, ...).
+    Unavailable { backend: Backend, reason: String },
+    /// The binary embeds no PTX / SPIR-V for the kernel that this device can run.
+    MissingArtifact {
+        backend: Backend,
+        kernel: &'static str,
+        reason: String,
+    },
+    /// The GPU API refused the launch (or a pipeline for it).
+    Launch {
+        backend: Backend,
+        kernel: &'static str,
+        reason: String,
+    },
+    /// A kernel argument does not fit the kernel (too short, wrong kind, ...).
+    Argument {
+        kernel: &'static str,
+        param: &'static str,
+        reason: String,
+    },
+    /// A buffer of one device (or backend) was used with another.
+    WrongDevice { expected: String, found: String },
+    /// More elements than a kernel can index with a `u32`.
+    TooLarge { what: String, len: u64, limit: u64 },
+    /// The device could not allocate a buffer.
+    OutOfMemory {
+        backend: Backend,
+        bytes: u64,
+        reason: String,
+    },
+    /// Copying between host and device failed, or waiting for the device did.
+    Transfer { backend: Backend, reason: String },
+    /// A configuration value (an environment variable) is invalid.
+    Config { reason: String },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NotBuilt { backend } => write!(
+                f,
+                "built without the {backend} feature: run rgpu build --backend {backend}"
+            ),
+            Error::Unavailable { backend, reason } => {
+                write!(f, "{backend} backend unavailable: {reason}")
+            }
+            Error::MissingArtifact {
+                backend,
+                kernel,
+                reason,
+            } => {
+                let what = match backend {
+                    Backend::Cuda => "PTX for this GPU",
+                    Backend::Cpu => "code for the cpu",
+                    Backend::Wgpu | Backend::Ash => "SPIR-V",
+                };
+                write!(
+                    f,
+                    "kernel `{kernel}` has no {what} in this binary ({reason}): run rgpu build \
+                     --backend {backend}"
+                )
+            }
+            Error::Launch {
+                backend,
+                kernel,
+                reason,
+            } => write!(
+                f,
+                "kernel `{kernel}` failed to launch on {backend}: {reason}"
+            ),
+            Error::Argument {
+                kernel,
+                param,
+                reason,
+            } => write!(f, "kernel `{kernel}`, parameter `{param}`: {reason}"),
+            Error::WrongDevice { expected, found } => write!(
+                f,
+                "a buffer of {found} was used on {expected}: upload the data to that device \
+                 (Device::upload) or pass a host slice"
+            ),
+            Error::TooLarge { what, len, limit } => write!(
+                f,
+                "{what}: {len} elements is more than the {limit} a kernel indexes: split the \
+                 data across launches"
+            ),
+            Error::OutOfMemory {
+                backend,
+                bytes,
+                reason,
+            } => write!(
+                f,
+                "{backend}: cannot allocate {bytes} bytes ({reason}): free buffers or use \
+                 smaller ones"
+            ),
+            Error::Transfer { backend, reason } => {
+                write!(
+                    f,
+                    "{backend}: moving data to or from the device failed: {reason}"
+                )
+            }
+            Error::Config { reason } => f.write_str(reason),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl Error {
+    /// Why a backend was skipped, without the "<backend> backend unavailable" prefix that
+    /// `Skipped`'s own Display adds.
+    pub(crate) fn skip_reason(&self) -> String {
+        match self {
+            Error::Unavailable { reason, .. } => reason.clone(),
+            other => other.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_one_line_and_name_the_fix() {
+        let cases = [
+            (
+                Error::NotBuilt {
+                    backend: Backend::Cuda,
+                },
+                "built without the cuda feature: run rgpu build --backend cuda",
+            ),
+            (
+                Error::Unavailable {
+                    backend: Backend::Cuda,
+                    reason: "no CUDA driver".into(),
+                },
+                "cuda backend unavailable: no CUDA driver",
+            ),
+            (
+                Error::MissingArtifact {
+                    backend: Backend::Cuda,
+                    kernel: "saxpy",
+                    reason: "embedded: sm_90".into(),
+                },
+                "kernel `saxpy` has no PTX for this GPU in this binary (embedded: sm_90): run \
+                 rgpu build --backend cuda",
+            ),
+            (
+                Error::MissingArtifact {
+                    backend: Backend::Wgpu,
+                    kernel: "saxpy",
+                    reason: "no module lists it".into(),
+                },
+                "kernel `saxpy` has no SPIR-V in this binary (no module lists it): run rgpu \
+                 build --backend wgpu",
+            ),
+            (
+                Error::Argument {
+                    kernel: "saxpy",
+                    param: "y",
+                    reason: "10 elements, the launch needs at least 16".into(),
+                },
+                "kernel `saxpy`, parameter `y`: 10 elements, the launch needs at least 16",
+            ),
+            (
+                Error::TooLarge {
+                    what: "x".into(),
+                    len: 5_000_000_000,
+                    limit: u64::from(u32::MAX),
+                },
+                "x: 5000000000 elements is more than the 4294967295 a kernel indexes: split the \
+                 data across launches",
+            ),
+        ];
+        for (error, text) in cases {
+            assert_eq!(error.to_string(), text);
+        }
+        let all = [
+            Error::Launch {
+                backend: Backend::Ash,
+                kernel: "k",
+                reason: "vkQueueSubmit: ERROR_DEVICE_LOST".into(),
+            },
+            Error::WrongDevice {
+                expected: "cuda device 1".into(),
+                found: "wgpu device 2".into(),
+            },
+            Error::OutOfMemory {
+                backend: Backend::Wgpu,
+                bytes: 1 << 40,
+                reason: "the largest buffer is 2 GiB".into(),
+            },
+            Error::Transfer {
+                backend: Backend::Cuda,
+                reason: "cuMemcpyDtoH: CUDA_ERROR_ILLEGAL_ADDRESS".into(),
+            },
+            Error::Config {
+                reason: "RGPU_BACKEND=x: use cpu".into(),
+            },
+        ];
+        for error in all {
+            let text = error.to_string();
+            assert!(!text.contains('\n'), "{text}");
+            assert!(text.contains(':'), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_skip_reason_drops_the_unavailable_prefix() {
+        let e = Error::Unavailable {
+            backend: Backend::Ash,
+            reason: "no Vulkan loader".into(),
+        };
+        assert_eq!(e.skip_reason(), "no Vulkan loader");
+        let e = Error::NotBuilt {
+            backend: Backend::Ash,
+        };
+        assert_eq!(
+            e.skip_reason(),
+            "built without the ash feature: run rgpu build --backend ash"
+        );
+    }
+}

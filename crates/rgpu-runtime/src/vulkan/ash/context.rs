@@ -1,0 +1,104 @@
+//! `Context`: every Vulkan object of one ash device, and their destruction.
+
+use std::collections::HashMap;
+
+use ash::vk;
+
+use super::batch::{Batch, Timestamps, Timing};
+use super::memory::{Allocation, Staging};
+use super::pipeline::{DescriptorPools, Kernel};
+use crate::vulkan::spirv::ModuleKey;
+
+/// The objects of one device. Used under `AshDevice`'s mutex only.
+pub(super) struct Context {
+    /// The loaded Vulkan library: dropped last (after `Drop` destroyed the instance).
+    pub(super) _entry: ash::Entry,
+    pub(super) instance: ash::Instance,
+    pub(super) device: ash::Device,
+    pub(super) memory_types: vk::PhysicalDeviceMemoryProperties,
+    pub(super) queue: vk::Queue,
+    pub(super) command_pool: vk::CommandPool,
+    /// Records the queued launches (`batch`).
+    pub(super) batch_commands: vk::CommandBuffer,
+    /// Records one-off uploads, submitted at once.
+    pub(super) transfer_commands: vk::CommandBuffer,
+    pub(super) fence: vk::Fence,
+    /// The launches recorded and not yet submitted.
+    pub(super) batch: Option<Batch>,
+    pub(super) descriptors: DescriptorPools,
+    pub(super) modules: HashMap<ModuleKey, vk::ShaderModule>,
+    pub(super) kernels: HashMap<(ModuleKey, &'static str), Kernel>,
+    pub(super) staging: Option<Staging>,
+    /// Buffers dropped while the open batch may use them: freed after it ran.
+    pub(super) garbage: Vec<Allocation>,
+    pub(super) timestamps: Option<Timestamps>,
+    /// Inside `Device::timed`.
+    pub(super) timing: Option<Timing>,
+}
+
+// SAFETY: Vulkan handles may be used from any thread when access is externally
+// synchronised, which `AshDevice`'s mutex does; the staging pointer is only dereferenced
+// under that mutex.
+unsafe impl Send for Context {}
+
+impl Context {
+    /// A context for a new device, with no other objects yet (null handles, which
+    /// `Drop` skips).
+    pub(super) fn new(
+        entry: ash::Entry,
+        instance: ash::Instance,
+        device: ash::Device,
+        memory_types: vk::PhysicalDeviceMemoryProperties,
+        queue: vk::Queue,
+    ) -> Self {
+        Self {
+            _entry: entry,
+            instance,
+            device,
+            memory_types,
+            queue,
+            command_pool: vk::CommandPool::null(),
+            batch_commands: vk::CommandBuffer::null(),
+            transfer_commands: vk::CommandBuffer::null(),
+            fence: vk::Fence::null(),
+            batch: None,
+            descriptors: DescriptorPools::default(),
+            modules: HashMap::new(),
+            kernels: HashMap::new(),
+            staging: None,
+            garbage: Vec::new(),
+            timestamps: None,
+            timing: None,
+        }
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: the context owns every object below; waiting for the device first means
+        // none is in use. Destroying a null handle is a no-op (objects never made).
+        unsafe {
+            let _ = self.device.device_wait_idle();
+            for a in std::mem::take(&mut self.garbage) {
+                a.free(&self.device);
+            }
+            if let Some(s) = self.staging.take() {
+                s.free(&self.device);
+            }
+            for (_, k) in self.kernels.drain() {
+                k.destroy(&self.device);
+            }
+            for (_, m) in self.modules.drain() {
+                self.device.destroy_shader_module(m, None);
+            }
+            self.descriptors.destroy(&self.device);
+            if let Some(t) = self.timestamps.take() {
+                self.device.destroy_query_pool(t.pool, None);
+            }
+            self.device.destroy_fence(self.fence, None);
+            self.device.destroy_command_pool(self.command_pool, None);
+            self.device.destroy_device(None);
+            self.instance.destroy_instance(None);
+        }
+    }
+}

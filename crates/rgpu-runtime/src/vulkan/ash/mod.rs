@@ -1,0 +1,186 @@
+//! The ash backend: the embedded SPIR-V straight on Vulkan 1.2, no translation layer.
+//!
+//! Launches on device buffers are recorded into one command buffer, a compute->compute
+//! memory barrier between dispatches, and submitted together when something needs their
+//! results (a read, a write, `sync`, a host-slice launch, dropping the `Device`). Uploads
+//! and downloads go through a host-visible staging buffer. The Vulkan loader is opened at
+//! run time (`ash::Entry::load`), so a machine without one gets a clear error.
+
+mod batch;
+mod context;
+mod launch;
+mod memory;
+mod pipeline;
+mod setup;
+mod transfer;
+
+use std::sync::{Mutex, MutexGuard};
+
+use ash::vk;
+
+pub(crate) use memory::Allocation as AshMemory;
+
+use crate::backend::{Backend, CpuDevices};
+use crate::error::Error;
+use crate::vulkan::padded_bytes;
+use context::Context;
+use memory::STORAGE_USAGE;
+use transfer::{copy_in, copy_out};
+
+const BACKEND: Backend = Backend::Ash;
+
+/// A failed Vulkan call while moving data or running launches.
+fn vk_error(what: &str, e: vk::Result) -> Error {
+    Error::Transfer {
+        backend: BACKEND,
+        reason: format!("{what}: {e}"),
+    }
+}
+
+/// The device limits a launch is checked against.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    max_groups: u32,
+    max_threads: u32,
+    max_shared: u32,
+    max_push_constants: u32,
+    max_buffers: u32,
+    max_binding: u32,
+}
+
+pub(crate) struct AshDevice {
+    context: Mutex<Context>,
+    description: String,
+    limits: Limits,
+}
+
+impl AshDevice {
+    pub(crate) fn open(cpu_devices: CpuDevices) -> Result<Self, Error> {
+        let opened = setup::open(cpu_devices)?;
+        Ok(Self {
+            context: Mutex::new(opened.context),
+            description: opened.description,
+            limits: opened.limits,
+        })
+    }
+
+    fn context(&self) -> MutexGuard<'_, Context> {
+        // A panic under the lock leaves Vulkan objects that are still valid: keep going.
+        self.context.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn description(&self) -> String {
+        self.description.clone()
+    }
+
+    // Uploads and downloads: one function each, so faster paths (mapped device memory)
+    // can replace them.
+
+    /// A new buffer holding `data`.
+    pub(crate) fn upload(&self, data: &[u8]) -> Result<AshMemory, Error> {
+        let mut c = self.context();
+        let memory = c.allocate(
+            padded_bytes(data.len()),
+            STORAGE_USAGE,
+            vk::MemoryPropertyFlags::DEVICE_LOCAL,
+        )?;
+        // The new buffer is in no batch: copy it at once, leaving the batch queued.
+        match copy_in(&mut c, &memory, data) {
+            Ok(()) => Ok(memory),
+            Err(e) => {
+                // SAFETY: the copy waited (or never ran): the GPU does not use it.
+                unsafe { memory.free(&c.device) };
+                Err(e)
+            }
+        }
+    }
+
+    /// A new buffer of zeros (filled in the queued batch).
+    pub(crate) fn zeros(&self, bytes: usize) -> Result<AshMemory, Error> {
+        let mut c = self.context();
+        let memory = c.allocate(
+            padded_bytes(bytes),
+            STORAGE_USAGE,
+            vk::MemoryPropertyFlags::DEVICE_LOCAL,
+        )?;
+        let cb = match c.batch() {
+            Ok(cb) => cb,
+            Err(e) => {
+                // SAFETY: never recorded anywhere.
+                unsafe { memory.free(&c.device) };
+                return Err(e);
+            }
+        };
+        // SAFETY: the batch is recording; the buffer is live until the batch ran (a drop
+        // before that only queues it for freeing).
+        unsafe {
+            c.device
+                .cmd_fill_buffer(cb, memory.buffer, 0, vk::WHOLE_SIZE, 0)
+        };
+        if let Some(batch) = c.batch.as_mut() {
+            batch.transfer_writes = true;
+        }
+        Ok(memory)
+    }
+
+    /// Replaces the start of `memory` with `data`, after the queued launches.
+    pub(crate) fn write(&self, memory: &AshMemory, data: &[u8]) -> Result<(), Error> {
+        let mut c = self.context();
+        c.submit_batch()?;
+        copy_in(&mut c, memory, data)
+    }
+
+    /// Copies the start of `memory` into `out`, after every queued launch.
+    pub(crate) fn download(&self, memory: &AshMemory, out: &mut [u8]) -> Result<(), Error> {
+        let mut c = self.context();
+        copy_out(&mut c, &mut [(memory, out)])
+    }
+
+    /// A buffer is dropped: freed now, or after the batch that may use it.
+    pub(crate) fn release(&self, memory: &mut AshMemory) {
+        let mut c = self.context();
+        if c.batch.is_some() {
+            c.garbage.push(*memory);
+        } else {
+            // SAFETY: no batch is open and every submission was waited for.
+            unsafe { memory.free(&c.device) };
+        }
+    }
+
+    /// Submits the queued launches (and waits: ash submissions are synchronous).
+    pub(crate) fn flush(&self) -> Result<(), Error> {
+        self.context().submit_batch()
+    }
+
+    pub(crate) fn sync(&self) -> Result<(), Error> {
+        self.flush()
+    }
+
+    pub(crate) fn begin_timing(&self) -> Result<(), Error> {
+        let mut c = self.context();
+        if c.timing.is_some() {
+            return Err(Error::Config {
+                reason: "Device::timed was called inside Device::timed: time the outer call only"
+                    .into(),
+            });
+        }
+        c.submit_batch()?;
+        c.timing = Some(batch::Timing::default());
+        Ok(())
+    }
+
+    pub(crate) fn end_timing(&self) -> Result<Option<f64>, Error> {
+        let mut c = self.context();
+        let submitted = c.submit_batch();
+        let timing = c.timing.take();
+        submitted?;
+        Ok(timing.and_then(|t| (!t.untimed).then_some(t.ms)))
+    }
+}
+
+impl Drop for AshDevice {
+    fn drop(&mut self) {
+        // Queued launches still run; the context's own Drop then destroys everything.
+        let _ = self.context().submit_batch();
+    }
+}

@@ -1,0 +1,317 @@
+//! The cuda backend. Without an NVIDIA driver (this machine): opening it is a clear
+//! `Unavailable`, never a panic. With one: hand-written PTX FIXTURES (standing in for
+//! rustc's nvptx64 output of `#[rgpu::kernel]`s, same ABI: params by value, then one
+//! pointer per buffer) run through `launch()`.
+#![cfg(feature = "cuda")]
+
+use std::process::Command;
+
+use rgpu_runtime::__private::{launch, Access, Arg, Artifact, BufferInfo, KernelInfo, Mode};
+use rgpu_runtime::{Backend, Device, Error, Input, InputOutput};
+
+/// FIXTURE: `saxpy(p: {count, len_0, len_1, a}, x: *const f32, y: *mut f32)`, grid-striding,
+/// and `reverse_tiles(p: {count, len_0}, data: *mut u32)`, 256 threads reversing each tile
+/// through shared memory with barriers between the phases.
+const KERNELS_PTX: &str = r#"
+// FIXTURE: hand-written PTX standing in for rustc's nvptx64 output of rgpu kernels.
+.version 7.0
+.target sm_50
+.address_size 64
+
+.visible .entry saxpy(
+    .param .align 4 .b8 saxpy_param_0[16],
+    .param .u64 saxpy_param_1,
+    .param .u64 saxpy_param_2
+)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<10>;
+    .reg .f32 %f<5>;
+    .reg .b64 %rd<8>;
+
+    ld.param.u32 %r1, [saxpy_param_0];
+    ld.param.f32 %f1, [saxpy_param_0+12];
+    ld.param.u64 %rd1, [saxpy_param_1];
+    ld.param.u64 %rd2, [saxpy_param_2];
+    cvta.to.global.u64 %rd1, %rd1;
+    cvta.to.global.u64 %rd2, %rd2;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mov.u32 %r4, %tid.x;
+    mad.lo.s32 %r5, %r2, %r3, %r4;
+    mov.u32 %r6, %nctaid.x;
+    mul.lo.s32 %r7, %r6, %r3;
+$L_saxpy_loop:
+    setp.ge.u32 %p1, %r5, %r1;
+    @%p1 bra $L_saxpy_done;
+    mul.wide.u32 %rd3, %r5, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    add.s64 %rd5, %rd2, %rd3;
+    ld.global.f32 %f2, [%rd4];
+    ld.global.f32 %f3, [%rd5];
+    fma.rn.f32 %f4, %f1, %f2, %f3;
+    st.global.f32 [%rd5], %f4;
+    add.s32 %r5, %r5, %r7;
+    bra.uni $L_saxpy_loop;
+$L_saxpy_done:
+    ret;
+}
+
+.visible .entry reverse_tiles(
+    .param .align 4 .b8 reverse_tiles_param_0[8],
+    .param .u64 reverse_tiles_param_1
+)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<4>;
+    .shared .align 4 .b8 tile[1024];
+
+    ld.param.u32 %r1, [reverse_tiles_param_0];
+    ld.param.u32 %r2, [reverse_tiles_param_0+4];
+    ld.param.u64 %rd1, [reverse_tiles_param_1];
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r3, %tid.x;
+    mov.u32 %r4, %ctaid.x;
+    mov.u32 %r5, %nctaid.x;
+    mov.u32 %r6, tile;
+    shl.b32 %r7, %r3, 2;
+    add.s32 %r8, %r6, %r7;
+    mov.u32 %r9, 255;
+    sub.s32 %r10, %r9, %r3;
+    shl.b32 %r10, %r10, 2;
+    add.s32 %r10, %r6, %r10;
+$L_reverse_group:
+    setp.ge.u32 %p1, %r4, %r1;
+    @%p1 bra $L_reverse_done;
+    shl.b32 %r11, %r4, 8;
+    add.s32 %r11, %r11, %r3;
+    setp.lt.u32 %p2, %r11, %r2;
+    mov.u32 %r12, 0;
+    mul.wide.u32 %rd2, %r11, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    @%p2 ld.global.u32 %r12, [%rd3];
+    st.shared.u32 [%r8], %r12;
+    bar.sync 0;
+    ld.shared.u32 %r14, [%r10];
+    bar.sync 0;
+    @%p2 st.global.u32 [%rd3], %r14;
+    add.s32 %r4, %r4, %r5;
+    bra.uni $L_reverse_group;
+$L_reverse_done:
+    ret;
+}
+"#;
+
+static ARTIFACTS: [Artifact; 1] = [Artifact {
+    kind: "ptx",
+    target: "sm_50",
+    codegen: "ptx-fixture",
+    entry_points: &["saxpy", "reverse_tiles"],
+    sha256: "",
+    bytes: KERNELS_PTX.as_bytes(),
+}];
+
+/// PTX for a GPU newer than any: nothing a device can run.
+static FUTURE_ONLY: [Artifact; 1] = [Artifact {
+    target: "sm_999",
+    ..ARTIFACTS[0]
+}];
+
+static SAXPY_BUFFERS: [BufferInfo; 2] = [
+    BufferInfo {
+        name: "x",
+        access: Access::Read,
+        elem_size: 4,
+        item: true,
+    },
+    BufferInfo {
+        name: "y",
+        access: Access::ReadWrite,
+        elem_size: 4,
+        item: true,
+    },
+];
+
+static SAXPY: KernelInfo = KernelInfo {
+    name: "saxpy",
+    threads: 128,
+    mode: Mode::Items,
+    buffers: &SAXPY_BUFFERS,
+    params_size: 16,
+    shared_bytes: 0,
+};
+
+static NOT_EMBEDDED: KernelInfo = KernelInfo {
+    name: "not_embedded",
+    ..SAXPY
+};
+
+static REVERSE_BUFFERS: [BufferInfo; 1] = [BufferInfo {
+    name: "data",
+    access: Access::ReadWrite,
+    elem_size: 4,
+    item: false,
+}];
+
+static REVERSE_TILES: KernelInfo = KernelInfo {
+    name: "reverse_tiles",
+    threads: 256,
+    mode: Mode::Groups,
+    buffers: &REVERSE_BUFFERS,
+    params_size: 8,
+    shared_bytes: 1024,
+};
+
+/// Whether the dynamic linker knows a libcuda (what cudarc would load).
+fn libcuda_installed() -> bool {
+    Command::new("ldconfig")
+        .arg("-p")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("libcuda.so"))
+}
+
+#[test]
+fn without_a_driver_cuda_is_unavailable_not_a_panic() {
+    match Device::open(Backend::Cuda) {
+        Ok(device) => eprintln!("a CUDA device is here: {}", device.description()),
+        Err(Error::Unavailable { reason, .. }) => {
+            assert!(!reason.contains('\n'), "{reason}");
+            if !libcuda_installed() {
+                assert_eq!(
+                    reason,
+                    "no CUDA driver found (libcuda.so could not be loaded): install the NVIDIA \
+                     driver"
+                );
+                let (_, skipped) = Device::auto();
+                assert_eq!(skipped[0].backend, Backend::Cuda);
+                assert_eq!(skipped[0].reason, reason);
+            }
+        }
+        Err(e) => panic!("expected Unavailable, got {e}"),
+    }
+}
+
+fn open() -> Option<Device> {
+    match Device::open(Backend::Cuda) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            assert!(
+                std::env::var("RGPU_REQUIRE_CUDA").as_deref() != Ok("1"),
+                "RGPU_REQUIRE_CUDA=1, but: {e}"
+            );
+            eprintln!("skipped: {e}");
+            None
+        }
+    }
+}
+
+fn saxpy(
+    device: &Device,
+    artifacts: &'static [Artifact],
+    count: u32,
+    x: &(impl Input<f32> + ?Sized),
+    y: &mut (impl InputOutput<f32> + ?Sized),
+    a: f32,
+) -> Result<(), Error> {
+    launch(
+        device,
+        &SAXPY,
+        artifacts,
+        count,
+        &mut [Arg::In(x.src()), Arg::InOut(y.dst())],
+        &|lens| bytemuck::cast_slice(&[count, lens[0], lens[1], a.to_bits()]).to_vec(),
+    )
+}
+
+#[test]
+fn saxpy_on_host_slices_and_buffers() {
+    let Some(device) = open() else {
+        return;
+    };
+    let n = 1_000_003usize;
+    let x: Vec<f32> = (0..n).map(|i| (i % 1000) as f32).collect();
+    let mut y = vec![1.0f32; n];
+    saxpy(&device, &ARTIFACTS, n as u32, &x, &mut y, 2.0).unwrap();
+    assert!(y
+        .iter()
+        .enumerate()
+        .all(|(i, &v)| v == 2.0 * (i % 1000) as f32 + 1.0));
+    let xb = device.upload(&x).unwrap();
+    let mut yb = device.zeros::<f32>(n).unwrap();
+    let launches = 50;
+    let (_, ms) = device
+        .timed(|| {
+            for _ in 0..launches {
+                saxpy(&device, &ARTIFACTS, n as u32, &xb, &mut yb, 1.0)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    eprintln!("cuda: {launches} saxpy launches of {n} in {ms:?} ms");
+    assert!(ms.is_some_and(|ms| ms > 0.0));
+    let out = yb.read().unwrap();
+    assert!(out
+        .iter()
+        .enumerate()
+        .all(|(i, &v)| v == launches as f32 * (i % 1000) as f32));
+    assert!(
+        device.description().contains("PTX sm_50 (ISA 7.0)"),
+        "{}",
+        device.description()
+    );
+}
+
+#[test]
+fn a_groups_kernel_with_shared_memory_and_barriers() {
+    let Some(device) = open() else {
+        return;
+    };
+    let groups = 1000u32;
+    let data: Vec<u32> = (0..groups * 256).collect();
+    let mut buffer = device.upload(&data).unwrap();
+    launch(
+        &device,
+        &REVERSE_TILES,
+        &ARTIFACTS,
+        groups,
+        &mut [Arg::InOut(buffer.dst())],
+        &|lens| bytemuck::cast_slice(&[groups, lens[0]]).to_vec(),
+    )
+    .unwrap();
+    let out = buffer.read().unwrap();
+    for (g, chunk) in out.chunks(256).enumerate() {
+        let expected: Vec<u32> = (0..256).rev().map(|t| g as u32 * 256 + t).collect();
+        assert_eq!(chunk, expected, "workgroup {g}");
+    }
+}
+
+#[test]
+fn zero_lengths_missing_kernels_and_archs() {
+    let Some(device) = open() else {
+        return;
+    };
+    let mut empty: Vec<f32> = Vec::new();
+    saxpy(&device, &ARTIFACTS, 0, &[][..], &mut empty, 1.0).unwrap();
+    let x = device.upload::<f32>(&[]).unwrap();
+    let mut y = device.zeros::<f32>(0).unwrap();
+    saxpy(&device, &ARTIFACTS, 0, &x, &mut y, 1.0).unwrap();
+    assert!(y.read().unwrap().is_empty());
+    let (x, mut y) = (vec![0.0f32; 4], vec![0.0f32; 4]);
+    let e = launch(
+        &device,
+        &NOT_EMBEDDED,
+        &ARTIFACTS,
+        4,
+        &mut [Arg::In(x.src()), Arg::InOut(y.dst())],
+        &|_| vec![0; 16],
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::MissingArtifact { .. }), "{e}");
+    let e = saxpy(&device, &FUTURE_ONLY, 4, &x, &mut y, 1.0).unwrap_err();
+    assert!(e.to_string().contains("PTX for [sm_999]"), "{e}");
+    assert!(
+        e.to_string().ends_with(": run rgpu build --backend cuda"),
+        "{e}"
+    );
+}

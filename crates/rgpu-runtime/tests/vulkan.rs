@@ -1,0 +1,514 @@
+//! The Vulkan backends (wgpu, ash) on a real driver: lavapipe here, any Vulkan GPU
+//! elsewhere. The kernels are GLSL FIXTURES compiled at test time (see `fixtures`), standing
+//! in for rust-gpu's output, and are launched through `launch()` as a generated launcher
+//! would.
+//!
+//! Without glslangValidator or a Vulkan driver the tests say so and pass, unless
+//! `RGPU_REQUIRE_VULKAN=1` (CI on a machine that has both) makes that a failure.
+#![cfg(any(feature = "wgpu", feature = "ash"))]
+
+mod fixtures;
+
+use std::process::Command;
+use std::sync::OnceLock;
+
+use rgpu_runtime::__private::{launch, Access, Arg, Artifact, BufferInfo, KernelInfo, Mode};
+use rgpu_runtime::{Backend, Device, Error, Input, InputOutput};
+
+static SAXPY_BUFFERS: [BufferInfo; 2] = [
+    BufferInfo {
+        name: "x",
+        access: Access::Read,
+        elem_size: 4,
+        item: true,
+    },
+    BufferInfo {
+        name: "y",
+        access: Access::ReadWrite,
+        elem_size: 4,
+        item: true,
+    },
+];
+
+/// `saxpy(x: &[f32], y: &mut [f32], a: f32)`, an items kernel.
+static SAXPY: KernelInfo = KernelInfo {
+    name: "saxpy",
+    threads: 64,
+    mode: Mode::Items,
+    buffers: &SAXPY_BUFFERS,
+    params_size: 16,
+    shared_bytes: 0,
+};
+
+static ADD_BUFFERS: [BufferInfo; 3] = [
+    BufferInfo {
+        name: "x",
+        access: Access::Read,
+        elem_size: 4,
+        item: true,
+    },
+    BufferInfo {
+        name: "y",
+        access: Access::Read,
+        elem_size: 4,
+        item: true,
+    },
+    BufferInfo {
+        name: "out",
+        access: Access::ReadWrite,
+        elem_size: 4,
+        item: true,
+    },
+];
+
+/// `add(x: &[u32], y: &[u32], out: &mut [u32])`, an items kernel with two inputs.
+static ADD: KernelInfo = KernelInfo {
+    name: "add",
+    threads: 64,
+    mode: Mode::Items,
+    buffers: &ADD_BUFFERS,
+    params_size: 16,
+    shared_bytes: 0,
+};
+
+/// A kernel that no embedded module has.
+static NOT_EMBEDDED: KernelInfo = KernelInfo {
+    name: "not_embedded",
+    ..SAXPY
+};
+
+static REVERSE_BUFFERS: [BufferInfo; 1] = [BufferInfo {
+    name: "data",
+    access: Access::ReadWrite,
+    elem_size: 4,
+    item: false,
+}];
+
+/// `reverse_tiles(data: &mut [u32])`, a groups kernel with 1 KiB of workgroup memory.
+static REVERSE_TILES: KernelInfo = KernelInfo {
+    name: "reverse_tiles",
+    threads: 256,
+    mode: Mode::Groups,
+    buffers: &REVERSE_BUFFERS,
+    params_size: 8,
+    shared_bytes: 1024,
+};
+
+fn skip(why: impl std::fmt::Display) {
+    assert!(
+        std::env::var("RGPU_REQUIRE_VULKAN").as_deref() != Ok("1"),
+        "RGPU_REQUIRE_VULKAN=1, but: {why}"
+    );
+    eprintln!("skipped: {why}");
+}
+
+/// The FIXTURE artifacts: one linked module holding both entry points (rust-gpu's default).
+fn artifacts() -> Option<&'static [Artifact]> {
+    static ARTIFACTS: OnceLock<Option<&'static [Artifact]>> = OnceLock::new();
+    *ARTIFACTS.get_or_init(|| {
+        if !fixtures::have_spirv_tools() {
+            skip("glslangValidator, spirv-val or spirv-link is not installed");
+            return None;
+        }
+        let saxpy = fixtures::glsl_fixture_spirv("saxpy", fixtures::SAXPY_GLSL);
+        let reverse = fixtures::glsl_fixture_spirv("reverse_tiles", fixtures::REVERSE_TILES_GLSL);
+        let linked = fixtures::link_fixtures("kernels", &[saxpy, reverse]);
+        let add = fixtures::glsl_fixture_spirv("add", fixtures::ADD_GLSL);
+        // One module with two entry points, and one with its own.
+        let table = vec![
+            fixtures::spirv_artifact(&linked, &["saxpy", "reverse_tiles"]),
+            fixtures::spirv_artifact(&add, &["add"]),
+        ];
+        Some(Box::leak(table.into_boxed_slice()))
+    })
+}
+
+fn open(backend: Backend) -> Option<(Device, &'static [Artifact])> {
+    let artifacts = artifacts()?;
+    match Device::open(backend) {
+        Ok(device) => Some((device, artifacts)),
+        Err(e @ Error::Unavailable { .. }) => {
+            skip(e);
+            None
+        }
+        Err(e) => panic!("opening {backend}: {e}"),
+    }
+}
+
+/// What `#[rgpu::kernel] fn saxpy(item: Item, x: &[f32], y: &mut [f32], a: f32)` generates.
+fn saxpy(
+    device: &Device,
+    artifacts: &'static [Artifact],
+    count: u32,
+    x: &(impl Input<f32> + ?Sized),
+    y: &mut (impl InputOutput<f32> + ?Sized),
+    a: f32,
+) -> Result<(), Error> {
+    launch(
+        device,
+        &SAXPY,
+        artifacts,
+        count,
+        &mut [Arg::In(x.src()), Arg::InOut(y.dst())],
+        &|lens| bytemuck::cast_slice(&[count, lens[0], lens[1], a.to_bits()]).to_vec(),
+    )
+}
+
+fn reverse_tiles(
+    device: &Device,
+    artifacts: &'static [Artifact],
+    groups: u32,
+    data: &mut (impl InputOutput<u32> + ?Sized),
+) -> Result<(), Error> {
+    launch(
+        device,
+        &REVERSE_TILES,
+        artifacts,
+        groups,
+        &mut [Arg::InOut(data.dst())],
+        &|lens| bytemuck::cast_slice(&[groups, lens[0]]).to_vec(),
+    )
+}
+
+fn xs(n: usize) -> Vec<f32> {
+    (0..n).map(|i| i as f32).collect()
+}
+
+fn saxpy_on_host_slices(backend: Backend) {
+    let Some((device, artifacts)) = open(backend) else {
+        return;
+    };
+    let n = 1000;
+    let x = xs(n);
+    let mut y = vec![1.0f32; n];
+    saxpy(&device, artifacts, n as u32, &x, &mut y, 2.0).unwrap();
+    assert!(y
+        .iter()
+        .enumerate()
+        .all(|(i, &v)| v == 2.0 * i as f32 + 1.0));
+    // A slice of a Vec works the same (and leaves the rest alone).
+    saxpy(&device, artifacts, 10, &x[..10], &mut y[..10], -1.0).unwrap();
+    assert_eq!(y[9], 10.0);
+    assert_eq!(y[10], 21.0);
+}
+
+fn saxpy_on_device_buffers(backend: Backend) {
+    let Some((device, artifacts)) = open(backend) else {
+        return;
+    };
+    let n = 100_003;
+    let x = device.upload(&xs(n)).unwrap();
+    let mut y = device.zeros::<f32>(n).unwrap();
+    assert_eq!((x.len(), y.len(), y.backend()), (n, n, backend));
+    saxpy(&device, artifacts, n as u32, &x, &mut y, 3.0).unwrap();
+    let out = y.read().unwrap();
+    assert!(out.iter().enumerate().all(|(i, &v)| v == 3.0 * i as f32));
+    // Write, launch, read_into.
+    y.write(&vec![1.0; n]).unwrap();
+    saxpy(&device, artifacts, n as u32, &x, &mut y, 1.0).unwrap();
+    let mut back = vec![0.0f32; n];
+    y.read_into(&mut back).unwrap();
+    assert!(back.iter().enumerate().all(|(i, &v)| v == i as f32 + 1.0));
+    // A GPU buffer has no host view; the wrong length is refused.
+    assert!(matches!(Input::host(&x), Err(Error::WrongDevice { .. })));
+    assert!(y.read_into(&mut [0.0; 3]).is_err());
+}
+
+fn many_queued_launches_then_one_read(backend: Backend) {
+    let Some((device, artifacts)) = open(backend) else {
+        return;
+    };
+    let n = 4099;
+    let x = device.upload(&xs(n)).unwrap();
+    let mut y = device.upload(&vec![1.0f32; n]).unwrap();
+    let launches = 100;
+    let (_, ms) = device
+        .timed(|| {
+            for _ in 0..launches {
+                saxpy(&device, artifacts, n as u32, &x, &mut y, 2.0)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    if let Some(ms) = ms {
+        assert!(ms > 0.0, "{ms}");
+    }
+    // Each launch saw the one before it: 1 + 2 * launches * i.
+    let out = y.read().unwrap();
+    for (i, &v) in out.iter().enumerate() {
+        assert_eq!(v, 1.0 + 2.0 * launches as f32 * i as f32, "element {i}");
+    }
+    device.sync().unwrap();
+}
+
+fn a_groups_kernel_with_shared_memory_and_barriers(backend: Backend) {
+    let Some((device, artifacts)) = open(backend) else {
+        return;
+    };
+    let groups = 37u32;
+    let data: Vec<u32> = (0..groups * 256).collect();
+    let mut buffer = device.upload(&data).unwrap();
+    reverse_tiles(&device, artifacts, groups, &mut buffer).unwrap();
+    let mut host = data.clone();
+    reverse_tiles(&device, artifacts, groups, &mut host).unwrap();
+    let out = buffer.read().unwrap();
+    for (g, chunk) in out.chunks(256).enumerate() {
+        let expected: Vec<u32> = (0..256).rev().map(|t| g as u32 * 256 + t).collect();
+        assert_eq!(chunk, expected, "workgroup {g}");
+    }
+    assert_eq!(host, out);
+    // Twice is the identity.
+    reverse_tiles(&device, artifacts, groups, &mut buffer).unwrap();
+    assert_eq!(buffer.read().unwrap(), data);
+}
+
+fn one_buffer_as_two_inputs(backend: Backend) {
+    let Some((device, artifacts)) = open(backend) else {
+        return;
+    };
+    let n = 1000u32;
+    let x = device.upload(&(0..n).collect::<Vec<u32>>()).unwrap();
+    let mut out = device.zeros::<u32>(n as usize).unwrap();
+    launch(
+        &device,
+        &ADD,
+        artifacts,
+        n,
+        &mut [Arg::In(x.src()), Arg::In(x.src()), Arg::InOut(out.dst())],
+        &|lens| bytemuck::cast_slice(&[n, lens[0], lens[1], lens[2]]).to_vec(),
+    )
+    .unwrap();
+    let doubled: Vec<u32> = (0..n).map(|i| 2 * i).collect();
+    assert_eq!(out.read().unwrap(), doubled);
+}
+
+fn a_zero_length_launch(backend: Backend) {
+    let Some((device, artifacts)) = open(backend) else {
+        return;
+    };
+    let mut empty: Vec<f32> = Vec::new();
+    saxpy(&device, artifacts, 0, &[][..], &mut empty, 2.0).unwrap();
+    let x = device.upload::<f32>(&[]).unwrap();
+    let mut y = device.zeros::<f32>(0).unwrap();
+    assert!(x.is_empty() && y.is_empty());
+    saxpy(&device, artifacts, 0, &x, &mut y, 2.0).unwrap();
+    assert_eq!(y.read().unwrap(), Vec::<f32>::new());
+}
+
+fn a_missing_entry_point_names_the_build(backend: Backend) {
+    let Some((device, artifacts)) = open(backend) else {
+        return;
+    };
+    let (x, mut y) = (vec![0.0f32; 4], vec![0.0f32; 4]);
+    let e = launch(
+        &device,
+        &NOT_EMBEDDED,
+        artifacts,
+        4,
+        &mut [Arg::In(x.src()), Arg::InOut(y.dst())],
+        &|_| vec![0; 16],
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::MissingArtifact { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .ends_with(&format!(": run rgpu build --backend {backend}")),
+        "{e}"
+    );
+    // A short item buffer is refused before anything reaches the GPU.
+    let e = saxpy(&device, artifacts, 8, &x, &mut y, 1.0).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "kernel `saxpy`, parameter `x`: 4 elements, the launch needs at least 8"
+    );
+}
+
+fn buffers_of_another_device_are_refused(backend: Backend) {
+    let (Some((a, artifacts)), Some((b, _))) = (open(backend), open(backend)) else {
+        return;
+    };
+    let x = b.upload(&[1.0f32; 4]).unwrap();
+    let mut y = vec![0.0f32; 4];
+    let e = saxpy(&a, artifacts, 4, &x, &mut y, 1.0).unwrap_err();
+    assert!(matches!(e, Error::WrongDevice { .. }), "{e}");
+    // The cpu backend refuses GPU buffers the same way.
+    let mut z = b.upload(&[0.0f32; 4]).unwrap();
+    assert!(matches!(z.host_mut(), Err(Error::WrongDevice { .. })));
+}
+
+fn the_device_describes_itself(backend: Backend) {
+    let Some((device, _)) = open(backend) else {
+        return;
+    };
+    assert_eq!(device.backend(), backend);
+    let description = device.description();
+    assert!(description.contains("Vulkan"), "{description}");
+    if backend == Backend::Wgpu {
+        let path = match std::env::var("RGPU_WGPU_SHADER").as_deref() {
+            Ok("naga") => "SPIR-V via naga",
+            _ => "SPIR-V ",
+        };
+        assert!(description.contains(path), "{description}");
+    }
+}
+
+macro_rules! vulkan_tests {
+    ($module:ident, $backend:expr) => {
+        mod $module {
+            use super::*;
+
+            #[test]
+            fn saxpy_on_host_slices() {
+                super::saxpy_on_host_slices($backend);
+            }
+
+            #[test]
+            fn saxpy_on_device_buffers() {
+                super::saxpy_on_device_buffers($backend);
+            }
+
+            #[test]
+            fn many_queued_launches_then_one_read() {
+                super::many_queued_launches_then_one_read($backend);
+            }
+
+            #[test]
+            fn a_groups_kernel_with_shared_memory_and_barriers() {
+                super::a_groups_kernel_with_shared_memory_and_barriers($backend);
+            }
+
+            #[test]
+            fn one_buffer_as_two_inputs() {
+                super::one_buffer_as_two_inputs($backend);
+            }
+
+            #[test]
+            fn a_zero_length_launch() {
+                super::a_zero_length_launch($backend);
+            }
+
+            #[test]
+            fn a_missing_entry_point_names_the_build() {
+                super::a_missing_entry_point_names_the_build($backend);
+            }
+
+            #[test]
+            fn buffers_of_another_device_are_refused() {
+                super::buffers_of_another_device_are_refused($backend);
+            }
+
+            #[test]
+            fn the_device_describes_itself() {
+                super::the_device_describes_itself($backend);
+            }
+        }
+    };
+}
+
+#[cfg(feature = "wgpu")]
+vulkan_tests!(wgpu, Backend::Wgpu);
+#[cfg(feature = "ash")]
+vulkan_tests!(ash, Backend::Ash);
+
+/// The Vulkan backends built into this test binary.
+fn vulkan_backends() -> Vec<Backend> {
+    [Backend::Wgpu, Backend::Ash]
+        .into_iter()
+        .filter(|b| b.is_built())
+        .collect()
+}
+
+#[test]
+fn auto_skips_a_cpu_vulkan_device_that_open_accepts() {
+    for backend in vulkan_backends() {
+        let Some((device, _)) = open(backend) else {
+            continue;
+        };
+        if !device.description().contains("CPU device") {
+            eprintln!("skipped: {backend} opened a GPU ({})", device.description());
+            continue;
+        }
+        let (auto, skipped) = Device::auto();
+        if auto.backend() == Backend::Cuda {
+            continue;
+        }
+        let reason = &skipped
+            .iter()
+            .find(|s| s.backend == backend)
+            .unwrap_or_else(|| panic!("auto did not skip {backend}: {skipped:?}"))
+            .reason;
+        assert!(reason.starts_with("only a CPU Vulkan device ("), "{reason}");
+        assert!(
+            reason.ends_with(&format!(
+                "; auto prefers the cpu backend: ask for it with RGPU_BACKEND={backend}"
+            )),
+            "{reason}"
+        );
+        assert_eq!(auto.backend(), Backend::Cpu);
+    }
+}
+
+/// Runs this test binary again with `env`, on the tests that `filter` selects.
+fn run_self(filter: &str, env: &[(&str, &str)], remove: &[&str]) {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command.args([filter, "--test-threads=2"]);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    for k in remove {
+        command.env_remove(k);
+    }
+    let output = command.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{command:?}:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn without_a_vulkan_driver_the_backends_are_unavailable() {
+    // The loader reads the driver list when an instance is made: run in a fresh process.
+    run_self(
+        "no_vulkan_driver_child",
+        &[
+            ("VK_ICD_FILENAMES", "/nonexistent"),
+            ("RGPU_NO_VULKAN_DRIVER_CHILD", "1"),
+        ],
+        &["VK_DRIVER_FILES", "VK_ADD_DRIVER_FILES"],
+    );
+}
+
+/// The child of `without_a_vulkan_driver_the_backends_are_unavailable` (does nothing in a
+/// normal run).
+#[test]
+fn no_vulkan_driver_child() {
+    if std::env::var_os("RGPU_NO_VULKAN_DRIVER_CHILD").is_none() {
+        return;
+    }
+    for backend in vulkan_backends() {
+        match Device::open(backend) {
+            Err(Error::Unavailable { reason, .. }) => eprintln!("{backend}: {reason}"),
+            Err(e) => panic!("{backend}: expected Unavailable, got {e}"),
+            Ok(d) => panic!("{backend} opened {} with no driver", d.description()),
+        }
+    }
+    let (device, skipped) = Device::auto();
+    assert_eq!(device.backend(), Backend::Cpu);
+    for backend in vulkan_backends() {
+        assert!(skipped.iter().any(|s| s.backend == backend), "{skipped:?}");
+    }
+}
+
+#[cfg(feature = "wgpu")]
+#[test]
+fn the_wgpu_tests_pass_through_naga_too() {
+    if std::env::var_os("RGPU_WGPU_SHADER").is_some() {
+        return; // the child of this test, or a run that forces one path
+    }
+    if open(Backend::Wgpu).is_none() {
+        return;
+    }
+    run_self("wgpu::", &[("RGPU_WGPU_SHADER", "naga")], &[]);
+}
