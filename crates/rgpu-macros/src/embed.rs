@@ -53,7 +53,12 @@ fn artifact(dir: &Path, value: &Value) -> Result<TokenStream, String> {
     let entries: Vec<String> = value
         .get("entry_points")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
     Ok(quote! {
         ::rgpu::__private::Artifact {

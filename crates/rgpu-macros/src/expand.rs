@@ -171,7 +171,10 @@ fn params_bytes(k: &Kernel, lens: TokenStream) -> TokenStream {
 fn host(k: &Kernel) -> TokenStream {
     let name = &k.name;
     let vis = &k.item.vis;
-    let attrs = k.attrs.iter().filter(|a| a.path().is_ident("doc") || a.path().is_ident("cfg"));
+    let attrs = k
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc") || a.path().is_ident("cfg"));
     let info_name = format_ident!("__RGPU_KERNEL_{}", k.name.to_string().to_uppercase());
     let info = kernel_info(k);
     let count_name = match k.mode {
@@ -298,8 +301,9 @@ fn cpu_path(k: &Kernel, info: &Ident) -> TokenStream {
         },
         Mode::Groups => {
             let shared = shared_bytes(k);
+            let name = k.name.to_string();
             quote! {
-                __rgpu::cpu::run_groups(__count, #threads, #shared,
+                __rgpu::cpu::run_groups_named(#name, __count, #threads, #shared,
                     &|__ctx: ::rgpu::Group, __scratch: *mut u8| {
                         #body(#(#call_args),*)
                     });
@@ -406,7 +410,11 @@ fn cuda_entry(k: &Kernel, which: Cuda) -> TokenStream {
         }
     });
     let views = k.buffers().enumerate().filter_map(|(i, p)| {
-        let (b, v, len) = (format_ident!("__b{}", i), format_ident!("__v{}", i), len_field(i));
+        let (b, v, len) = (
+            format_ident!("__b{}", i),
+            format_ident!("__v{}", i),
+            len_field(i),
+        );
         match p.kind {
             // SAFETY: the launch passes a buffer of `len` elements.
             Kind::Slice(_) => Some(quote! {
@@ -504,7 +512,11 @@ fn spirv_entry(k: &Kernel) -> TokenStream {
         quote! { let #s = <#ty>::from_array(#w); }
     });
     let views = k.buffers().enumerate().filter_map(|(i, p)| {
-        let (b, v, len) = (format_ident!("__b{}", i), format_ident!("__v{}", i), len_field(i));
+        let (b, v, len) = (
+            format_ident!("__b{}", i),
+            format_ident!("__v{}", i),
+            len_field(i),
+        );
         match p.kind {
             Kind::Slice(_) => Some(quote! { let #v = &#b[..__p.#len as usize]; }),
             Kind::Global(_) => Some(quote! { let #v = ::rgpu::Global::from_slice(#b, __p.#len); }),

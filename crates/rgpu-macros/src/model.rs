@@ -1,7 +1,6 @@
 //! What a `#[rgpu::kernel]` function is, read from its signature: one description that
 //! every expansion (the CUDA, rust-gpu and CPU entry points and the host launcher) uses.
 
-
 use syn::spanned::Spanned;
 use syn::{
     Attribute, Error, Expr, FnArg, GenericArgument, Ident, ItemFn, Lit, LitInt, Pat, PathArguments,
@@ -82,7 +81,9 @@ impl Kernel {
     }
 
     pub fn scalars(&self) -> impl Iterator<Item = &Param> {
-        self.params.iter().filter(|p| matches!(p.kind, Kind::Scalar))
+        self.params
+            .iter()
+            .filter(|p| matches!(p.kind, Kind::Scalar))
     }
 
     pub fn shared(&self) -> impl Iterator<Item = (&Param, &Type, &Expr)> {
@@ -199,11 +200,14 @@ fn classify(ty: &Type, item: bool) -> Result<Kind> {
             }
             [GenericArgument::Type(t), GenericArgument::Type(Type::Path(n))] => {
                 // `Shared<u32, TILE>`: a const name parses as a type path.
-                Ok(Kind::Shared(t.clone(), Expr::Path(syn::ExprPath {
-                    attrs: Vec::new(),
-                    qself: None,
-                    path: n.path.clone(),
-                })))
+                Ok(Kind::Shared(
+                    t.clone(),
+                    Expr::Path(syn::ExprPath {
+                        attrs: Vec::new(),
+                        qself: None,
+                        path: n.path.clone(),
+                    }),
+                ))
             }
             _ => Err(Error::new(
                 ty.span(),
@@ -280,24 +284,23 @@ pub fn parse(attr: proc_macro2::TokenStream, mut item: ItemFn) -> Result<Kernel>
         });
     }
     let has_shared = params.iter().any(|p| matches!(p.kind, Kind::Shared(..)));
-    let mode = match (mode, has_shared, saw_item) {
-        (Some(Mode::Items), true, _) | (None, true, _) => {
-            return Err(Error::new(
+    let mode =
+        match (mode, has_shared, saw_item) {
+            (Some(Mode::Items), true, _) | (None, true, _) => return Err(Error::new(
                 item.sig.ident.span(),
                 "workgroup memory (`Shared`) needs the `Group` context as the first parameter: \
                  `g: rgpu::Group` (its invocations meet at `g.barrier()`)",
-            ))
-        }
-        (Some(Mode::Groups), _, true) => {
-            return Err(Error::new(
-                item.sig.ident.span(),
-                "#[item] parameters belong to item kernels (one invocation per index); a \
+            )),
+            (Some(Mode::Groups), _, true) => {
+                return Err(Error::new(
+                    item.sig.ident.span(),
+                    "#[item] parameters belong to item kernels (one invocation per index); a \
                  `Group` kernel indexes `&[T]` / `rgpu::Global<T>` itself",
-            ))
-        }
-        (Some(m), _, _) => m,
-        (None, false, _) => Mode::Items,
-    };
+                ))
+            }
+            (Some(m), _, _) => m,
+            (None, false, _) => Mode::Items,
+        };
     let attrs = item.attrs.clone();
     Ok(Kernel {
         name: item.sig.ident.clone(),
@@ -321,4 +324,3 @@ fn take_item_attr(attrs: &mut Vec<Attribute>) -> Result<bool> {
     });
     Ok(attrs.len() != before)
 }
-

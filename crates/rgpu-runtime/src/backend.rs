@@ -73,25 +73,33 @@ impl fmt::Display for Skipped {
 pub const BACKEND_VAR: &str = "RGPU_BACKEND";
 
 /// What `RGPU_BACKEND` asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Choice {
     Auto,
-    One(Backend),
+    /// These backends, tried in order (`RGPU_BACKEND=cuda,wgpu`).
+    List(Vec<Backend>),
 }
 
-/// Reads a value of `RGPU_BACKEND` (`None` = unset).
+/// Reads a value of `RGPU_BACKEND` (`None` = unset): `auto`, one backend, or several,
+/// comma-separated, tried in order.
 pub(crate) fn choice(value: Option<&str>) -> Result<Choice, Error> {
-    match value.map(str::trim) {
-        None | Some("") | Some("auto") => Ok(Choice::Auto),
-        Some(name) => Backend::parse(name)
-            .map(Choice::One)
-            .ok_or_else(|| Error::Config {
-                reason: format!(
-                "{BACKEND_VAR}={name} is not a backend: set it to cpu, cuda, wgpu, ash or auto \
-                 (or unset it)"
-            ),
-            }),
+    let value = value.map(str::trim).unwrap_or("");
+    if value.is_empty() || value == "auto" {
+        return Ok(Choice::Auto);
     }
+    let mut list = Vec::new();
+    for name in value.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let backend = Backend::parse(name).ok_or_else(|| Error::Config {
+            reason: format!(
+                "{BACKEND_VAR}={value}: `{name}` is not a backend: set it to cpu, cuda, wgpu, \
+                 ash, a comma-separated list of them, or auto (or unset it)"
+            ),
+        })?;
+        if !list.contains(&backend) {
+            list.push(backend);
+        }
+    }
+    Ok(Choice::List(list))
 }
 
 /// Whether opening a Vulkan backend may end on a CPU-type device (lavapipe, llvmpipe).
@@ -151,9 +159,37 @@ pub(crate) fn auto() -> (Device, Vec<Skipped>) {
 }
 
 pub(crate) fn select(value: Option<&str>) -> Result<(Device, Vec<Skipped>), Error> {
-    match choice(value)? {
-        Choice::Auto => Ok(auto()),
-        Choice::One(backend) => Ok((open(backend, CpuDevices::Accept)?, Vec::new())),
+    let list = match choice(value)? {
+        Choice::Auto => return Ok(auto()),
+        Choice::List(list) => list,
+    };
+    let mut skipped = Vec::new();
+    let mut last = None;
+    for backend in list.iter().copied() {
+        match open(backend, CpuDevices::Accept) {
+            Ok(device) => return Ok((device, skipped)),
+            Err(why) => {
+                skipped.push(Skipped {
+                    backend,
+                    reason: why.skip_reason(),
+                });
+                last = Some(why);
+            }
+        }
+    }
+    match (list.len(), last) {
+        (1, Some(why)) => Err(why),
+        (_, _) => Err(Error::Config {
+            reason: format!(
+                "none of {BACKEND_VAR}={} opens here ({}): pick one that does, or unset it",
+                list.iter().map(|b| b.name()).collect::<Vec<_>>().join(","),
+                skipped
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        }),
     }
 }
 
@@ -179,13 +215,17 @@ mod tests {
         assert_eq!(choice(None), Ok(Choice::Auto));
         assert_eq!(choice(Some("")), Ok(Choice::Auto));
         assert_eq!(choice(Some("auto")), Ok(Choice::Auto));
-        assert_eq!(choice(Some("wgpu")), Ok(Choice::One(Backend::Wgpu)));
-        assert_eq!(choice(Some(" ash\n")), Ok(Choice::One(Backend::Ash)));
+        assert_eq!(choice(Some("wgpu")), Ok(Choice::List(vec![Backend::Wgpu])));
+        assert_eq!(choice(Some(" ash\n")), Ok(Choice::List(vec![Backend::Ash])));
+        assert_eq!(
+            choice(Some("cuda,cpu,cuda")),
+            Ok(Choice::List(vec![Backend::Cuda, Backend::Cpu]))
+        );
         let e = choice(Some("gpu")).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "RGPU_BACKEND=gpu is not a backend: set it to cpu, cuda, wgpu, ash or auto (or \
-             unset it)"
+            "RGPU_BACKEND=gpu: `gpu` is not a backend: set it to cpu, cuda, wgpu, ash, a \
+             comma-separated list of them, or auto (or unset it)"
         );
     }
 

@@ -15,6 +15,7 @@ mod cuda;
 mod device;
 mod error;
 mod launch;
+pub mod testing;
 #[cfg(any(feature = "wgpu", feature = "ash"))]
 mod vulkan;
 

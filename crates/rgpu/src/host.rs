@@ -3,7 +3,7 @@
 //! codegens see.
 
 pub use rgpu_runtime::{
-    Backend, Buffer, Device, Error, Global, Group, Input, InputOutput, Item, Pod, Shared,
+    testing, Backend, Buffer, Device, Error, Global, Group, Input, InputOutput, Item, Pod, Shared,
     Skipped, Word, BACKEND_VAR,
 };
 

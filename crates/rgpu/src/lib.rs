@@ -88,7 +88,9 @@ macro_rules! __host { ($($t:tt)*) => { $($t)* }; }
 #[cfg(not(rgpu_codegen = "host"))]
 #[doc(hidden)]
 #[macro_export]
-macro_rules! __host { ($($t:tt)*) => {}; }
+macro_rules! __host {
+    ($($t:tt)*) => {};
+}
 
 /// rustc's nvptx64 entry points.
 #[cfg(rgpu_codegen = "nvptx")]
@@ -98,7 +100,9 @@ macro_rules! __nvptx { ($($t:tt)*) => { $($t)* }; }
 #[cfg(not(rgpu_codegen = "nvptx"))]
 #[doc(hidden)]
 #[macro_export]
-macro_rules! __nvptx { ($($t:tt)*) => {}; }
+macro_rules! __nvptx {
+    ($($t:tt)*) => {};
+}
 
 /// Rust-CUDA (nvvm) entry points.
 #[cfg(rgpu_codegen = "nvvm")]
@@ -108,7 +112,9 @@ macro_rules! __nvvm { ($($t:tt)*) => { $($t)* }; }
 #[cfg(not(rgpu_codegen = "nvvm"))]
 #[doc(hidden)]
 #[macro_export]
-macro_rules! __nvvm { ($($t:tt)*) => {}; }
+macro_rules! __nvvm {
+    ($($t:tt)*) => {};
+}
 
 /// rust-gpu entry points.
 #[cfg(rgpu_codegen = "spirv")]
@@ -118,4 +124,6 @@ macro_rules! __spirv { ($($t:tt)*) => { $($t)* }; }
 #[cfg(not(rgpu_codegen = "spirv"))]
 #[doc(hidden)]
 #[macro_export]
-macro_rules! __spirv { ($($t:tt)*) => {}; }
+macro_rules! __spirv {
+    ($($t:tt)*) => {};
+}

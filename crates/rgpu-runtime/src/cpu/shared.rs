@@ -11,19 +11,41 @@ mod sealed {
     impl Sealed for f32 {}
 }
 
-/// A 4-byte word that workgroup memory holds: `u32`, `i32` or `f32`.
-///
-/// # Safety
-/// Sealed: implemented only for 4-byte plain-old-data types, for which every bit pattern
-/// is a value.
-pub unsafe trait Word: Copy + 'static + sealed::Sealed {}
+/// A 32-bit element of workgroup memory: `u32`, `i32` or `f32` (the same trait as the GPU
+/// codegens' `rgpu::Word`).
+pub trait Word: Copy + 'static + sealed::Sealed {
+    /// The value's bits.
+    fn to_bits(self) -> u32;
+    /// The value of these bits.
+    fn from_bits(bits: u32) -> Self;
+}
 
-// SAFETY: 4 bytes, every bit pattern valid.
-unsafe impl Word for u32 {}
-// SAFETY: 4 bytes, every bit pattern valid.
-unsafe impl Word for i32 {}
-// SAFETY: 4 bytes, every bit pattern valid.
-unsafe impl Word for f32 {}
+impl Word for u32 {
+    fn to_bits(self) -> u32 {
+        self
+    }
+    fn from_bits(bits: u32) -> Self {
+        bits
+    }
+}
+
+impl Word for i32 {
+    fn to_bits(self) -> u32 {
+        self as u32
+    }
+    fn from_bits(bits: u32) -> Self {
+        bits as i32
+    }
+}
+
+impl Word for f32 {
+    fn to_bits(self) -> u32 {
+        f32::to_bits(self)
+    }
+    fn from_bits(bits: u32) -> Self {
+        f32::from_bits(bits)
+    }
+}
 
 /// Workgroup memory: `N` words shared by the invocations of one workgroup.
 pub struct Shared<T: Word, const N: usize> {
@@ -62,6 +84,23 @@ impl<T: Word, const N: usize> Shared<T, N> {
     pub fn store(&self, index: u32, value: T) {
         // SAFETY: as in `load`.
         unsafe { self.slot(index, "store").write(value) }
+    }
+
+    /// The word at `index`, for hot loops whose indices are known to be in bounds (the GPU
+    /// codegens skip the check; the cpu backend still checks).
+    ///
+    /// # Safety
+    /// `index < N`.
+    pub unsafe fn load_unchecked(&self, index: u32) -> T {
+        self.load(index)
+    }
+
+    /// Stores `value` at `index` without the GPU codegens' bounds check (see `load_unchecked`).
+    ///
+    /// # Safety
+    /// `index < N`.
+    pub unsafe fn store_unchecked(&self, index: u32, value: T) {
+        self.store(index, value)
     }
 
     /// The array at `base` (the executor's scratch pointer plus this array's offset).

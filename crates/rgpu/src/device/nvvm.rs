@@ -146,7 +146,9 @@ impl<const N: usize> Shared<u32, N> {
     pub fn atomic_add(&self, index: u32, value: u32) -> u32 {
         Self::check(index);
         // SAFETY: in bounds (checked); block scope suffices for workgroup memory.
-        unsafe { mid::atomic_fetch_add_u32_block(self.ptr.add(index as usize), Ordering::Relaxed, value) }
+        unsafe {
+            mid::atomic_fetch_add_u32_block(self.ptr.add(index as usize), Ordering::Relaxed, value)
+        }
     }
 }
 
