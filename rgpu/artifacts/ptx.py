@@ -147,7 +147,7 @@ def check(
         arch_number(arch)
     except UsageError as error:
         raise ArtifactError(
-            f"{shown_as} targets `{arch}`: {error.message.split(': ', 1)[-1]}",
+            f"{shown_as}: {error.message}",
             "build the PTX for a real GPU arch, e.g. `-Ctarget-cpu=sm_80`",
         ) from None
     if expect_arch is not None and arch != expect_arch:

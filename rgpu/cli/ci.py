@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from rgpu.cli.main import cli, dir_option, load_workspace
+from rgpu.cli.main import cli, dir_option, load_workspace, options_for
 from rgpu.util.output import reporter
 
 
@@ -40,7 +40,8 @@ def ci_init(
 
     ws = load_workspace(directory)
     names = workflow.parse_backends(backends)
-    rendered = workflow.render(ws.root, names, workflow.require_source(rgpu_source))
+    ci_run = options_for(ws).ci_run  # `ci-run` in [workspace.metadata.rgpu]
+    rendered = workflow.render(ws.root, names, workflow.require_source(rgpu_source), ci_run)
     word = workflow.write_workflow(rendered, force=force)
     reporter().status(word, str(rendered.path))
     reporter().info(f"jobs: {', '.join(j.id for j in workflow.jobs_for(names))}")

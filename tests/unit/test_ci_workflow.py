@@ -1,8 +1,10 @@
-"""`rgpu ci init`: the workflow it writes, for every backend combination."""
+"""`rgpu ci init`: the jobs (ci.workflow), the workflow it renders for every backend
+combination, where CI installs rgpu from (ci.source), and the ptxas check of CUDA jobs."""
 
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import shutil
 import subprocess
@@ -10,15 +12,20 @@ from pathlib import Path
 
 import pytest
 
-from rgpu import ci
-from rgpu.ci_source import git_requirement
-from tests.conftest import REPO, run_rgpu
+from rgpu.ci import source, workflow
+from rgpu.cli import main
+from rgpu.errors import DestinationError, UsageError
+from rgpu.resources import toolchains_dir
+from tests.conftest import REPO
+from tests.unit.projects import write_workspace
 
-SOURCE = "rgpu @ git+https://github.com/example/rgpu@0123456789abcdef0123456789abcdef01234567"
+SHA = "0123456789abcdef0123456789abcdef01234567"
+SOURCE = f"rgpu-cli @ git+https://github.com/example/rgpu@{SHA}"
+ALL = ("cpu", "wgpu", "ash", "cuda")
 COMBINATIONS = [
     combo
-    for n in range(1, len(ci.DEFAULT_BACKENDS) + 1)
-    for combo in itertools.combinations(ci.DEFAULT_BACKENDS, n)
+    for n in range(1, len(workflow.DEFAULT_BACKENDS) + 1)
+    for combo in itertools.combinations(workflow.DEFAULT_BACKENDS, n)
 ]
 
 
@@ -39,25 +46,99 @@ def actionlint() -> str:
     return found
 
 
+# --- the jobs -----------------------------------------------------------------------------
+
+
+def test_one_job_per_backend_and_cuda_codegen() -> None:
+    jobs = workflow.jobs_for(ALL)
+    assert [j.id for j in jobs] == ["cpu", "wgpu", "ash", "cuda-nvptx", "cuda-nvvm"]
+    assert [j.kind for j in jobs] == ["cpu", "vulkan", "vulkan", "cuda", "cuda"]
+    assert [j.codegen for j in jobs] == [None, "spirv", "spirv", "nvptx", "nvvm"]
+
+
+def test_runner_backends_build_then_test_without_ci_run() -> None:
+    by_id = {j.id: j for j in workflow.jobs_for(ALL)}
+    for backend in ("cpu", "wgpu", "ash"):
+        assert by_id[backend].commands == (
+            f"rgpu build --backend {backend}",
+            f"rgpu test --backend {backend}",
+        )
+
+
+def test_ci_run_adds_an_rgpu_run_step_where_the_backend_runs() -> None:
+    by_id = {j.id: j for j in workflow.jobs_for(ALL, ci_run=("--", "--verify", "a b"))}
+    for backend in ("cpu", "wgpu", "ash"):
+        assert by_id[backend].commands[-1] == f"rgpu run --backend {backend} -- --verify 'a b'"
+    for cuda in ("cuda-nvptx", "cuda-nvvm"):
+        assert not any(c.startswith("rgpu run") for c in by_id[cuda].commands)
+
+
+def test_cuda_jobs_compile_then_check_the_ptx() -> None:
+    by_id = {j.id: j for j in workflow.jobs_for(("cuda",))}
+    assert by_id["cuda-nvptx"].commands == (
+        "rgpu build --backend cuda --codegen nvptx",
+        "rgpu ci check-ptx",
+    )
+    assert by_id["cuda-nvvm"].commands == (
+        "rgpu build --backend cuda --codegen nvvm --docker",
+        "rgpu ci check-ptx",
+    )
+
+
+def test_setup_steps_install_the_toolchains_rgpu_pins(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pinned = {p.stem for p in toolchains_dir().glob("*.toml")}
+    setups = {j.id: j.setup for j in workflow.jobs_for(ALL)}
+    assert setups == {
+        "cpu": (),
+        "wgpu": ("rgpu toolchain install spirv --yes",),
+        "ash": ("rgpu toolchain install spirv --yes",),
+        "cuda-nvptx": ("rgpu toolchain install nvptx --yes",),
+        "cuda-nvvm": (),
+    }
+    for line in itertools.chain.from_iterable(setups.values()):
+        assert line.split()[3] in pinned
+    with pytest.raises(SystemExit) as done:
+        main(["toolchain", "install", "--help"])
+    assert done.value.code == 0 and "--yes" in capsys.readouterr().out
+
+
+def test_backends_are_parsed_and_checked() -> None:
+    assert workflow.parse_backends(()) == workflow.DEFAULT_BACKENDS
+    assert workflow.parse_backends(("cuda,cpu", "cpu")) == ("cuda", "cpu")
+    with pytest.raises(UsageError, match="did you mean `wgpu`"):
+        workflow.parse_backends(("cpu,wgpy",))
+
+
+# --- the rendered workflow ----------------------------------------------------------------
+
+
 def test_every_backend_combination_passes_actionlint(tmp_path: Path) -> None:
     files = []
     for combo in COMBINATIONS:
         out = tmp_path / "-".join(combo) / "rgpu.yml"
         out.parent.mkdir()
-        out.write_text(ci.render(tmp_path, combo, SOURCE).text, encoding="utf-8")
+        out.write_text(workflow.render(tmp_path, combo, SOURCE, ("--",)).text, encoding="utf-8")
         files.append(str(out))
     proc = subprocess.run([actionlint(), *files], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert len(files) == 15
 
 
+def test_the_rendered_workflow_parses_as_yaml(tmp_path: Path) -> None:
+    yaml = pytest.importorskip("yaml")
+    data = yaml.safe_load(workflow.render(tmp_path, ALL, SOURCE).text)
+    assert list(data["jobs"]) == ["cpu", "wgpu", "ash", "cuda-nvptx", "cuda-nvvm"]
+
+
 def test_rgpus_own_workflow_passes_actionlint_and_runs_the_ci_command() -> None:
-    workflow = REPO / ".github" / "workflows" / "ci.yml"
+    ci_workflow = REPO / ".github" / "workflows" / "ci.yml"
     proc = subprocess.run(
-        [actionlint(), str(workflow)], capture_output=True, text=True, check=False
+        [actionlint(), str(ci_workflow)], capture_output=True, text=True, check=False
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    text = workflow.read_text(encoding="utf-8")
+    text = ci_workflow.read_text(encoding="utf-8")
     assert "run: bash .ci/run" in text
     assert "bash scripts/test.sh" in (REPO / ".ci" / "run").read_text(encoding="utf-8")
     # The lint job runs exactly the lint commands of the test script.
@@ -70,27 +151,32 @@ def test_rgpus_own_workflow_passes_actionlint_and_runs_the_ci_command() -> None:
 
 
 @pytest.mark.parametrize("combo", COMBINATIONS, ids=lambda c: "-".join(c))
-def test_job_run_lines_are_the_shared_commands(tmp_path: Path, combo: tuple[str, ...]) -> None:
-    blocks = job_blocks(ci.render(tmp_path, combo, SOURCE).text)
-    expected = {job: [ci.shell_line(c) for c in ci.JOB_COMMANDS[job]] for b in combo
-                for job in ci.BACKEND_JOBS[b]}  # fmt: skip
+def test_job_run_lines_are_the_jobs_commands(tmp_path: Path, combo: tuple[str, ...]) -> None:
+    blocks = job_blocks(workflow.render(tmp_path, combo, SOURCE).text)
+    expected = {job.id: list(job.commands) for job in workflow.jobs_for(combo)}
     assert {job: bare_run_lines(block) for job, block in blocks.items()} == expected
 
 
+def test_workflow_installs_the_pinned_rgpu_cli(tmp_path: Path) -> None:
+    text = workflow.render(tmp_path, ALL, SOURCE).text
+    assert f"  RGPU_SOURCE: {json.dumps(SOURCE)}\n" in text
+    assert 'run: python -m pip install "$RGPU_SOURCE"' in text
+
+
 def test_workflow_is_least_privilege_and_pins_every_action(tmp_path: Path) -> None:
-    text = ci.render(tmp_path, ci.DEFAULT_BACKENDS, SOURCE).text
+    text = workflow.render(tmp_path, ALL, SOURCE).text
     assert "\npermissions:\n  contents: read\n" in text
     uses = re.findall(r"uses: (\S+)", text)
     assert uses and all(re.fullmatch(r"actions/[a-z-]+@v\d+", u) for u in uses), uses
-    assert f'RGPU_SOURCE: "{SOURCE}"' in text
+    assert "persist-credentials: false" in text
 
 
 def test_jobs_get_their_platform_setup(tmp_path: Path) -> None:
-    blocks = job_blocks(ci.render(tmp_path, ci.DEFAULT_BACKENDS, SOURCE).text)
-    for runner in ci.CPU_RUNNERS:
+    blocks = job_blocks(workflow.render(tmp_path, ALL, SOURCE).text)
+    for runner in workflow.CPU_RUNNERS:
         assert f"- {runner}" in blocks["cpu"]
     for vulkan in ("wgpu", "ash"):
-        assert f"VK_ICD_FILENAMES: {ci.LAVAPIPE_ICD}" in blocks[vulkan]
+        assert f"VK_ICD_FILENAMES: {workflow.LAVAPIPE_ICD}" in blocks[vulkan]
         assert "mesa-vulkan-drivers" in blocks[vulkan]
         assert f"RGPU_REQUIRE_BACKENDS: {vulkan}" in blocks[vulkan]
     for cuda in ("cuda-nvptx", "cuda-nvvm"):
@@ -106,61 +192,99 @@ def test_jobs_get_their_platform_setup(tmp_path: Path) -> None:
 
 def test_workspace_below_the_repository_root_gets_working_directory(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
-    workspace = tmp_path / "gpu" / "sortdemo"
-    workspace.mkdir(parents=True)
-    rendered = ci.render(workspace, ("cpu",), SOURCE)
+    ws = tmp_path / "gpu" / "sortdemo"
+    ws.mkdir(parents=True)
+    rendered = workflow.render(ws, ("cpu",), SOURCE)
     assert rendered.path == tmp_path / ".github" / "workflows" / "rgpu.yml"
     assert "    working-directory: gpu/sortdemo\n" in rendered.text
     assert "hashFiles('gpu/sortdemo/**/Cargo.lock'" in rendered.text
     assert "            gpu/sortdemo/target\n" in rendered.text
 
 
-def test_ci_init_never_overwrites_without_force(tmp_path: Path) -> None:
-    run_rgpu("new", "demo", "--dir", str(tmp_path))
-    ws = tmp_path / "demo"
-    init = ("ci", "init", "-C", str(ws), "--rgpu-source", SOURCE)
-    first = run_rgpu(*init)
-    workflow = ws / ".github" / "workflows" / "rgpu.yml"
-    assert "create" in first.stderr and workflow.is_file()
-    assert "identical" in run_rgpu(*init).stderr
-    workflow.write_text("# my own edits\n", encoding="utf-8")
-    refused = run_rgpu(*init, check=False)
-    assert refused.returncode == 4, refused.stderr
-    assert "already exists" in refused.stderr and "--force" in refused.stderr
-    assert workflow.read_text(encoding="utf-8") == "# my own edits\n"
-    forced = run_rgpu(*init, "--force")
-    assert "overwrite" in forced.stderr
-    assert "rgpu build --backend cpu" in workflow.read_text(encoding="utf-8")
+def test_write_workflow_never_overwrites_without_force(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    rendered = workflow.render(tmp_path, ("cpu",), SOURCE)
+    assert workflow.write_workflow(rendered, force=False) == "create"
+    assert workflow.write_workflow(rendered, force=False) == "identical"
+    rendered.path.write_text("# my own edits\n", encoding="utf-8")
+    with pytest.raises(DestinationError) as err:
+        workflow.write_workflow(rendered, force=False)
+    assert "already exists" in err.value.message and "--force" in (err.value.hint or "")
+    assert rendered.path.read_text(encoding="utf-8") == "# my own edits\n"
+    assert workflow.write_workflow(rendered, force=True) == "overwrite"
+    assert rendered.path.read_text(encoding="utf-8") == rendered.text
+    assert sorted(p.name for p in rendered.path.parent.iterdir()) == ["rgpu.yml"]
 
 
-def test_ci_init_rejects_an_unknown_backend(tmp_path: Path) -> None:
-    run_rgpu("new", "demo", "--dir", str(tmp_path))
-    proc = run_rgpu(
-        "ci", "init", "-C", str(tmp_path / "demo"), "--backends", "cpu,wgpy", check=False
+def test_ci_init_writes_the_run_step_of_the_workspaces_ci_run(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    write_workspace(tmp_path, metadata='ci-run = ["--", "--verify"]')
+    args = ["ci", "init", "-C", str(tmp_path), "--backends", "cpu", "--rgpu-source", SOURCE]
+    with pytest.raises(SystemExit) as done:
+        main(args)
+    assert done.value.code == 0
+    text = (tmp_path / ".github" / "workflows" / "rgpu.yml").read_text(encoding="utf-8")
+    assert "      - run: rgpu run --backend cpu -- --verify\n" in text
+
+
+def test_cache_key_is_a_short_stable_hash(capsys: pytest.CaptureFixture[str]) -> None:
+    key = workflow.toolchains_key()
+    assert re.fullmatch(r"[0-9a-f]{16}", key)
+    assert workflow.toolchains_key() == key
+    with pytest.raises(SystemExit):
+        main(["ci", "cache-key"])
+    assert capsys.readouterr().out == f"{key}\n"
+
+
+# --- where CI installs rgpu from ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "requirement", ["rgpu==0.1.0", f"rgpu @ git+https://github.com/org/rgpu@{SHA}", "rgpu"]
+)
+def test_the_unrelated_pypi_rgpu_is_refused(requirement: str) -> None:
+    with pytest.raises(UsageError) as err:
+        source.check_requirement(requirement)
+    assert "unrelated project" in err.value.message
+    assert "rgpu-cli" in (err.value.hint or "")
+
+
+def test_another_distribution_is_refused() -> None:
+    with pytest.raises(UsageError, match="`numpy` is not rgpu's distribution"):
+        source.check_requirement("numpy>=2")
+
+
+@pytest.mark.parametrize(
+    "requirement",
+    [
+        f"rgpu-cli @ git+https://github.com/org/rgpu@{SHA}",
+        "rgpu_cli==0.2.0",
+        "RGPU.CLI[extra]>=0.1",
+        f"git+https://github.com/org/rgpu@{SHA}",
+        "./rgpu",
+    ],
+)
+def test_rgpu_cli_requirements_and_bare_urls_are_accepted(requirement: str) -> None:
+    assert source.check_requirement(f" {requirement} ") == requirement
+
+
+def test_require_source_checks_what_it_is_given() -> None:
+    with pytest.raises(UsageError):
+        workflow.require_source("rgpu==0.1.0")
+    assert workflow.require_source(SOURCE) == SOURCE
+
+
+def test_git_requirement_pins_a_commit_of_rgpu_cli_with_an_https_url() -> None:
+    assert source.git_requirement("git@github.com:org/rgpu.git", SHA) == (
+        f"rgpu-cli @ git+https://github.com/org/rgpu.git@{SHA}"
     )
-    assert proc.returncode == 2
-    assert "did you mean `wgpu`" in proc.stderr
-
-
-def test_git_requirement_pins_a_commit_with_an_https_url() -> None:
-    sha = "0123456789abcdef0123456789abcdef01234567"
-    assert git_requirement("git@github.com:org/rgpu.git", sha) == (
-        f"rgpu @ git+https://github.com/org/rgpu.git@{sha}"
+    assert source.git_requirement("git+https://github.com/org/rgpu", SHA) == (
+        f"rgpu-cli @ git+https://github.com/org/rgpu@{SHA}"
     )
-    assert git_requirement("git+https://github.com/org/rgpu", sha) == (
-        f"rgpu @ git+https://github.com/org/rgpu@{sha}"
-    )
+    assert source.check_requirement(source.git_requirement("https://x/rgpu", SHA))
 
 
-def test_cache_key_is_a_short_stable_hash() -> None:
-    first = run_rgpu("ci", "cache-key").stdout.strip()
-    assert re.fullmatch(r"[0-9a-f]{16}", first)
-    assert run_rgpu("ci", "cache-key").stdout.strip() == first
-
-
-def test_source_is_the_checkouts_pushed_commit(tmp_path: Path) -> None:
-    from rgpu.ci_source import _from_checkout
-
+def test_source_is_the_checkouts_pushed_commit(tmp_path: Path, messages: object) -> None:
     def git(*args: str) -> str:
         return subprocess.run(
             ["git", "-C", str(tmp_path), *args], capture_output=True, text=True, check=True
@@ -168,21 +292,11 @@ def test_source_is_the_checkouts_pushed_commit(tmp_path: Path) -> None:
 
     git("init", "-q")
     git("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "x")
-    assert _from_checkout(tmp_path) is None  # no remote: nothing CI could fetch
+    assert source._from_checkout(tmp_path) is None  # no remote: nothing CI could fetch
     git("remote", "add", "origin", str(tmp_path))
-    assert _from_checkout(tmp_path) is None  # a local path means nothing on a runner
+    assert source._from_checkout(tmp_path) is None  # a local path means nothing on a runner
     git("remote", "set-url", "origin", "git@github.com:org/rgpu.git")
     sha = git("rev-parse", "HEAD")
-    assert _from_checkout(tmp_path) == f"rgpu @ git+https://github.com/org/rgpu.git@{sha}"
-
-
-def test_setup_steps_install_toolchains_rgpu_pins() -> None:
-    from rgpu.resources import toolchains_dir
-
-    pinned = {p.stem for p in toolchains_dir().glob("*.toml")}
-    for job, commands in ci.JOB_SETUP.items():
-        assert job in ci.JOB_COMMANDS
-        for command in commands:
-            assert command[:3] == ("rgpu", "toolchain", "install") and command[3] in pinned
-            help_text = run_rgpu(*command[1:3], "--help").stdout
-            assert "--yes" in help_text
+    assert (
+        source._from_checkout(tmp_path) == f"rgpu-cli @ git+https://github.com/org/rgpu.git@{sha}"
+    )

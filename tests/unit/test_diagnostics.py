@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rgpu import diagnostics
-from rgpu.summary import size_text
+from rgpu.ci import diagnostics, summary
+from rgpu.host.test import BackendResult
 
 
 def test_json_format_goes_right_after_the_cargo_subcommand() -> None:
@@ -82,7 +82,11 @@ def test_notes_and_helps_are_not_annotated(tmp_path: Path) -> None:
 
 
 def test_sizes_read_like_people_write_them() -> None:
-    assert (size_text(900), size_text(2048), size_text(3 * 1024 * 1024)) == (
+    assert (
+        summary.size_text(900),
+        summary.size_text(2048),
+        summary.size_text(3 * 1024 * 1024),
+    ) == (
         "900 B",
         "2.0 KiB",
         "3.0 MiB",
@@ -116,3 +120,13 @@ def test_rgpu_errors_under_actions_are_one_annotation_line(
         first
         == "::error title=rgpu::no PTX in%0Atarget/rgpu%0Afix: run `rgpu build --backend cuda`"
     )
+
+
+def test_the_test_summary_says_skipped_for_a_skipped_backend() -> None:
+    results = [
+        BackendResult("cpu", "passed", "sorts"),
+        BackendResult("wgpu", "skipped", "no Vulkan device"),
+    ]
+    text = summary.tests_markdown(results)
+    assert "| cpu | passed | sorts |" in text
+    assert "| wgpu | skipped | no Vulkan device |" in text

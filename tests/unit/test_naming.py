@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rgpu.errors import InvalidNameError
-from rgpu.naming import validate_crate_name
+from rgpu.scaffold.naming import validate_crate_name
 
 
 @pytest.mark.parametrize("name", ["sortdemo", "my-sort", "my_sort", "Sort2", "a"])

@@ -1,126 +1,127 @@
-"""The spirv codegen's plan: the exact cargo-gpu commands and environment.
+"""The spirv codegen's plan (codegens.spirv): the exact cargo-gpu commands and the shader crate.
 
 These commands are NOT executed anywhere in rgpu's test suite (cargo-gpu needs rustup and
 the rustc-dev component of a pinned nightly, which cannot be installed here); they are
-checked against cargo-gpu's source at the rev in toolchains/spirv.toml.
+checked against cargo-gpu 0.11.0's `gpu build --help` as recorded in toolchains/spirv.toml.
 """
 
 from __future__ import annotations
 
 import json
-import re
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from rgpu import codegens, config
-from rgpu.codegens import KernelBuild
-from rgpu.codegens import spirv as spirv_codegen
-from rgpu.errors import ArtifactError, ToolchainError
-from rgpu.project import Project
-from tests.unit.projects import demo_project
+from rgpu.codegens import KernelBuild, spirv, write_files
+from rgpu.errors import ArtifactError
+from tests.unit.projects import demo_workspace, kernel_build, options, pin
 
-REPO = Path(__file__).resolve().parents[2]
-PIN = spirv_codegen.load_pin()
-
-
-def project(root: Path) -> Project:
-    return demo_project(root)
+PIN = spirv.spirv_pin(pin("spirv"))
+CAPABILITIES = (
+    "GroupNonUniform",
+    "GroupNonUniformBallot",
+    "GroupNonUniformArithmetic",
+    "GroupNonUniformShuffle",
+)
 
 
-def kernel_build(root: Path, *, yes: bool) -> KernelBuild:
-    (root / "kernel" / "spirv").mkdir(parents=True, exist_ok=True)
-    (root / "kernel" / "spirv" / "Cargo.toml").write_text("[package]\n")
-    options = config.resolve(metadata={}, env={}, cli={"yes": yes})
-    proj = project(root)
-    return KernelBuild(project=proj, options=options, out_dir=proj.rgpu_dir)
+def toolchain(cache: Path) -> spirv.SpirvToolchain:
+    root = cache / "cargo-gpu" / PIN.version
+    return spirv.SpirvToolchain(PIN, root / "bin" / "cargo-gpu", status=None, problem=None)
 
 
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("RGPU_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path / "cache"
+def build(tmp_path: Path, *, yes: bool) -> KernelBuild:
+    ws = demo_workspace(tmp_path / "ws")
+    return kernel_build(ws, "spirv", toolchain(tmp_path / "cache"), options(yes=yes))
 
 
-def test_the_pin_is_a_full_commit_and_cargo_gpu_shares_it() -> None:
-    assert re.fullmatch(r"[0-9a-f]{40}", PIN.rev)
-    assert PIN.source == "https://github.com/Rust-GPU/rust-gpu"
+def test_the_pin_is_rust_gpu_0_11_from_crates_io() -> None:
+    assert PIN.version == "0.11.0"
+    assert PIN.channel == "nightly-2026-08-15"
+    assert PIN.components == ("rust-src", "rustc-dev", "llvm-tools", "clippy")
     assert PIN.target == "spirv-unknown-vulkan1.2"
+    assert PIN.capabilities == CAPABILITIES
 
 
-def test_the_shader_crate_pins_spirv_std_at_the_same_rev() -> None:
-    text = (REPO / "templates/bitonic/kernel/spirv/Cargo.toml.jinja").read_text()
-    match = re.search(r'spirv-std = \{ git = "([^"]+)", rev = "([0-9a-f]+)" \}', text)
-    assert match is not None
-    assert (match.group(1), match.group(2)) == (PIN.source, PIN.rev)
-
-
-def test_the_codegen_is_registered() -> None:
-    assert codegens.get("spirv") is spirv_codegen.CODEGEN
-
-
-def test_first_build_installs_cargo_gpu_into_rgpus_cache(tmp_path: Path, cache: Path) -> None:
-    plan = spirv_codegen.CODEGEN.plan(kernel_build(tmp_path / "ws", yes=True))
-    install, build = plan.steps
-    root = cache / "cargo-gpu" / PIN.rev
+def test_first_build_installs_cargo_gpu_into_rgpus_cache(tmp_path: Path) -> None:
+    plan = spirv.CODEGEN.plan(build(tmp_path, yes=True))
+    install, write, compile_ = plan.steps
+    root = tmp_path / "cache" / "cargo-gpu" / "0.11.0"
     assert install.argv == (
-        "cargo",
-        "install",
-        "--locked",
-        "--git",
-        "https://github.com/Rust-GPU/rust-gpu",
-        "--rev",
-        PIN.rev,
-        "cargo-gpu",
-        "--root",
-        str(root),
-    )
-    assert build.argv == (
-        str(root / "bin" / "cargo-gpu"),
-        "gpu",
-        "build",
-        "--shader-crate",
-        str(tmp_path / "ws" / "kernel" / "spirv"),
-        "--output-dir",
-        str(tmp_path / "ws" / "target" / "rgpu" / "spirv"),
-        "--target",
-        "spirv-unknown-vulkan1.2",
+        "cargo", "+nightly-2026-08-15", "install", "--locked", "cargo-gpu",
+        "--version", "0.11.0", "--root", str(root),
+    )  # fmt: skip
+    assert write.name == "write-crate"
+    ws = tmp_path / "ws"
+    assert compile_.argv == (
+        str(root / "bin" / "cargo-gpu"), "gpu", "build",
+        "--shader-crate", str(ws / "target" / "rgpu" / "spirv" / "crate"),
+        "--output-dir", str(ws / "target" / "rgpu" / "spirv" / "out"),
+        "--target", "spirv-unknown-vulkan1.2",
+        "--capabilities", "GroupNonUniform",
+        "--capabilities", "GroupNonUniformBallot",
+        "--capabilities", "GroupNonUniformArithmetic",
+        "--capabilities", "GroupNonUniformShuffle",
         "--auto-install-rust-toolchain",
-    )
-    for step in plan.steps:
+    )  # fmt: skip
+    for step in (install, compile_):
         assert set(step.unset_env) >= {"RUSTUP_TOOLCHAIN", "RUSTFLAGS", "CARGO_TARGET_DIR"}
+        assert not step.container_ok
 
 
-def test_an_installed_cargo_gpu_is_reused(tmp_path: Path, cache: Path) -> None:
-    binary = cache / "cargo-gpu" / PIN.rev / "bin" / "cargo-gpu"
-    binary.parent.mkdir(parents=True)
-    binary.write_text("")
-    plan = spirv_codegen.CODEGEN.plan(kernel_build(tmp_path / "ws", yes=True))
-    assert [s.name for s in plan.steps] == ["spirv-kernel"]
+def test_an_installed_cargo_gpu_is_reused(tmp_path: Path) -> None:
+    b = build(tmp_path, yes=True)
+    b.toolchain.cargo_gpu.parent.mkdir(parents=True)
+    b.toolchain.cargo_gpu.write_text("")
+    plan = spirv.CODEGEN.plan(b)
+    assert [s.name for s in plan.steps] == ["write-crate", "spirv-kernel"]
 
 
-def test_without_consent_no_toolchain_is_installed_and_the_plan_says_so(
-    tmp_path: Path, cache: Path
-) -> None:
-    plan = spirv_codegen.CODEGEN.plan(kernel_build(tmp_path / "ws", yes=False))
+def test_without_consent_no_toolchain_is_installed_and_the_plan_says_so(tmp_path: Path) -> None:
+    plan = spirv.CODEGEN.plan(build(tmp_path, yes=False))
     assert "--auto-install-rust-toolchain" not in plan.steps[-1].argv
     assert any("--yes" in note and PIN.channel in note for note in plan.notes)
     assert any("not exercised on rgpu's CI" in note for note in plan.notes)
     hint = plan.steps[-1].hint or ""
-    assert "--yes" in hint
+    assert "--yes" in hint and "No TTY detected" in hint
     assert f"rustup toolchain install {PIN.channel} -c rust-src,rustc-dev,llvm-tools,clippy" in hint
 
 
-def test_a_consenting_build_needs_no_hint(tmp_path: Path, cache: Path) -> None:
-    plan = spirv_codegen.CODEGEN.plan(kernel_build(tmp_path / "ws", yes=True))
+def test_a_consenting_build_needs_no_hint(tmp_path: Path) -> None:
+    plan = spirv.CODEGEN.plan(build(tmp_path, yes=True))
     assert plan.steps[-1].hint is None
 
 
-def test_a_workspace_without_the_shader_crate_is_told_how_to_get_one(tmp_path: Path) -> None:
-    options = config.resolve(metadata={}, env={}, cli={})
-    proj = project(tmp_path)
-    with pytest.raises(ToolchainError, match="shader crate"):
-        spirv_codegen.CODEGEN.plan(KernelBuild(project=proj, options=options, out_dir=tmp_path))
+def test_the_write_step_writes_the_shader_crate(tmp_path: Path) -> None:
+    b = build(tmp_path, yes=True)
+    write = next(s for s in spirv.CODEGEN.plan(b).steps if s.name == "write-crate")
+    assert write.argv[1:3] == ("-m", "rgpu.codegens.write_files")
+    assert write_files.main(list(write.argv[3:])) == 0
+    crate = spirv.crate_dir(b)
+    assert sorted(p.name for p in crate.iterdir()) == ["Cargo.toml"]
+    data = tomllib.loads((crate / "Cargo.toml").read_text())
+    assert data["package"]["name"] == "demo-kernel-spirv"
+    assert data["lib"]["crate-type"] == ["rlib", "dylib"]
+    assert data["dependencies"]["spirv-std"] == {"version": "=0.11.0"}
+    assert data["dependencies"]["rgpu"]["features"] == ["spirv"]
+    assert data["lints"]["rust"]["unexpected_cfgs"]["level"] == "allow"
+
+
+def test_the_shader_crate_keeps_the_kernels_own_dependencies(tmp_path: Path) -> None:
+    files = spirv.shader_crate(build(tmp_path, yes=False), PIN)
+    deps = tomllib.loads(files["Cargo.toml"])["dependencies"]
+    assert deps["bytemuck"]["features"] == ["derive", "min_const_generics"]
+    assert deps["helper"]["path"] == str((tmp_path / "ws" / "helper").resolve())
+
+
+def test_write_files_refuses_a_path_outside_the_crate(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="would leave"):
+        write_files.write(tmp_path / "crate", {"../escape.txt": "x"})
+
+
+def test_cargo_gpu_decides_itself_what_to_rebuild(tmp_path: Path) -> None:
+    assert spirv.CODEGEN.dep_infos(build(tmp_path, yes=True)) is None
 
 
 def test_cargo_gpu_manifest_becomes_rgpu_artifacts(tmp_path: Path) -> None:
@@ -128,27 +129,27 @@ def test_cargo_gpu_manifest_becomes_rgpu_artifacts(tmp_path: Path) -> None:
 
     if tools_missing():
         pytest.skip(f"missing {tools_missing()}")
-    out = tmp_path / "ws" / "target" / "rgpu" / "spirv"
+    out = tmp_path / "ws" / "target" / "rgpu" / "spirv" / "out"
     spv = compile_fixture(out)
-    crate = tmp_path / "ws" / "kernel" / "spirv"
+    crate = tmp_path / "ws" / "target" / "rgpu" / "spirv" / "crate"
     crate.mkdir(parents=True)
-    # The shape cargo-gpu writes (crates/cargo-gpu/src/linkage.rs): sorted, one entry per
-    # entry point, source_path relative to the shader crate when it can be.
-    rel = "../../target/rgpu/spirv/" + spv.name
+    # The shape cargo-gpu writes: one entry per entry point, source_path relative to the
+    # shader crate when it can be.
+    rel = "../out/" + spv.name
     manifest = [
         {"source_path": rel, "entry_point": e, "wgsl_entry_point": e}
         for e in ("bitonic_global", "bitonic_tile")
     ]
     (out / "manifest.json").write_text(json.dumps(manifest))
-    found = spirv_codegen.collect_from(out, tmp_path / "ws" / "target" / "rgpu", crate, PIN)
-    assert len(found) == 1
-    assert found[0].path == "spirv/" + spv.name
-    assert found[0].codegen == "spirv"
-    assert found[0].target == "spirv-unknown-vulkan1.2"
-    assert set(found[0].entry_points) == {"bitonic_tile", "bitonic_global"}
+    kernels = tmp_path / "ws" / "target" / "rgpu" / "kernels"
+    (found,) = spirv.collect_from(out, kernels, crate, PIN)
+    assert found.path == spv.name and (kernels / spv.name).is_file()
+    assert (found.codegen, found.target) == ("spirv", "spirv-unknown-vulkan1.2")
+    assert set(found.entry_points) == {"bitonic_tile", "bitonic_global"}
+    assert found.extra["rust_gpu"] == "0.11.0"
 
 
 def test_a_broken_cargo_gpu_manifest_is_an_artifact_error(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text('{"not": "a list"}')
     with pytest.raises(ArtifactError, match=r"manifest\.json"):
-        spirv_codegen.read_cargo_gpu_manifest(tmp_path)
+        spirv.read_cargo_gpu_manifest(tmp_path)

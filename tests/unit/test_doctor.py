@@ -1,0 +1,102 @@
+"""doctor's pure parts: verdicts from check lines, rendering, parsed tool output, pin lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rgpu.doctor import checks as machine
+from rgpu.doctor import pins as pin_lines
+from rgpu.doctor import probes, report
+from rgpu.doctor.check import Check
+from rgpu.errors import ToolchainError
+from rgpu.toolchains import rustup
+from tests.unit.projects import fake_program, pin
+
+
+def _checks(*fails: tuple[str, tuple[str, ...]]) -> list[Check]:
+    base = [Check("cargo", "ok", "cargo 1.95.0", None, ("cargo",))]
+    return base + [Check(name, "fail", "broken", "do this", need) for name, need in fails]
+
+
+def test_a_failing_codegen_check_blocks_only_its_backends() -> None:
+    checks = _checks(("spirv toolchain", ("spirv",)))
+    assert not report.verdict_for("wgpu", None, checks).builds
+    assert report.verdict_for("wgpu", None, checks).fix == "do this"
+    assert report.verdict_for("cuda", None, checks).builds
+    assert report.verdict_for("cpu", None, checks).builds
+
+
+def test_the_verdict_of_cuda_follows_the_codegen_asked_for() -> None:
+    checks = _checks(("nvvm llvm", ("nvvm",)))
+    assert report.verdict_for("cuda", "nvptx", checks).builds
+    assert not report.verdict_for("cuda", "nvvm", checks).builds
+
+
+def test_a_missing_driver_means_builds_but_does_not_run() -> None:
+    checks = [*_checks(), Check("nvidia driver", "warn", "none", "get one", ("cuda-run",))]
+    verdict = report.verdict_for("cuda", "nvptx", checks)
+    assert verdict.builds and not verdict.runs
+    assert "does not run here" in verdict.why
+
+
+def test_render_prints_one_line_per_check_with_its_fix() -> None:
+    checks = _checks(("nvvm llvm", ("nvvm",)))
+    found = report.Report(tuple(checks), (report.verdict_for("cpu", None, checks),), ("a note",))
+    lines = report.render(found)
+    assert lines[0].startswith("ok    cargo")
+    assert lines[1].startswith("FAIL  nvvm llvm") and lines[1].endswith("-> fix: do this")
+    assert "note: a note" in lines
+    assert found.to_dict()["ok"] is False
+
+
+def test_nvidia_smi_output_gives_driver_cuda_and_gpus() -> None:
+    # The shape nvidia-smi prints (driver 580 / CUDA 13 as on the project's H100 machine).
+    query = "580.95.05, NVIDIA H100 80GB HBM3\n"
+    header = (
+        "+-----------------------------------------------------------------------------+\n"
+        "| NVIDIA-SMI 580.95.05        Driver Version: 580.95.05    CUDA Version: 13.0  |\n"
+    )
+    driver = probes.parse_nvidia_smi(query, header)
+    assert driver == probes.Driver("580.95.05", "13.0", ("NVIDIA H100 80GB HBM3",))
+    assert probes.newest_ptx_isa(driver.cuda) == "9.0"
+
+
+def test_newest_ptx_isa_a_driver_accepts() -> None:
+    cases = {"13.0": "9.0", "12.8": "8.7", "12.6": "8.5", "11.8": "7.8", "10.2": None, "x": None}
+    assert {cuda: probes.newest_ptx_isa(cuda) for cuda in cases} == cases
+
+
+def test_a_probe_that_raises_becomes_a_failed_line_with_a_fix() -> None:
+    def check_broken_thing() -> list[Check]:
+        raise ToolchainError("rustup answered nonsense", "reinstall rustup")
+
+    (line,) = report._safely(check_broken_thing)
+    assert (line.name, line.status, line.fix) == ("broken thing", "fail", "reinstall rustup")
+
+
+def test_a_missing_cargo_fails_and_a_missing_rustup_only_warns(tmp_path: Path) -> None:
+    env = {"PATH": str(tmp_path)}
+    (cargo,) = machine.check_tool("cargo", ["cargo", "--version"], env, "https://rustup.rs")
+    (rustup_line,) = machine.check_tool("rustup", ["rustup", "--version"], env, "https://rustup.rs")
+    assert (cargo.status, cargo.needed_for) == ("fail", ("cargo",))
+    assert rustup_line.status == "warn" and "rustup.rs" in (rustup_line.fix or "")
+
+
+def test_a_failing_tool_is_reported_with_its_command(tmp_path: Path) -> None:
+    fake_program(tmp_path, "cargo", "echo 'error: broken install' >&2\nexit 1\n")
+    (line,) = machine.check_tool("cargo", ["cargo", "--version"], {"PATH": str(tmp_path)}, "x")
+    assert line.status == "fail"
+    assert line.detail == "`cargo --version` failed: error: broken install"
+
+
+def test_an_uninstalled_pin_is_three_failed_lines_with_the_install_command() -> None:
+    spirv = pin("spirv")
+    lines = pin_lines.pin_checks(spirv, rustup.Status(spirv, None, {}, spirv.components))
+    assert [c.name for c in lines] == ["spirv toolchain", "spirv components", "spirv commit hash"]
+    assert all(c.failed and c.fix == "rgpu toolchain install spirv" for c in lines)
+    assert "not exercised in rgpu's CI" in lines[0].detail
+
+
+def test_a_pin_rustup_cannot_answer_for_says_so() -> None:
+    lines = pin_lines.pin_checks(pin("nvvm"), None, "`rustup toolchain list` failed: x")
+    assert lines[0].detail.startswith("rustup did not answer: `rustup toolchain list` failed")
