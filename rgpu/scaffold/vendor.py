@@ -18,7 +18,7 @@ from rgpu import __version__
 from rgpu.resources import data_dir
 
 CRATES = ("rgpu", "rgpu-macros", "rgpu-runtime")
-SKIP = {"target", "Cargo.lock", ".gitignore"}
+SKIP = {"target", "Cargo.lock", ".gitignore", "tests", "examples"}
 
 
 def vendor_dir(version: str = __version__) -> str:

@@ -1,18 +1,17 @@
-//! Benchmark (issues 4 and 8): the CUDA sort timed with CUDA events over its launches, and
-//! the CPU backend against `sort_unstable` and rayon's `par_sort_unstable`. Run: `cargo run
-//! --release --example bench --features cuda` (with `RGPU_MANIFEST` set by `rgpu build
-//! --backend cuda`); the CUDA rows are skipped where no GPU answers. `BENCH_SKIP_CPU=1`
-//! skips the CPU rows, `BENCH_SKIP_CUDA=1` the CUDA rows.
+//! Benchmark: the sort's device time on every backend built in (the schedule's launches,
+//! timed by the device: CUDA events, Vulkan timestamps), and the cpu backend against
+//! `sort_unstable` and rayon's `par_sort_unstable`. Run: `rgpu build --backend cuda` (and/or
+//! wgpu, ash), then `cargo run --release --example bench --features cuda`. `BENCH_BACKENDS=
+//! cuda,ash` picks backends; `BENCH_SIZES=16,20,24,26` the sizes (powers of two).
 
 use std::time::Instant;
 
 use host::rng::SplitMix64;
-use host::runners::cpu::CpuRunner;
-use host::runners::cuda::CudaRunner;
-use host::runners::SortRunner;
+use host::sorter::launch_all;
 use kernel::schedule::Passes;
+use kernel::{KeyKind, SortOrder};
 use rayon::slice::ParallelSliceMut;
-use shared::{KeyKind, SortOrder};
+use rgpu::{Backend, Device};
 
 const RUNS: usize = 10;
 
@@ -21,47 +20,50 @@ fn median(mut times: Vec<f64>) -> f64 {
     times[times.len() / 2]
 }
 
-fn cuda_rows(cuda: &CudaRunner, n: usize) -> Result<(), cudarc::driver::DriverError> {
+fn list(var: &str, default: &str) -> Vec<String> {
+    std::env::var(var)
+        .unwrap_or_else(|_| default.into())
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn gpu_rows(device: &Device, n: usize) -> Result<(), rgpu::Error> {
     let input = SplitMix64::new(n as u64).bits(n);
-    let stream = cuda.stream();
-    let ctx = stream.context();
-    let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-    let mut buf = stream.clone_htod(&input)?;
-    let (start, end) = (ctx.new_event(timing)?, ctx.new_event(timing)?);
-    let mut full = Vec::new();
+    let mut keys = device.upload(&input)?;
+    let mut times = Vec::new();
     for run in 0..=RUNS {
-        stream.memcpy_htod(&input, &mut buf)?;
-        start.record(stream)?;
-        cuda.sort_on_device(&mut buf, KeyKind::U32, SortOrder::Ascending)?;
-        end.record(stream)?;
-        stream.synchronize()?;
+        keys.write(&input)?;
+        let ((), ms) = device.timed(|| {
+            launch_all(device, &mut keys, n as u32, KeyKind::U32, SortOrder::Ascending)
+        })?;
         if run > 0 {
-            full.push(f64::from(start.elapsed_ms(&end)?));
+            times.extend(ms);
         }
     }
-    let mut check = vec![0u32; n];
-    stream.memcpy_dtoh(&buf, &mut check)?;
-    stream.synchronize()?;
     let mut expected = input.clone();
     expected.sort_unstable();
-    assert!(check == expected, "CUDA result differs at n={n}");
+    assert!(keys.read()? == expected, "{} result differs at n={n}", device.backend());
     println!(
-        "cuda n=2^{} launches={} sort_ms={:.3}",
+        "{} n=2^{} launches={} sort_ms={:.3}",
+        device.backend(),
         n.trailing_zeros(),
         Passes::new(n as u32).count(),
-        median(full)
+        if times.is_empty() { f64::NAN } else { median(times) }
     );
     Ok(())
 }
 
 fn cpu_rows(n: usize) {
     let input = SplitMix64::new(n as u64).bits(n);
-    let mut cpu = CpuRunner::new();
+    let mut sorter = host::Sorter::new(Device::open(Backend::Cpu).unwrap());
     let (mut ours, mut std_sort, mut par_sort) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..3 {
         let mut keys = input.clone();
         let t = Instant::now();
-        cpu.sort_bits(&mut keys, KeyKind::U32, SortOrder::Ascending)
+        sorter
+            .sort_bits(&mut keys, KeyKind::U32, SortOrder::Ascending)
             .unwrap();
         ours.push(t.elapsed().as_secs_f64() * 1e3);
         let mut keys = input.clone();
@@ -79,26 +81,31 @@ fn cpu_rows(n: usize) {
         median(ours),
         median(std_sort),
         median(par_sort),
-        cpu.device()
+        sorter.device().description()
     );
 }
 
 fn main() {
-    let sizes: Vec<usize> = [16, 20, 24, 26].iter().map(|p| 1usize << p).collect();
-    if std::env::var_os("BENCH_SKIP_CUDA").is_none() {
-        match CudaRunner::open() {
-            Ok(cuda) => {
-                println!("device: {}", cuda.device());
+    let sizes: Vec<usize> = list("BENCH_SIZES", "16,20,24,26")
+        .iter()
+        .map(|p| 1usize << p.parse::<u32>().expect("BENCH_SIZES: powers of two"))
+        .collect();
+    for name in list("BENCH_BACKENDS", "cuda,wgpu,ash,cpu") {
+        let Some(backend) = Backend::parse(&name) else {
+            panic!("BENCH_BACKENDS: `{name}` is not a backend");
+        };
+        if backend == Backend::Cpu {
+            sizes.iter().for_each(|&n| cpu_rows(n));
+            continue;
+        }
+        match Device::open(backend) {
+            Ok(device) => {
+                println!("device: {}", device.description());
                 for &n in &sizes {
-                    cuda_rows(&cuda, n).expect("CUDA benchmark");
+                    gpu_rows(&device, n).expect("GPU benchmark");
                 }
             }
-            Err(why) => println!("cuda rows skipped: {why}"),
-        }
-    }
-    if std::env::var_os("BENCH_SKIP_CPU").is_none() {
-        for &n in &sizes {
-            cpu_rows(n);
+            Err(why) => println!("{backend} rows skipped: {why}"),
         }
     }
 }

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use shared::KeyKind;
+use kernel::KeyKind;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {

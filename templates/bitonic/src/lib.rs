@@ -1,10 +1,11 @@
-//! Host side of the sort: a `SortRunner` per backend and the key file formats.
+//! Host side of the sort: a `Sorter` over any rgpu device, the CPU path, and key files.
 
-pub mod kernels;
+pub mod cpu;
 pub mod keys_io;
 pub mod reference;
 pub mod rng;
-pub mod runners;
+pub mod sorter;
 
 pub use kernel::key::SortKey;
-pub use shared::{KeyKind, SortOrder};
+pub use kernel::{KeyKind, SortOrder};
+pub use sorter::{SortError, Sorter};

@@ -5,11 +5,12 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use shared::{KeyKind, SortOrder};
+use kernel::{KeyKind, SortOrder, MAX_KEYS};
+use rgpu::{Backend, Device};
 
 use host::keys_io::{self, Format};
 use host::rng::SplitMix64;
-use host::runners::{self, Backend, SortRunner};
+use host::Sorter;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum BackendArg {
@@ -46,9 +47,10 @@ enum FormatArg {
 #[derive(Parser, Debug)]
 #[command(version, about)]
 struct Args {
-    /// Backend to sort on; `auto` tries cuda, wgpu, ash, then cpu.
-    #[arg(long, value_enum, default_value = "auto")]
-    backend: BackendArg,
+    /// Backend to sort on; `auto` tries cuda, wgpu, ash, then cpu. Default: RGPU_BACKEND
+    /// (what `rgpu run --backend B` sets), else auto.
+    #[arg(long, value_enum)]
+    backend: Option<BackendArg>,
     /// Number of random keys (ignored with --input).
     #[arg(long, default_value_t = 1 << 20, conflicts_with = "input")]
     len: usize,
@@ -61,7 +63,8 @@ struct Args {
     /// Check the result against Rust's own sort.
     #[arg(long)]
     verify: bool,
-    /// Time 10 runs after a warm-up and report the median.
+    /// Time 10 runs after a warm-up and report the medians: end to end (keys in, keys out)
+    /// and the device's time for the sort's launches.
     #[arg(long)]
     bench: bool,
     /// Print one JSON object instead of text.
@@ -94,27 +97,47 @@ fn main() -> ExitCode {
     }
 }
 
-fn open_runner(choice: BackendArg, quiet: bool) -> Result<Box<dyn SortRunner>, String> {
+fn open_device(choice: Option<BackendArg>, quiet: bool) -> Result<Device, String> {
     let backend = match choice {
-        BackendArg::Auto => {
-            let (runner, skipped) = runners::open_auto();
+        None | Some(BackendArg::Auto) => {
+            let (device, skipped) = match choice {
+                None => Device::select().map_err(|e| e.to_string())?,
+                _ => Device::auto(),
+            };
             if !quiet {
-                for why in skipped
-                    .iter()
-                    .filter(|w| !matches!(w, runners::RunnerError::NotBuilt(_)))
-                {
+                for why in skipped.iter().filter(|s| s.backend.is_built()) {
                     eprintln!("notice: {why}; trying the next backend");
                 }
-                eprintln!("notice: --backend auto chose {}", runner.backend());
+                eprintln!("notice: sorting on {}", device.backend());
             }
-            return Ok(runner);
+            return Ok(device);
         }
-        BackendArg::Cpu => Backend::Cpu,
-        BackendArg::Cuda => Backend::Cuda,
-        BackendArg::Wgpu => Backend::Wgpu,
-        BackendArg::Ash => Backend::Ash,
+        Some(BackendArg::Cpu) => Backend::Cpu,
+        Some(BackendArg::Cuda) => Backend::Cuda,
+        Some(BackendArg::Wgpu) => Backend::Wgpu,
+        Some(BackendArg::Ash) => Backend::Ash,
     };
-    runners::open(backend).map_err(|e| e.to_string())
+    Device::open(backend).map_err(|e| e.to_string())
+}
+
+/// `len` random keys, refused up front when one sort cannot take them or the memory for
+/// them cannot be had (instead of an abort).
+fn random_keys(len: usize, seed: u64) -> Result<Vec<u32>, String> {
+    if len > MAX_KEYS as usize {
+        return Err(format!(
+            "--len {len} is more than the {MAX_KEYS} keys one sort accepts"
+        ));
+    }
+    let mut keys = Vec::new();
+    // Twice: the input and the copy that is sorted.
+    keys.try_reserve_exact(len).map_err(|_| {
+        format!(
+            "cannot allocate {} bytes for {len} keys: use a smaller --len",
+            len * 4
+        )
+    })?;
+    keys.extend(SplitMix64::new(seed).bits(len));
+    Ok(keys)
 }
 
 fn run(args: &Args) -> Result<(), String> {
@@ -133,26 +156,33 @@ fn run(args: &Args) -> Result<(), String> {
     };
     let input = match &args.input {
         Some(path) => keys_io::read_keys(path, kind, format).map_err(|e| e.to_string())?,
-        None => SplitMix64::new(args.seed).bits(args.len),
+        None => random_keys(args.len, args.seed)?,
     };
-    let mut runner = open_runner(args.backend, args.json)?;
+    let mut sorter = Sorter::new(open_device(args.backend, args.json)?);
 
-    let mut keys = input.clone();
-    let mut times = Vec::new();
+    let mut keys = Vec::new();
+    keys.try_reserve_exact(input.len())
+        .map_err(|_| format!("cannot allocate {} bytes for the sorted copy", input.len() * 4))?;
+    keys.extend_from_slice(&input);
+    let (mut times, mut device_times) = (Vec::new(), Vec::new());
     let runs = if args.bench { BENCH_RUNS + 1 } else { 1 };
     for _ in 0..runs {
         keys.copy_from_slice(&input);
         let start = Instant::now();
-        runner
+        sorter
             .sort_bits(&mut keys, kind, order)
             .map_err(|e| e.to_string())?;
         times.push(start.elapsed().as_secs_f64() * 1e3);
+        device_times.extend(sorter.last_device_ms());
     }
     if args.bench {
         times.remove(0); // warm-up
+        if !device_times.is_empty() {
+            device_times.remove(0);
+        }
     }
-    times.sort_by(f64::total_cmp);
-    let ms = times[times.len() / 2];
+    let ms = median(times);
+    let device_ms = (!device_times.is_empty()).then(|| median(device_times));
 
     let sorted = if args.verify {
         verify(&input, &keys, kind, order)
@@ -162,17 +192,22 @@ fn run(args: &Args) -> Result<(), String> {
     if let Some(path) = &args.output {
         keys_io::write_keys(path, &keys, kind, format).map_err(|e| e.to_string())?;
     }
-    report(args, runner.as_ref(), &keys, kind, order, sorted, ms);
+    report(args, &sorter, &keys, (kind, order), sorted, (ms, device_ms));
     if sorted {
         Ok(())
     } else if args.verify {
         Err(format!(
             "the {} result differs from Rust's sort",
-            runner.backend()
+            sorter.backend()
         ))
     } else {
-        Err(format!("the {} result is not in order", runner.backend()))
+        Err(format!("the {} result is not in order", sorter.backend()))
     }
+}
+
+fn median(mut times: Vec<f64>) -> f64 {
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
 }
 
 /// A cheap O(n) check that the output is in order.
@@ -188,17 +223,17 @@ fn verify(input: &[u32], output: &[u32], kind: KeyKind, order: SortOrder) -> boo
 
 fn report(
     args: &Args,
-    runner: &dyn SortRunner,
+    sorter: &Sorter,
     keys: &[u32],
-    kind: KeyKind,
-    order: SortOrder,
+    (kind, order): (KeyKind, SortOrder),
     sorted: bool,
-    ms: f64,
+    (ms, device_ms): (f64, Option<f64>),
 ) {
     if args.json {
+        let device = device_ms.map_or("null".to_string(), |d| format!("{d:.3}"));
         println!(
-            "{{\"backend\": \"{}\", \"len\": {}, \"type\": \"{}\", \"order\": \"{}\", \"sorted\": {sorted}, \"verified\": {}, \"ms\": {ms:.3}}}",
-            runner.backend(),
+            "{{\"backend\": \"{}\", \"len\": {}, \"type\": \"{}\", \"order\": \"{}\", \"sorted\": {sorted}, \"verified\": {}, \"ms\": {ms:.3}, \"device_ms\": {device}}}",
+            sorter.backend(),
             keys.len(),
             kind.name(),
             order.name(),
@@ -211,13 +246,14 @@ fn report(
     } else {
         "one run"
     };
+    let device = device_ms.map_or(String::new(), |d| format!(", {d:.3} ms on the device"));
     println!(
-        "sorted {} {} keys ({}) on {} [{}] in {ms:.3} ms ({what})",
+        "sorted {} {} keys ({}) on {} [{}] in {ms:.3} ms end to end{device} ({what})",
         keys.len(),
         kind.name(),
         order.name(),
-        runner.backend(),
-        runner.device()
+        sorter.backend(),
+        sorter.device().description()
     );
     if args.verify && sorted {
         println!("verified: identical to Rust's sort");

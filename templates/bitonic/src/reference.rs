@@ -1,6 +1,6 @@
 //! The reference every backend is checked against: Rust's own sort.
 
-use shared::{KeyKind, SortOrder};
+use kernel::{KeyKind, SortOrder};
 
 /// `input` (raw bits of `kind`) sorted by Rust's `sort_unstable`, with `f32::total_cmp`
 /// for floats, then reversed for descending order.

@@ -1,12 +1,15 @@
-//! Every backend built into this binary sorts exactly like Rust's own sort.
+//! Every backend built into this test binary sorts exactly like Rust's own sort, through
+//! the same host API the demo uses.
 //!
-//! Backends that are built in but cannot run here (no GPU, no driver) are reported on
-//! stderr; set `RGPU_REQUIRE_BACKENDS=cuda,wgpu` to turn that into a failure.
+//! A backend that is built in but cannot run here (no GPU, no driver) is reported as
+//! skipped, per backend, by `rgpu test`; `RGPU_REQUIRE_BACKENDS=cuda,wgpu` (or `rgpu test
+//! --backend cuda`) turns that into a failure.
 
 use host::reference::rust_sort;
 use host::rng::SplitMix64;
-use host::runners::{self, Backend, RunnerError};
-use shared::{KeyKind, SortOrder};
+use host::Sorter;
+use kernel::{KeyKind, SortOrder};
+use rgpu::{Backend, Device};
 
 /// Edge sizes, the workgroup and tile boundaries (2^11 +- 1, 4096 +- 1), 2^16, 2^20 + 7.
 const SIZES: [usize; 12] = [
@@ -23,9 +26,11 @@ const SIZES: [usize; 12] = [
     1 << 16,
     (1 << 20) + 7,
 ];
-/// GPU backends also sort 2^24 keys for every type and order; the CPU backend sorts it in
+/// GPU backends also sort 2^24 keys for every type and order; the cpu backend sorts it in
 /// `the_cpu_sorts_two_to_the_24` (two cases: CPU-only CI has 2 cores).
 const GPU_SIZES: [usize; 1] = [1 << 24];
+const KINDS: [KeyKind; 3] = [KeyKind::U32, KeyKind::I32, KeyKind::F32];
+const ORDERS: [SortOrder; 2] = [SortOrder::Ascending, SortOrder::Descending];
 
 fn sizes(backend: Backend) -> impl Iterator<Item = usize> {
     let gpu = if backend == Backend::Cpu {
@@ -35,8 +40,6 @@ fn sizes(backend: Backend) -> impl Iterator<Item = usize> {
     };
     SIZES.into_iter().chain(GPU_SIZES.into_iter().take(gpu))
 }
-const KINDS: [KeyKind; 3] = [KeyKind::U32, KeyKind::I32, KeyKind::F32];
-const ORDERS: [SortOrder; 2] = [SortOrder::Ascending, SortOrder::Descending];
 
 /// Random bits plus duplicates and, as floats, NaN, +-0 and +-inf.
 fn input(len: usize, seed: u64) -> Vec<u32> {
@@ -58,7 +61,7 @@ fn input(len: usize, seed: u64) -> Vec<u32> {
 }
 
 /// `RGPU_PARITY_MAX_LEN` caps the sizes (CPU Vulkan drivers such as lavapipe are slow on
-/// small CI machines); the edge sizes below 2^16 always run.
+/// small CI machines); the edge sizes up to 2^16 always run.
 fn max_len() -> usize {
     std::env::var("RGPU_PARITY_MAX_LEN")
         .ok()
@@ -66,26 +69,9 @@ fn max_len() -> usize {
         .unwrap_or(usize::MAX)
 }
 
-fn required() -> Vec<String> {
-    std::env::var("RGPU_REQUIRE_BACKENDS")
-        .unwrap_or_default()
-        .split(',')
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
-fn check_backend(backend: Backend) {
-    let mut runner = match runners::open(backend) {
-        Ok(runner) => runner,
-        Err(why @ RunnerError::Unavailable { .. })
-            if !required().iter().any(|r| r == backend.name()) =>
-        {
-            eprintln!("SKIPPED {backend}: {why}");
-            return;
-        }
-        Err(why) => panic!("{why}"),
-    };
+fn check(device: &Device) -> Result<(), String> {
+    let backend = device.backend();
+    let mut sorter = Sorter::new(device.clone());
     for (i, len) in sizes(backend).enumerate() {
         if len > max_len().max(1 << 16) {
             eprintln!("{backend}: {len} keys skipped (RGPU_PARITY_MAX_LEN)");
@@ -95,23 +81,45 @@ fn check_backend(backend: Backend) {
         for kind in KINDS {
             for order in ORDERS {
                 let mut sorted = keys.clone();
-                runner.sort_bits(&mut sorted, kind, order).unwrap();
-                assert!(
-                    sorted == rust_sort(&keys, kind, order),
-                    "{backend}: {len} {} keys, {} differ from Rust's sort",
-                    kind.name(),
-                    order.name()
-                );
+                sorter
+                    .sort_bits(&mut sorted, kind, order)
+                    .map_err(|e| e.to_string())?;
+                if sorted != rust_sort(&keys, kind, order) {
+                    return Err(format!(
+                        "{len} {} keys, {}: differ from Rust's sort",
+                        kind.name(),
+                        order.name()
+                    ));
+                }
             }
         }
     }
-    eprintln!("PASSED {backend} on {}", runner.device());
+    Ok(())
 }
 
 #[test]
 fn every_built_backend_matches_rusts_sort() {
-    for backend in Backend::built() {
-        check_backend(backend);
+    rgpu::testing::each_backend("parity", check);
+}
+
+/// The kernels themselves on the cpu backend (the demo's cpu path is a vectorized twin):
+/// the launches a GPU runs, through rgpu's cpu executor.
+#[test]
+fn the_kernels_sort_on_the_cpu_executor() {
+    let device = Device::open(Backend::Cpu).unwrap();
+    for (i, len) in [2usize, 3, 1000, 4097, 9000, 1 << 15].into_iter().enumerate() {
+        let keys = input(len, 100 + i as u64);
+        for (kind, order) in [
+            (KeyKind::U32, SortOrder::Ascending),
+            (KeyKind::F32, SortOrder::Descending),
+        ] {
+            let mut buffer = device.upload(&keys).unwrap();
+            host::sorter::launch_all(&device, &mut buffer, len as u32, kind, order).unwrap();
+            assert!(
+                buffer.read().unwrap() == rust_sort(&keys, kind, order),
+                "{len} {kind:?} {order:?}"
+            );
+        }
     }
 }
 
@@ -122,13 +130,13 @@ fn every_built_backend_matches_rusts_sort() {
 )]
 fn the_cpu_sorts_two_to_the_24() {
     let keys = input(1 << 24, 24);
-    let mut runner = runners::open(Backend::Cpu).unwrap();
+    let mut sorter = Sorter::new(Device::open(Backend::Cpu).unwrap());
     for (kind, order) in [
         (KeyKind::U32, SortOrder::Ascending),
         (KeyKind::F32, SortOrder::Descending),
     ] {
         let mut sorted = keys.clone();
-        runner.sort_bits(&mut sorted, kind, order).unwrap();
+        sorter.sort_bits(&mut sorted, kind, order).unwrap();
         assert!(
             sorted == rust_sort(&keys, kind, order),
             "2^24 {kind:?} {order:?}"
@@ -138,9 +146,9 @@ fn the_cpu_sorts_two_to_the_24() {
 
 #[test]
 fn typed_keys_sort_through_the_generic_api() {
-    let mut runner = runners::open(Backend::Cpu).unwrap();
+    let mut sorter = Sorter::new(Device::open(Backend::Cpu).unwrap());
     let mut floats = vec![3.0f32, f32::NAN, -0.0, 0.0, f32::NEG_INFINITY, -1.0];
-    runners::sort(runner.as_mut(), &mut floats, SortOrder::Ascending).unwrap();
+    host::sorter::sort(&mut sorter, &mut floats, SortOrder::Ascending).unwrap();
     let bits: Vec<u32> = floats.iter().map(|f| f.to_bits()).collect();
     let expected: Vec<u32> = [f32::NEG_INFINITY, -1.0, -0.0, 0.0, 3.0, f32::NAN]
         .iter()
@@ -152,7 +160,7 @@ fn typed_keys_sort_through_the_generic_api() {
 #[test]
 fn backends_not_built_in_say_how_to_build_them() {
     for backend in Backend::ALL.into_iter().filter(|b| !b.is_built()) {
-        let message = runners::open(backend).err().unwrap().to_string();
+        let message = Device::open(backend).err().unwrap().to_string();
         assert_eq!(
             message,
             format!("built without the {backend} feature: run rgpu build --backend {backend}")

@@ -5,7 +5,7 @@
 //! `-NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN`. A NaN with its sign bit clear
 //! (the usual `NaN`) sorts after `+inf` in ascending order and first in descending order.
 
-use shared::{KeyKind, SortOrder};
+use crate::params::{KeyKind, SortOrder};
 
 const SIGN: u32 = 0x8000_0000;
 

@@ -9,7 +9,7 @@
 //! One pair of positions per thread: pair `p` of a step is compared by thread `p`, and a
 //! step has `pair_count(len)` pairs.
 
-use shared::{Block, Distance};
+use crate::params::{Block, Distance};
 
 /// Reads and writes the keys a compare-exchange works on. The CPU backend implements it
 /// over atomics, GPU entry points over their global or workgroup memory.

@@ -16,8 +16,8 @@
 //! `global_pass`; the CPU backend runs the same passes. Every compare-exchange is the
 //! network's, so every backend sorts exactly like `network::Steps` in order.
 
-use shared::WORKGROUP_SIZE;
-use shared::{Block, Distance, KeyKind, SortOrder, SortParams, FUSED_STEPS, TILE_KEYS};
+use crate::params::WORKGROUP_SIZE;
+use crate::params::{Block, Distance, KeyKind, SortOrder, SortParams, FUSED_STEPS, TILE_KEYS};
 
 use crate::key::{decode, encode};
 use crate::network::{compare_exchange_of, fits_in_tile, padded_len, KeySlots, Step, Steps};

@@ -1,6 +1,5 @@
-//! The CPU backend: the kernel's launch schedule (`kernel::schedule::Passes`) run by rayon.
-//!
-//! It is also the reference every other backend is checked against. Tile passes run each
+//! The sort on the cpu backend: the kernels' launch schedule (`kernel::schedule::Passes`)
+//! run by rayon, sort-specific and vectorized. Tile passes run each
 //! 16 KiB tile (it stays in L1/L2) with the network's own steps (full tiles as slice-wise
 //! min/max, which vectorizes); global passes call the same `schedule::global_pass` a GPU
 //! thread runs, over the keys in place.
@@ -11,9 +10,7 @@ use kernel::key::{decode, encode};
 use kernel::network::{compare_exchange, KeySlots, Step};
 use kernel::schedule::{fused_steps, global_pass, is_last_tile_pass, Pass, Passes, TileSteps};
 use rayon::prelude::*;
-use shared::{Block, KeyKind, SortOrder, SortParams, TILE_KEYS};
-
-use super::{Backend, RunnerError, SortRunner};
+use kernel::{Block, KeyKind, SortOrder, SortParams, TILE_KEYS};
 
 /// Fewest global-pass threads (2 to 16 keys each) a rayon task takes.
 const MIN_THREADS_PER_TASK: usize = 1 << 10;
@@ -30,20 +27,6 @@ impl KeySlots for AtomicSlots<'_> {
 
     fn store(&mut self, index: u32, value: u32) {
         self.0[index as usize].store(value, Ordering::Relaxed);
-    }
-}
-
-pub struct CpuRunner;
-
-impl CpuRunner {
-    pub fn new() -> Self {
-        Self
-    }
-}
-
-impl Default for CpuRunner {
-    fn default() -> Self {
-        Self::new()
     }
 }
 
@@ -199,25 +182,5 @@ pub fn sort_in_place(keys: &mut [u32], kind: KeyKind, order: SortOrder) {
             Pass::Global(step) if len.is_power_of_two() => global_pass_rows(keys, step),
             Pass::Global(_) => global_pass_all(keys, pass, pass.params(len, kind, order)),
         }
-    }
-}
-
-impl SortRunner for CpuRunner {
-    fn backend(&self) -> Backend {
-        Backend::Cpu
-    }
-
-    fn device(&self) -> String {
-        format!("CPU, {} threads (rayon)", rayon::current_num_threads())
-    }
-
-    fn sort_checked(
-        &mut self,
-        keys: &mut [u32],
-        kind: KeyKind,
-        order: SortOrder,
-    ) -> Result<(), RunnerError> {
-        sort_in_place(keys, kind, order);
-        Ok(())
     }
 }

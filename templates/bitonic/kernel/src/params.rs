@@ -1,11 +1,10 @@
-//! Types and constants shared by the host and every kernel entry point.
+//! The sort's types and constants, used by the host and the kernels alike.
 //!
-//! Everything here is `#[repr(C)]` plain old data, so the same bytes mean the same thing on
-//! the CPU, in a CUDA kernel argument and in a Vulkan push constant.
-#![no_std]
+//! `SortParams` is `#[repr(C)]` plain old data, so the same bytes mean the same thing on the
+//! CPU, in a CUDA kernel argument and in a Vulkan push constant.
 
-/// Threads per workgroup (a CUDA block). The one definition: every entry point, every
-/// launch and every runner reads it from here.
+/// Threads per workgroup (a CUDA block). The kernels' `#[rgpu::kernel(threads = 256)]` must
+/// say the same (rust-gpu takes a literal there): `kernels.rs` asserts it.
 pub const WORKGROUP_SIZE: u32 = 256;
 
 /// Keys per workgroup tile in workgroup (shared) memory: 4096 `u32`s = 16 KiB, the

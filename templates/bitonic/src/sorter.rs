@@ -1,0 +1,136 @@
+//! Sorting on any device. On a GPU the keys go up once, the schedule's launches run the
+//! kernel crate's two kernels through rgpu's launchers (`kernel::kernels::*`, the same call
+//! for cuda, wgpu and ash), and the keys come back once. On the cpu backend the same
+//! schedule runs with slice-wise min/max, which vectorizes (src/cpu.rs): that part is the
+//! sort's own, the kernels also run there (the parity tests check both).
+
+use std::fmt;
+
+use kernel::kernels::{self, launch_count};
+use kernel::key::SortKey;
+use kernel::schedule::{Pass, Passes};
+use kernel::{KeyKind, SortOrder, MAX_KEYS};
+use rgpu::{Backend, Buffer, Device};
+
+use crate::cpu;
+
+/// Why a sort failed.
+#[derive(Debug)]
+pub enum SortError {
+    /// More keys than one sort accepts (indices are `u32` on every backend).
+    TooManyKeys(usize),
+    /// The device failed (no kernels embedded for it, a launch or a copy failed).
+    Device(rgpu::Error),
+}
+
+impl fmt::Display for SortError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SortError::TooManyKeys(n) => {
+                write!(f, "{n} keys is more than the {MAX_KEYS} one sort accepts")
+            }
+            SortError::Device(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for SortError {}
+
+impl From<rgpu::Error> for SortError {
+    fn from(e: rgpu::Error) -> Self {
+        SortError::Device(e)
+    }
+}
+
+/// Sorts keys on one device, keeping its buffer between sorts of the same size.
+pub struct Sorter {
+    device: Device,
+    keys: Option<Buffer<u32>>,
+    last_device_ms: Option<f64>,
+}
+
+impl Sorter {
+    pub fn new(device: Device) -> Self {
+        Self {
+            device,
+            keys: None,
+            last_device_ms: None,
+        }
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.device.backend()
+    }
+
+    /// Device time of the last sort's launches (GPU timers; wall time on the cpu backend).
+    pub fn last_device_ms(&self) -> Option<f64> {
+        self.last_device_ms
+    }
+
+    /// Sorts keys given as the raw bits of `kind`, in place.
+    pub fn sort_bits(
+        &mut self,
+        keys: &mut [u32],
+        kind: KeyKind,
+        order: SortOrder,
+    ) -> Result<(), SortError> {
+        if keys.len() > MAX_KEYS as usize {
+            return Err(SortError::TooManyKeys(keys.len()));
+        }
+        if keys.len() < 2 {
+            return Ok(()); // nothing to order
+        }
+        if self.device.backend() == Backend::Cpu {
+            let started = std::time::Instant::now();
+            cpu::sort_in_place(keys, kind, order);
+            self.last_device_ms = Some(started.elapsed().as_secs_f64() * 1e3);
+            return Ok(());
+        }
+        let len = keys.len() as u32;
+        let buffer = match self.keys.take() {
+            Some(mut buffer) if buffer.len() == keys.len() => {
+                buffer.write(keys)?;
+                buffer
+            }
+            _ => self.device.upload(keys)?,
+        };
+        let buffer = self.keys.insert(buffer);
+        let device = &self.device;
+        let ((), ms) = device.timed(|| launch_all(device, buffer, len, kind, order))?;
+        self.last_device_ms = ms;
+        buffer.read_into(keys)?;
+        Ok(())
+    }
+}
+
+/// Every launch of one sort of the `len` keys in `keys` (already on `device`).
+pub fn launch_all(
+    device: &Device,
+    keys: &mut Buffer<u32>,
+    len: u32,
+    kind: KeyKind,
+    order: SortOrder,
+) -> Result<(), rgpu::Error> {
+    for pass in Passes::new(len) {
+        let params = pass.params(len, kind, order);
+        let count = launch_count(pass, len);
+        match pass {
+            Pass::Tile(_) => kernels::bitonic_tile(device, count, params, keys)?,
+            Pass::Global(_) => kernels::bitonic_global(device, count, params, keys)?,
+        }
+    }
+    Ok(())
+}
+
+/// Sorts typed keys with any sorter.
+pub fn sort<K: SortKey>(
+    sorter: &mut Sorter,
+    keys: &mut [K],
+    order: SortOrder,
+) -> Result<(), SortError> {
+    sorter.sort_bits(bytemuck::cast_slice_mut(keys), K::KIND, order)
+}
