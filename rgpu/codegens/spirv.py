@@ -1,16 +1,13 @@
 """The spirv codegen: rust-gpu (rustc_codegen_spirv) driven by cargo-gpu, both from crates.io.
 
-NOT EXECUTED on rgpu's own machines or CI: cargo-gpu installs a pinned nightly with the
-`rustc-dev` component through rustup, which cannot be downloaded there. What is tested is
-the exact plan below and the shader crate it writes, checked against cargo-gpu's and
-rust-gpu's published sources at the version pinned in toolchains/spirv.toml; the Vulkan
-hosts are proven with GLSL twins of the kernels (test fixtures) passed as
-`--kernel-artifact`.
+cargo-gpu installs the pinned nightly with `rustc-dev` through rustup (only with the user's
+consent), builds rustc_codegen_spirv once into its own cache (~15 minutes on 2 cores), then
+compiles the shader crate below.
 
 The plan:
-1. once per version: `cargo +<pinned nightly> install --locked cargo-gpu --version V --root
-   <rgpu cache>/cargo-gpu/V`: rgpu's own cache, never the user's ~/.cargo/bin (its locked
-   dependencies need rustc 1.97, newer than stable);
+1. once per version: `cargo install --locked cargo-gpu --version V --no-default-features
+   --root <rgpu cache>/cargo-gpu/V`: rgpu's own cache, never the user's ~/.cargo/bin (the
+   default `cargo-generate` feature's locked dependencies need a newer rustc than stable);
 2. write the shader crate: the kernel crate restated as a standalone package
    (codegens/standalone.py) with `rgpu`'s `spirv` feature (which brings spirv-std) and a
    direct spirv-std dependency of the pinned version (cargo-gpu reads rust-gpu's version
@@ -187,16 +184,17 @@ class SpirvCodegen:
                 Step(
                     name="install-cargo-gpu",
                     description=f"install cargo-gpu {p.version} into rgpu's cache (once)",
-                    # cargo-gpu's locked dependencies need a newer rustc than stable:
-                    # installed with the pinned nightly, which the spirv build needs anyway.
+                    # Without its default `cargo-generate` feature (whose locked
+                    # dependencies need a newer rustc than stable) cargo-gpu installs with
+                    # the user's own cargo.
                     argv=(
                         "cargo",
-                        f"+{p.channel}",
                         "install",
                         "--locked",
                         "cargo-gpu",
                         "--version",
                         p.version,
+                        "--no-default-features",
                         "--root",
                         str(tc.cargo_gpu.parent.parent),
                     ),

@@ -49,8 +49,8 @@ def test_first_build_installs_cargo_gpu_into_rgpus_cache(tmp_path: Path) -> None
     install, write, compile_ = plan.steps
     root = tmp_path / "cache" / "cargo-gpu" / "0.11.0"
     assert install.argv == (
-        "cargo", "+nightly-2026-08-15", "install", "--locked", "cargo-gpu",
-        "--version", "0.11.0", "--root", str(root),
+        "cargo", "install", "--locked", "cargo-gpu", "--version", "0.11.0",
+        "--no-default-features", "--root", str(root),
     )  # fmt: skip
     assert write.name == "write-crate"
     ws = tmp_path / "ws"

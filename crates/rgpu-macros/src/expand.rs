@@ -518,7 +518,8 @@ fn spirv_entry(k: &Kernel) -> TokenStream {
             len_field(i),
         );
         match p.kind {
-            Kind::Slice(_) => Some(quote! { let #v = &#b[..__p.#len as usize]; }),
+            // rust-gpu cannot subslice (a pointer cast): the binding is exactly `len` long.
+            Kind::Slice(_) => Some(quote! { let #v: &[_] = #b; }),
             Kind::Global(_) => Some(quote! { let #v = ::rgpu::Global::from_slice(#b, __p.#len); }),
             _ => None,
         }

@@ -36,7 +36,13 @@ fn gpu_rows(device: &Device, n: usize) -> Result<(), rgpu::Error> {
     for run in 0..=RUNS {
         keys.write(&input)?;
         let ((), ms) = device.timed(|| {
-            launch_all(device, &mut keys, n as u32, KeyKind::U32, SortOrder::Ascending)
+            launch_all(
+                device,
+                &mut keys,
+                n as u32,
+                KeyKind::U32,
+                SortOrder::Ascending,
+            )
         })?;
         if run > 0 {
             times.extend(ms);
@@ -44,13 +50,21 @@ fn gpu_rows(device: &Device, n: usize) -> Result<(), rgpu::Error> {
     }
     let mut expected = input.clone();
     expected.sort_unstable();
-    assert!(keys.read()? == expected, "{} result differs at n={n}", device.backend());
+    assert!(
+        keys.read()? == expected,
+        "{} result differs at n={n}",
+        device.backend()
+    );
     println!(
         "{} n=2^{} launches={} sort_ms={:.3}",
         device.backend(),
         n.trailing_zeros(),
         Passes::new(n as u32).count(),
-        if times.is_empty() { f64::NAN } else { median(times) }
+        if times.is_empty() {
+            f64::NAN
+        } else {
+            median(times)
+        }
     );
     Ok(())
 }

@@ -107,7 +107,10 @@ fn every_built_backend_matches_rusts_sort() {
 #[test]
 fn the_kernels_sort_on_the_cpu_executor() {
     let device = Device::open(Backend::Cpu).unwrap();
-    for (i, len) in [2usize, 3, 1000, 4097, 9000, 1 << 15].into_iter().enumerate() {
+    for (i, len) in [2usize, 3, 1000, 4097, 9000, 1 << 15]
+        .into_iter()
+        .enumerate()
+    {
         let keys = input(len, 100 + i as u64);
         for (kind, order) in [
             (KeyKind::U32, SortOrder::Ascending),

@@ -185,10 +185,12 @@ pub fn run_items<F: FnMut(Item)>(ids: Ids, count: u32, mut f: F) {
     let mut index = ids.group * ids.size + ids.local;
     while index < count {
         f(Item { index, count });
-        index = match index.checked_add(stride) {
-            Some(next) => next,
-            None => break,
-        };
+        // Overflow written out (rust-gpu has no `checked_add`).
+        let next = index.wrapping_add(stride);
+        if next < index {
+            break;
+        }
+        index = next;
     }
 }
 
@@ -200,10 +202,11 @@ pub fn run_groups<F: FnMut(Group)>(ids: Ids, count: u32, mut f: F) {
     let mut id = ids.group;
     while id < count {
         f(Group { id, count, ids });
-        id = match id.checked_add(ids.groups) {
-            Some(next) => next,
-            None => break,
-        };
+        let next = id.wrapping_add(ids.groups);
+        if next < id {
+            break;
+        }
+        id = next;
         if id < count {
             arch::barrier();
         }

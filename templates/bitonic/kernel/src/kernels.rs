@@ -57,6 +57,7 @@ impl KeySlots for TileKeys {
 }
 
 /// A workgroup's barrier, as the schedule asks for it.
+#[derive(Clone, Copy)]
 struct Barrier(Group);
 
 impl Workgroup for Barrier {
@@ -77,9 +78,9 @@ pub fn bitonic_tile(
     tile: Shared<u32, { TILE_KEYS as usize }>,
 ) {
     tile_pass(
-        &mut GlobalKeys(keys),
-        &mut TileKeys(tile),
-        &Barrier(group),
+        GlobalKeys(keys),
+        TileKeys(tile),
+        Barrier(group),
         &params,
         group.id(),
         group.thread(),

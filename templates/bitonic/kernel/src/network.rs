@@ -18,6 +18,18 @@ pub trait KeySlots {
     fn store(&mut self, index: u32, value: u32);
 }
 
+impl<S: KeySlots + ?Sized> KeySlots for &mut S {
+    #[inline(always)]
+    fn load(&self, index: u32) -> u32 {
+        (**self).load(index)
+    }
+
+    #[inline(always)]
+    fn store(&mut self, index: u32, value: u32) {
+        (**self).store(index, value)
+    }
+}
+
 /// One compare-exchange step of the network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Step {

@@ -70,11 +70,9 @@ pub fn tile_count(len: u32) -> u32 {
 /// `FUSED_STEPS`.
 #[inline]
 pub fn fused_steps(step: Step) -> u32 {
-    let global = step
-        .distance
-        .0
-        .trailing_zeros()
-        .saturating_sub((TILE_KEYS / 2).trailing_zeros());
+    // `max` then `-`: rust-gpu has no `saturating_sub`.
+    let tile = (TILE_KEYS / 2).trailing_zeros();
+    let global = step.distance.0.trailing_zeros().max(tile) - tile;
     if global < FUSED_STEPS {
         global
     } else {
@@ -187,13 +185,15 @@ pub trait Workgroup {
     fn barrier(&self);
 }
 
-/// Workgroup memory seen at the positions of tile `base..base + TILE_KEYS`.
-struct TileView<'a, T: KeySlots + ?Sized> {
-    memory: &'a mut T,
+/// Workgroup memory seen at the positions of tile `base..base + TILE_KEYS`. It holds the
+/// memory handle by value (no reference inside a struct: rust-gpu cannot keep a pointer to
+/// workgroup memory in a local variable).
+struct TileView<T: KeySlots> {
+    memory: T,
     base: u32,
 }
 
-impl<T: KeySlots + ?Sized> KeySlots for TileView<'_, T> {
+impl<T: KeySlots> KeySlots for TileView<T> {
     #[inline(always)]
     fn load(&self, index: u32) -> u32 {
         self.memory.load(index - self.base)
@@ -211,16 +211,16 @@ impl<T: KeySlots + ?Sized> KeySlots for TileView<'_, T> {
 /// `local < WORKGROUP_SIZE`.
 #[inline(always)]
 pub fn tile_pass<G, T, W>(
-    keys: &mut G,
-    tile_memory: &mut T,
-    workgroup: &W,
+    mut keys: G,
+    tile_memory: T,
+    workgroup: W,
     params: &SortParams,
     tile: u32,
     local: u32,
 ) where
-    G: KeySlots + ?Sized,
-    T: KeySlots + ?Sized,
-    W: Workgroup + ?Sized,
+    G: KeySlots,
+    T: KeySlots,
+    W: Workgroup,
 {
     let (Some(kind), Some(order)) = (params.key_kind(), params.order()) else {
         return;
@@ -228,6 +228,18 @@ pub fn tile_pass<G, T, W>(
     let len = params.len;
     let base = tile * TILE_KEYS;
     let first = params.block == 0;
+    // The workgroup memory goes into the stepper before its first use and stays there
+    // (rust-gpu 0.11 drops the stores made through a handle that is later moved into a
+    // struct).
+    let mut stepper = TileStepper {
+        view: TileView {
+            memory: tile_memory,
+            base,
+        },
+        workgroup,
+        len,
+        first_pair: tile * (TILE_KEYS / 2) + local,
+    };
     // `KEYS_PER_THREAD` iterations, a constant (`local < WORKGROUP_SIZE`), so the copy
     // loops unroll and a thread's global loads are in flight together.
     let mut k = 0;
@@ -236,7 +248,7 @@ pub fn tile_pass<G, T, W>(
         k += 1;
         if base + i < len {
             let bits = keys.load(base + i);
-            tile_memory.store(
+            stepper.view.memory.store(
                 i,
                 if first {
                     encode(bits, kind, order)
@@ -246,17 +258,7 @@ pub fn tile_pass<G, T, W>(
             );
         }
     }
-    workgroup.barrier();
-    let mut view = TileView {
-        memory: &mut *tile_memory,
-        base,
-    };
-    let mut stepper = TileStepper {
-        view: &mut view,
-        workgroup,
-        len,
-        first_pair: tile * (TILE_KEYS / 2) + local,
-    };
+    stepper.workgroup.barrier();
     for_each_tile_step(len, params.block, &mut stepper);
     let last = is_last_tile_pass(len, params.block);
     let mut k = 0;
@@ -264,7 +266,7 @@ pub fn tile_pass<G, T, W>(
         let i = local + k * WORKGROUP_SIZE;
         k += 1;
         if base + i < len {
-            let key = tile_memory.load(i);
+            let key = stepper.view.memory.load(i);
             keys.store(base + i, if last { decode(key, kind, order) } else { key });
         }
     }
@@ -306,18 +308,19 @@ pub fn for_each_tile_step<S: TileStep + ?Sized>(len: u32, block: u32, stepper: &
     }
 }
 
-/// One GPU thread's share of each tile step, and the workgroup barrier after it.
-struct TileStepper<'a, T: KeySlots + ?Sized, W: Workgroup + ?Sized> {
-    view: &'a mut T,
-    workgroup: &'a W,
+/// One GPU thread's share of each tile step, and the workgroup barrier after it (by value,
+/// like `TileView`).
+struct TileStepper<T: KeySlots, W: Workgroup> {
+    view: TileView<T>,
+    workgroup: W,
     len: u32,
     first_pair: u32,
 }
 
-impl<T: KeySlots + ?Sized, W: Workgroup + ?Sized> TileStep for TileStepper<'_, T, W> {
+impl<T: KeySlots, W: Workgroup> TileStep for TileStepper<T, W> {
     #[inline(always)]
     fn step<const FLIP: bool>(&mut self, step: Step) {
-        tile_step::<T, FLIP>(self.view, self.len, step, self.first_pair);
+        tile_step::<TileView<T>, FLIP>(&mut self.view, self.len, step, self.first_pair);
         self.workgroup.barrier();
     }
 }
