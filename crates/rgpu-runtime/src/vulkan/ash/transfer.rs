@@ -48,6 +48,10 @@ pub(super) fn copy_in(
     if len > CHUNK {
         return copy_in_chunks(c, memory, data);
     }
+    if c.batch.is_none() {
+        // Nothing recorded reads the upload buffer (a failed call may have left a mark).
+        c.upload_used = 0;
+    }
     let capacity = c.upload_staging.as_ref().map_or(0, |s| s.allocation.size);
     let mut want = c.upload_used + len;
     if want > capacity {
