@@ -9,6 +9,8 @@
 
 mod backend;
 mod buffer;
+#[cfg(any(feature = "cuda", feature = "wgpu", feature = "ash"))]
+mod copy;
 mod cpu;
 #[cfg(feature = "cuda")]
 mod cuda;

@@ -315,3 +315,99 @@ fn zero_lengths_missing_kernels_and_archs() {
         "{e}"
     );
 }
+
+/// GB/s (10^9 bytes per second) of `bytes` in `seconds`.
+fn gbps(bytes: usize, seconds: f64) -> f64 {
+    bytes as f64 / seconds / 1e9
+}
+
+#[test]
+fn transfers_round_trip_through_pinned_staging() {
+    let Some(device) = open() else {
+        return;
+    };
+    for len in [0usize, 1, 1000, (1 << 20) + 7, 1 << 26] {
+        let data: Vec<u32> = (0..len as u32)
+            .map(|i| i.wrapping_mul(2_654_435_761) ^ 0x5bd1_e995)
+            .collect();
+        let bytes = len * 4;
+        // Upload, then change the source at once: the upload must have staged it already.
+        let start = std::time::Instant::now();
+        let mut buffer = device.upload(&data).unwrap();
+        device.sync().unwrap();
+        let up = start.elapsed().as_secs_f64();
+        let mut scratch = data.clone();
+        let staged = device.upload(&scratch).unwrap();
+        scratch.iter_mut().for_each(|v| *v = !*v);
+        let mut out = vec![1u32; len];
+        let start = std::time::Instant::now();
+        buffer.read_into(&mut out).unwrap();
+        let down = start.elapsed().as_secs_f64();
+        assert!(out == data, "{len} elements: read_into after upload");
+        assert!(
+            staged.read().unwrap() == data,
+            "{len}: upload staged its data"
+        );
+        // Write over the same buffer (another pattern), read into a new Vec.
+        buffer.write(&scratch).unwrap();
+        assert!(buffer.read().unwrap() == scratch, "{len}: write then read");
+        if len >= 1 << 20 {
+            eprintln!(
+                "cuda: {len} u32 ({:.1} MiB): upload {:.2} ms ({:.1} GB/s), read_into {:.2} ms \
+                 ({:.1} GB/s)",
+                bytes as f64 / (1 << 20) as f64,
+                up * 1e3,
+                gbps(bytes, up),
+                down * 1e3,
+                gbps(bytes, down)
+            );
+        }
+    }
+    // Best of a few 64 MiB round trips, each direction.
+    let len = 1 << 24;
+    let data: Vec<u32> = (0..len as u32).collect();
+    let mut out = vec![0u32; len];
+    let mut buffer = device.zeros::<u32>(len).unwrap();
+    let (mut up, mut down) = (f64::MAX, f64::MAX);
+    for _ in 0..5 {
+        let start = std::time::Instant::now();
+        buffer.write(&data).unwrap();
+        device.sync().unwrap();
+        up = up.min(start.elapsed().as_secs_f64());
+        let start = std::time::Instant::now();
+        buffer.read_into(&mut out).unwrap();
+        down = down.min(start.elapsed().as_secs_f64());
+    }
+    assert!(out == data);
+    eprintln!(
+        "cuda: 64 MiB best of 5: write+sync {:.2} ms ({:.1} GB/s), read_into {:.2} ms ({:.1} \
+         GB/s)",
+        up * 1e3,
+        gbps(len * 4, up),
+        down * 1e3,
+        gbps(len * 4, down)
+    );
+}
+
+#[test]
+fn a_write_waits_for_the_launches_queued_before_it() {
+    let Some(device) = open() else {
+        return;
+    };
+    let n = (1 << 22) + 3;
+    let x = device.upload(&vec![1.0f32; n]).unwrap();
+    let mut y = device.upload(&vec![0.0f32; n]).unwrap();
+    // Queued launches read and write `y`; the write must land after all of them.
+    for _ in 0..20 {
+        saxpy(&device, &ARTIFACTS, n as u32, &x, &mut y, 1.0).unwrap();
+    }
+    let fresh: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    y.write(&fresh).unwrap();
+    saxpy(&device, &ARTIFACTS, n as u32, &x, &mut y, 2.0).unwrap();
+    let out = y.read().unwrap();
+    assert!(out.iter().zip(&fresh).all(|(&o, &f)| o == f + 2.0));
+    // Host slices through a launch: uploaded and downloaded in chunks too.
+    let mut host = fresh.clone();
+    saxpy(&device, &ARTIFACTS, n as u32, &x, &mut host, 3.0).unwrap();
+    assert!(host.iter().zip(&fresh).all(|(&o, &f)| o == f + 3.0));
+}

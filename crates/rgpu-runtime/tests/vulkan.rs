@@ -352,6 +352,82 @@ fn the_device_describes_itself(backend: Backend) {
     }
 }
 
+/// Not a pattern a copy could get right by accident.
+fn pattern(len: usize, seed: u32) -> Vec<u32> {
+    (0..len as u32)
+        .map(|i| (i ^ seed).wrapping_mul(2_654_435_761) ^ 0x5bd1_e995)
+        .collect()
+}
+
+fn transfers_round_trip(backend: Backend) {
+    let Some((device, _)) = open(backend) else {
+        return;
+    };
+    // Up to past two staging chunks (8 MiB each), ending mid-chunk.
+    for len in [0usize, 1, 1000, (1 << 20) + 7, (5 << 20) + 3] {
+        let data = pattern(len, 1);
+        let mut source = data.clone();
+        let mut buffer = device.upload(&source).unwrap();
+        // The upload has its own copy: changing the source changes nothing.
+        source.iter_mut().for_each(|v| *v = !*v);
+        assert!(buffer.read().unwrap() == data, "{len}: upload, read");
+        let other = pattern(len, 2);
+        buffer.write(&other).unwrap();
+        let mut out = vec![7u32; len];
+        buffer.read_into(&mut out).unwrap();
+        assert!(out == other, "{len}: write, read_into");
+    }
+    // Byte buffers that are no whole number of words.
+    for len in [3usize, (8 << 20) + 1, (16 << 20) + 5] {
+        let bytes: Vec<u8> = (0..len).map(|i| (i * 31 % 253) as u8).collect();
+        let buffer = device.upload(&bytes).unwrap();
+        assert!(buffer.read().unwrap() == bytes, "{len} bytes");
+    }
+}
+
+fn uploads_and_writes_queue_with_launches(backend: Backend) {
+    let Some((device, artifacts)) = open(backend) else {
+        return;
+    };
+    // More small uploads than the staging memory holds at once, none read in between.
+    let n = (1 << 16) + 3;
+    let buffers: Vec<_> = (0..300)
+        .map(|k| device.upload(&pattern(n, k)).unwrap())
+        .collect();
+    for (k, b) in buffers.iter().enumerate() {
+        assert!(b.read().unwrap() == pattern(n, k as u32), "upload {k}");
+    }
+    // Each write lands after the launch before it and before the one after it.
+    let ones = device.upload(&vec![1.0f32; n]).unwrap();
+    let mut y = device.zeros::<f32>(n).unwrap();
+    for k in 0..50 {
+        y.write(&vec![k as f32 * 10.0; n]).unwrap();
+        saxpy(&device, artifacts, n as u32, &ones, &mut y, 1.0).unwrap();
+    }
+    assert!(y.read().unwrap().iter().all(|&v| v == 491.0));
+    // Large host slices through a launch: uploaded and downloaded in chunks.
+    let n = (3 << 20) + 5;
+    let x = xs(n);
+    let mut host = vec![1.0f32; n];
+    saxpy(&device, artifacts, n as u32, &x, &mut host, 2.0).unwrap();
+    assert!(host
+        .iter()
+        .enumerate()
+        .all(|(i, &v)| v == 2.0 * i as f32 + 1.0));
+    let a: Vec<u32> = (0..n as u32).collect();
+    let mut sum = vec![0u32; n];
+    launch(
+        &device,
+        &ADD,
+        artifacts,
+        n as u32,
+        &mut [Arg::In(a.src()), Arg::In(a.src()), Arg::InOut(sum.dst())],
+        &|lens| bytemuck::cast_slice(&[n as u32, lens[0], lens[1], lens[2]]).to_vec(),
+    )
+    .unwrap();
+    assert!(sum.iter().enumerate().all(|(i, &v)| v == 2 * i as u32));
+}
+
 macro_rules! vulkan_tests {
     ($module:ident, $backend:expr) => {
         mod $module {
@@ -400,6 +476,16 @@ macro_rules! vulkan_tests {
             #[test]
             fn the_device_describes_itself() {
                 super::the_device_describes_itself($backend);
+            }
+
+            #[test]
+            fn transfers_round_trip() {
+                super::transfers_round_trip($backend);
+            }
+
+            #[test]
+            fn uploads_and_writes_queue_with_launches() {
+                super::uploads_and_writes_queue_with_launches($backend);
             }
         }
     };

@@ -3,9 +3,11 @@
 //!
 //! Launches use the driver's `cuLaunchKernel` directly: argument 0 is the params struct by
 //! value, arguments 1.. are one device pointer per buffer. Launches are asynchronous;
-//! reads, host-slice outputs and `sync` wait for the stream.
+//! reads, host-slice outputs and `sync` wait for the stream. Uploads and downloads go
+//! through the device's pinned staging memory (`staging`), in overlapping chunks.
 
 mod ptx;
+mod staging;
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -36,6 +38,16 @@ fn transfer(what: &str, e: DriverError) -> Error {
     Error::Transfer {
         backend: BACKEND,
         reason: format!("{what}: {e}"),
+    }
+}
+
+/// A copy longer than its buffer: `Buffer` checks lengths first, so this is a bug.
+fn transfer_bug(bytes: usize, capacity: usize) -> Error {
+    Error::Transfer {
+        backend: BACKEND,
+        reason: format!(
+            "a copy of {bytes} bytes reached a buffer of {capacity}: report this as an rgpu bug"
+        ),
     }
 }
 
@@ -77,6 +89,9 @@ pub(crate) struct CudaDevice {
     shared_limit: u32,
     threads_limit: u32,
     state: Mutex<State>,
+    /// Pinned memory that uploads and downloads go through; its lock also keeps one
+    /// transfer at a time.
+    staging: Mutex<staging::Staging>,
 }
 
 fn driver_version() -> Option<(i32, i32)> {
@@ -130,6 +145,7 @@ impl CudaDevice {
             shared_limit: u32::try_from(shared_limit).unwrap_or(0),
             threads_limit: u32::try_from(threads_limit).unwrap_or(0),
             state: Mutex::default(),
+            staging: Mutex::default(),
         })
     }
 
@@ -156,8 +172,11 @@ impl CudaDevice {
         text
     }
 
-    // Uploads and downloads: one function each, so faster paths (pinned staging) can
-    // replace them.
+    fn staging(&self) -> MutexGuard<'_, staging::Staging> {
+        // A panic while holding the lock leaves slots whose events still tell when they
+        // are free: keep using them.
+        self.staging.lock().unwrap_or_else(|e| e.into_inner())
+    }
 
     /// A new buffer holding `data`.
     pub(crate) fn upload(&self, data: &[u8]) -> Result<CudaMemory, Error> {
@@ -175,26 +194,36 @@ impl CudaDevice {
         Ok(CudaMemory { slice })
     }
 
-    /// Copies `data` into the start of `memory`, after the launches queued before.
+    /// Copies `data` into the start of `memory`, after the launches queued before. Returns
+    /// once `data` is staged (the copy to the GPU may still run: later work on the stream
+    /// comes after it).
     pub(crate) fn write(&self, memory: &mut CudaMemory, data: &[u8]) -> Result<(), Error> {
         if data.is_empty() {
             return Ok(());
         }
-        self.stream
-            .memcpy_htod(data, &mut memory.slice)
-            .map_err(|e| transfer("copying to the GPU", e))?;
-        // The copy reads `data` asynchronously: wait before the caller may free it.
-        self.sync()
+        if data.len() > memory.slice.len() {
+            return Err(transfer_bug(data.len(), memory.slice.len()));
+        }
+        let mut staging = self.staging();
+        let (dst, _record) = memory.slice.device_ptr_mut(&self.stream);
+        staging
+            .copy_in(&self.stream, dst, data)
+            .map_err(|(what, e)| transfer(&format!("copying to the GPU: {what}"), e))
     }
 
     /// Copies the start of `memory` into `out`, after every queued launch.
     pub(crate) fn download(&self, memory: &CudaMemory, out: &mut [u8]) -> Result<(), Error> {
-        if !out.is_empty() {
-            self.stream
-                .memcpy_dtoh(&memory.slice.slice(..out.len()), out)
-                .map_err(|e| transfer("copying from the GPU", e))?;
+        if out.is_empty() {
+            return self.sync();
         }
-        self.sync()
+        if out.len() > memory.slice.len() {
+            return Err(transfer_bug(out.len(), memory.slice.len()));
+        }
+        let mut staging = self.staging();
+        let (src, _record) = memory.slice.device_ptr(&self.stream);
+        staging
+            .copy_out(&self.stream, src, out)
+            .map_err(|(what, e)| transfer(&format!("copying from the GPU: {what}"), e))
     }
 
     pub(crate) fn sync(&self) -> Result<(), Error> {

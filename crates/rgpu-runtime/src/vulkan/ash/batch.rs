@@ -1,7 +1,7 @@
 //! Recording and submitting: the queued launches go into one command buffer (the batch),
 //! with a memory barrier before each command that needs one, and are submitted together
 //! when something needs their results. Every submission waits for its fence, so when a
-//! function here returns, the GPU is idle.
+//! function here returns, the GPU is idle (as when `transfer`'s chunked copies return).
 
 use ash::vk;
 
@@ -134,6 +134,7 @@ impl Context {
         let submitted = self.submit(cb);
         // What the batch used can go now (also after a failed submission: the GPU is
         // idle or lost either way).
+        self.upload_used = 0;
         // SAFETY: `submit` waited for the fence.
         unsafe {
             for a in std::mem::take(&mut self.garbage) {
@@ -168,45 +169,6 @@ impl Context {
             }
         }
         Ok(())
-    }
-
-    /// Records `record` into the transfer command buffer and runs it now (the open batch
-    /// is not involved: use it only for buffers the batch does not touch, or after
-    /// submitting it).
-    pub(super) fn transfer(
-        &mut self,
-        record: impl FnOnce(&ash::Device, vk::CommandBuffer),
-    ) -> Result<(), Error> {
-        let cb = self.transfer_commands;
-        // SAFETY: the transfer command buffer is idle (every submission waits).
-        unsafe {
-            let d = &self.device;
-            d.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
-                .map_err(|e| vk_error("vkResetCommandBuffer", e))?;
-            d.begin_command_buffer(
-                cb,
-                &vk::CommandBufferBeginInfo::default()
-                    .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
-            )
-            .map_err(|e| vk_error("vkBeginCommandBuffer", e))?;
-            // Earlier submissions' writes become visible to this transfer.
-            let earlier = [vk::MemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
-                .dst_access_mask(vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE)];
-            d.cmd_pipeline_barrier(
-                cb,
-                vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::DependencyFlags::empty(),
-                &earlier,
-                &[],
-                &[],
-            );
-            record(d, cb);
-            d.end_command_buffer(cb)
-                .map_err(|e| vk_error("vkEndCommandBuffer", e))?;
-        }
-        self.submit(cb)
     }
 
     /// Submits one command buffer and waits for it.

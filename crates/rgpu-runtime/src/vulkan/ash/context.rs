@@ -20,15 +20,22 @@ pub(super) struct Context {
     pub(super) command_pool: vk::CommandPool,
     /// Records the queued launches (`batch`).
     pub(super) batch_commands: vk::CommandBuffer,
-    /// Records one-off uploads, submitted at once.
-    pub(super) transfer_commands: vk::CommandBuffer,
+    /// Record the chunks of large uploads and downloads, two in flight (`transfer`).
+    pub(super) chunk_commands: [vk::CommandBuffer; 2],
+    pub(super) chunk_fences: [vk::Fence; 2],
+    /// Signalled by batch submissions.
     pub(super) fence: vk::Fence,
     /// The launches recorded and not yet submitted.
     pub(super) batch: Option<Batch>,
     pub(super) descriptors: DescriptorPools,
     pub(super) modules: HashMap<ModuleKey, vk::ShaderModule>,
     pub(super) kernels: HashMap<(ModuleKey, &'static str), Kernel>,
-    pub(super) staging: Option<Staging>,
+    /// Where uploads are staged: up to `transfer::CHUNK` bytes each in the part from 0 to
+    /// `upload_used`, read by copies in the open batch; two `CHUNK` halves for large ones.
+    pub(super) upload_staging: Option<Staging>,
+    pub(super) upload_used: u64,
+    /// Where downloads land (host-cached memory where the device has it).
+    pub(super) readback_staging: Option<Staging>,
     /// Buffers dropped while the open batch may use them: freed after it ran.
     pub(super) garbage: Vec<Allocation>,
     pub(super) timestamps: Option<Timestamps>,
@@ -37,7 +44,7 @@ pub(super) struct Context {
 }
 
 // SAFETY: Vulkan handles may be used from any thread when access is externally
-// synchronised, which `AshDevice`'s mutex does; the staging pointer is only dereferenced
+// synchronised, which `AshDevice`'s mutex does; the staging pointers are only dereferenced
 // under that mutex.
 unsafe impl Send for Context {}
 
@@ -59,13 +66,16 @@ impl Context {
             queue,
             command_pool: vk::CommandPool::null(),
             batch_commands: vk::CommandBuffer::null(),
-            transfer_commands: vk::CommandBuffer::null(),
+            chunk_commands: [vk::CommandBuffer::null(); 2],
+            chunk_fences: [vk::Fence::null(); 2],
             fence: vk::Fence::null(),
             batch: None,
             descriptors: DescriptorPools::default(),
             modules: HashMap::new(),
             kernels: HashMap::new(),
-            staging: None,
+            upload_staging: None,
+            upload_used: 0,
+            readback_staging: None,
             garbage: Vec::new(),
             timestamps: None,
             timing: None,
@@ -82,7 +92,10 @@ impl Drop for Context {
             for a in std::mem::take(&mut self.garbage) {
                 a.free(&self.device);
             }
-            if let Some(s) = self.staging.take() {
+            for s in [self.upload_staging.take(), self.readback_staging.take()]
+                .into_iter()
+                .flatten()
+            {
                 s.free(&self.device);
             }
             for (_, k) in self.kernels.drain() {
@@ -96,6 +109,9 @@ impl Drop for Context {
                 self.device.destroy_query_pool(t.pool, None);
             }
             self.device.destroy_fence(self.fence, None);
+            for f in self.chunk_fences {
+                self.device.destroy_fence(f, None);
+            }
             self.device.destroy_command_pool(self.command_pool, None);
             self.device.destroy_device(None);
             self.instance.destroy_instance(None);

@@ -3,8 +3,7 @@
 
 use ash::vk;
 
-use super::memory::STORAGE_USAGE;
-use super::transfer::{copy_in, copy_out};
+use super::transfer::{copy_in, copy_out, Target};
 use super::{AshDevice, AshMemory, BACKEND};
 use crate::buffer::{Dst, Memory, Src};
 use crate::error::Error;
@@ -89,18 +88,14 @@ impl AshDevice {
                     Arg::InOut(Dst::Host(data)) => Some(&**data),
                     _ => None,
                 };
-                temporaries.push(match data {
-                    Some(data) => {
-                        let memory = c.allocate(
-                            padded_bytes(data.len()),
-                            STORAGE_USAGE,
-                            vk::MemoryPropertyFlags::DEVICE_LOCAL,
-                        )?;
-                        copy_in(&mut c, &memory, data)?;
-                        Some(memory)
-                    }
-                    None => None,
-                });
+                let Some(data) = data else {
+                    temporaries.push(None);
+                    continue;
+                };
+                let memory = c.allocate_storage(padded_bytes(data.len()))?;
+                // Kept before the copy: freed below however it ends.
+                temporaries.push(Some(memory));
+                copy_in(&mut c, &memory, data, Target::New)?;
             }
             let mut buffers = Vec::with_capacity(args.len());
             for (arg, temporary) in args.iter().zip(&temporaries) {
@@ -165,12 +160,7 @@ impl AshDevice {
             }
         })();
         for t in temporaries.into_iter().flatten() {
-            if c.batch.is_some() {
-                c.garbage.push(t);
-            } else {
-                // SAFETY: no batch is open and every submission was waited for.
-                unsafe { t.free(&c.device) };
-            }
+            c.discard(t);
         }
         result
     }

@@ -1,5 +1,5 @@
-//! Buffers and their memory: device-local storage buffers, and the host-visible staging
-//! buffer that uploads and downloads go through.
+//! Buffers and their memory: device-local storage buffers, and the two host-visible
+//! staging buffers that uploads and downloads go through (kept, mapped, and reused).
 
 use std::ptr::NonNull;
 
@@ -30,7 +30,35 @@ impl Allocation {
     }
 }
 
-/// The host-visible buffer uploads and downloads copy through, mapped for its lifetime.
+/// Which staging buffer: each direction has its own, in the memory that suits it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Direction {
+    /// Host-visible, coherent memory (on a discrete GPU: system memory the GPU reads
+    /// over PCIe, typically write-combined: fast for the host to write).
+    Upload,
+    /// Host-cached memory where the device has it (fast for the host to read back), else
+    /// as `Upload`.
+    Readback,
+}
+
+impl Direction {
+    /// Memory properties, most wanted first.
+    fn preferences(self) -> &'static [vk::MemoryPropertyFlags] {
+        const COHERENT: vk::MemoryPropertyFlags = vk::MemoryPropertyFlags::from_raw(
+            vk::MemoryPropertyFlags::HOST_VISIBLE.as_raw()
+                | vk::MemoryPropertyFlags::HOST_COHERENT.as_raw(),
+        );
+        const CACHED: vk::MemoryPropertyFlags = vk::MemoryPropertyFlags::from_raw(
+            COHERENT.as_raw() | vk::MemoryPropertyFlags::HOST_CACHED.as_raw(),
+        );
+        match self {
+            Direction::Upload => &[COHERENT],
+            Direction::Readback => &[CACHED, COHERENT],
+        }
+    }
+}
+
+/// A host-visible buffer uploads or downloads copy through, mapped for its lifetime.
 pub(super) struct Staging {
     pub(super) allocation: Allocation,
     pub(super) ptr: NonNull<u8>,
@@ -49,7 +77,7 @@ impl Staging {
 }
 
 /// Usage of every storage buffer.
-pub(super) const STORAGE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
+const STORAGE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
     vk::BufferUsageFlags::STORAGE_BUFFER.as_raw()
         | vk::BufferUsageFlags::TRANSFER_SRC.as_raw()
         | vk::BufferUsageFlags::TRANSFER_DST.as_raw(),
@@ -65,13 +93,36 @@ impl Context {
         })
     }
 
-    /// A buffer of `size` bytes in memory with `flags` (`DEVICE_LOCAL` falls back to any
-    /// memory the buffer may use).
-    pub(super) fn allocate(
+    /// Frees `memory` now, or after the open batch (which may use it).
+    pub(super) fn discard(&mut self, memory: Allocation) {
+        if self.batch.is_some() {
+            self.garbage.push(memory);
+        } else {
+            // SAFETY: no batch is open and every submission was waited for.
+            unsafe { memory.free(&self.device) };
+        }
+    }
+
+    /// A device-local storage buffer of `size` bytes (any memory the buffer may use where
+    /// the device has no device-local memory for it).
+    pub(super) fn allocate_storage(&self, size: u64) -> Result<Allocation, Error> {
+        self.allocate(
+            size,
+            STORAGE_USAGE,
+            &[
+                vk::MemoryPropertyFlags::DEVICE_LOCAL,
+                vk::MemoryPropertyFlags::empty(),
+            ],
+        )
+    }
+
+    /// A buffer of `size` bytes in the first memory type that has one of `preferences`
+    /// (in order).
+    fn allocate(
         &self,
         size: u64,
         usage: vk::BufferUsageFlags,
-        flags: vk::MemoryPropertyFlags,
+        preferences: &[vk::MemoryPropertyFlags],
     ) -> Result<Allocation, Error> {
         let out_of_memory = |reason: String| Error::OutOfMemory {
             backend: Backend::Ash,
@@ -91,17 +142,14 @@ impl Context {
                 )
                 .map_err(|e| out_of_memory(format!("vkCreateBuffer: {e}")))?;
             let req = d.get_buffer_memory_requirements(buffer);
-            let type_index = self.memory_type(req.memory_type_bits, flags).or_else(|| {
-                (flags == vk::MemoryPropertyFlags::DEVICE_LOCAL)
-                    .then(|| {
-                        self.memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::empty())
-                    })
-                    .flatten()
-            });
+            let type_index = preferences
+                .iter()
+                .find_map(|&flags| self.memory_type(req.memory_type_bits, flags));
             let Some(type_index) = type_index else {
                 d.destroy_buffer(buffer, None);
                 return Err(out_of_memory(format!(
-                    "the device has no {flags:?} memory for it"
+                    "the device has no {:?} memory for it",
+                    preferences.first().copied().unwrap_or_default()
                 )));
             };
             let memory = match d.allocate_memory(
@@ -129,25 +177,36 @@ impl Context {
         }
     }
 
-    /// The staging buffer, at least `size` bytes (grown by doubling).
-    pub(super) fn staging(&mut self, size: u64) -> Result<&Staging, Error> {
-        if self
-            .staging
-            .as_ref()
-            .is_some_and(|s| s.allocation.size >= size)
-        {
-            return Ok(self.staging.as_ref().expect("checked above"));
+    fn staging_slot(&mut self, direction: Direction) -> &mut Option<Staging> {
+        match direction {
+            Direction::Upload => &mut self.upload_staging,
+            Direction::Readback => &mut self.readback_staging,
         }
-        if let Some(old) = self.staging.take() {
-            // SAFETY: every use of the staging buffer waits for its submission, so the GPU
-            // no longer uses it.
+    }
+
+    /// The staging buffer of `direction` and its mapping, at least `size` bytes (grown to
+    /// a power of two, at least 64 KiB). Growing frees the old one: the caller makes sure
+    /// the GPU no longer uses it (uploads recorded into the open batch use the upload
+    /// buffer until the batch is submitted).
+    pub(super) fn staging(
+        &mut self,
+        direction: Direction,
+        size: u64,
+    ) -> Result<(vk::Buffer, NonNull<u8>), Error> {
+        if let Some(s) = self.staging_slot(direction) {
+            if s.allocation.size >= size {
+                return Ok((s.allocation.buffer, s.ptr));
+            }
+        }
+        if let Some(old) = self.staging_slot(direction).take() {
+            // SAFETY: the caller guarantees the GPU no longer uses it.
             unsafe { old.free(&self.device) };
         }
         let size = size.max(1 << 16).next_power_of_two();
         let allocation = self.allocate(
             size,
             vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST,
-            vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT,
+            direction.preferences(),
         )?;
         // SAFETY: host-visible memory of this device, not mapped yet.
         let mapped = unsafe {
@@ -160,11 +219,12 @@ impl Context {
                 // SAFETY: just made, never used by the GPU.
                 unsafe { allocation.free(&self.device) };
                 return Err(vk_error(
-                    "mapping the staging buffer",
+                    "mapping a staging buffer",
                     mapped.err().unwrap_or(vk::Result::ERROR_MEMORY_MAP_FAILED),
                 ));
             }
         };
-        Ok(self.staging.insert(Staging { allocation, ptr }))
+        *self.staging_slot(direction) = Some(Staging { allocation, ptr });
+        Ok((allocation.buffer, ptr))
     }
 }

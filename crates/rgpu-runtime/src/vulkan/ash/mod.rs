@@ -2,9 +2,10 @@
 //!
 //! Launches on device buffers are recorded into one command buffer, a compute->compute
 //! memory barrier between dispatches, and submitted together when something needs their
-//! results (a read, a write, `sync`, a host-slice launch, dropping the `Device`). Uploads
-//! and downloads go through a host-visible staging buffer. The Vulkan loader is opened at
-//! run time (`ash::Entry::load`), so a machine without one gets a clear error.
+//! results (a read, `sync`, a host-slice launch, dropping the `Device`). Uploads and
+//! downloads go through two mapped staging buffers the device keeps (`transfer`): small
+//! uploads join the batch, large transfers move in overlapping chunks. The Vulkan loader is
+//! opened at run time (`ash::Entry::load`), so a machine without one gets a clear error.
 
 mod batch;
 mod context;
@@ -24,8 +25,7 @@ use crate::backend::{Backend, CpuDevices};
 use crate::error::Error;
 use crate::vulkan::padded_bytes;
 use context::Context;
-use memory::STORAGE_USAGE;
-use transfer::{copy_in, copy_out};
+use transfer::{copy_in, copy_out, Target};
 
 const BACKEND: Backend = Backend::Ash;
 
@@ -73,23 +73,14 @@ impl AshDevice {
         self.description.clone()
     }
 
-    // Uploads and downloads: one function each, so faster paths (mapped device memory)
-    // can replace them.
-
-    /// A new buffer holding `data`.
+    /// A new buffer holding `data` (its copy recorded into the batch when small).
     pub(crate) fn upload(&self, data: &[u8]) -> Result<AshMemory, Error> {
         let mut c = self.context();
-        let memory = c.allocate(
-            padded_bytes(data.len()),
-            STORAGE_USAGE,
-            vk::MemoryPropertyFlags::DEVICE_LOCAL,
-        )?;
-        // The new buffer is in no batch: copy it at once, leaving the batch queued.
-        match copy_in(&mut c, &memory, data) {
+        let memory = c.allocate_storage(padded_bytes(data.len()))?;
+        match copy_in(&mut c, &memory, data, Target::New) {
             Ok(()) => Ok(memory),
             Err(e) => {
-                // SAFETY: the copy waited (or never ran): the GPU does not use it.
-                unsafe { memory.free(&c.device) };
+                c.discard(memory);
                 Err(e)
             }
         }
@@ -98,11 +89,7 @@ impl AshDevice {
     /// A new buffer of zeros (filled in the queued batch).
     pub(crate) fn zeros(&self, bytes: usize) -> Result<AshMemory, Error> {
         let mut c = self.context();
-        let memory = c.allocate(
-            padded_bytes(bytes),
-            STORAGE_USAGE,
-            vk::MemoryPropertyFlags::DEVICE_LOCAL,
-        )?;
+        let memory = c.allocate_storage(padded_bytes(bytes))?;
         let cb = match c.batch() {
             Ok(cb) => cb,
             Err(e) => {
@@ -125,9 +112,7 @@ impl AshDevice {
 
     /// Replaces the start of `memory` with `data`, after the queued launches.
     pub(crate) fn write(&self, memory: &AshMemory, data: &[u8]) -> Result<(), Error> {
-        let mut c = self.context();
-        c.submit_batch()?;
-        copy_in(&mut c, memory, data)
+        copy_in(&mut self.context(), memory, data, Target::Live)
     }
 
     /// Copies the start of `memory` into `out`, after every queued launch.
@@ -138,13 +123,7 @@ impl AshDevice {
 
     /// A buffer is dropped: freed now, or after the batch that may use it.
     pub(crate) fn release(&self, memory: &mut AshMemory) {
-        let mut c = self.context();
-        if c.batch.is_some() {
-            c.garbage.push(*memory);
-        } else {
-            // SAFETY: no batch is open and every submission was waited for.
-            unsafe { memory.free(&c.device) };
-        }
+        self.context().discard(*memory);
     }
 
     /// Submits the queued launches (and waits: ash submissions are synchronous).

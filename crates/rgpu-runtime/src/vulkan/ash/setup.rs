@@ -269,14 +269,19 @@ unsafe fn create_objects(
                 &vk::CommandBufferAllocateInfo::default()
                     .command_pool(c.command_pool)
                     .level(vk::CommandBufferLevel::PRIMARY)
-                    .command_buffer_count(2),
+                    .command_buffer_count(3),
             )
             .map_err(|e| vk_error("vkAllocateCommandBuffers", e))?;
         c.batch_commands = buffers[0];
-        c.transfer_commands = buffers[1];
+        c.chunk_commands = [buffers[1], buffers[2]];
         c.fence = d
             .create_fence(&vk::FenceCreateInfo::default(), None)
             .map_err(|e| vk_error("vkCreateFence", e))?;
+        for f in &mut c.chunk_fences {
+            *f = d
+                .create_fence(&vk::FenceCreateInfo::default(), None)
+                .map_err(|e| vk_error("vkCreateFence", e))?;
+        }
         if timestamp_bits > 0 && tick_ns > 0.0 {
             let pool = d
                 .create_query_pool(

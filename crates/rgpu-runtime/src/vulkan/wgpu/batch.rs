@@ -22,6 +22,15 @@ pub(super) struct Timing {
     pub(super) untimed: bool,
 }
 
+/// A buffer copy recorded after the batch's launches.
+pub(super) struct Region<'a> {
+    pub(super) source: &'a wgpu::Buffer,
+    pub(super) source_offset: u64,
+    pub(super) destination: &'a wgpu::Buffer,
+    pub(super) destination_offset: u64,
+    pub(super) size: u64,
+}
+
 /// Timestamps around one batch.
 struct Queries {
     set: wgpu::QuerySet,
@@ -31,13 +40,16 @@ struct Queries {
 
 impl WgpuDevice {
     /// Records the queued dispatches (one compute pass) and `copies` (after it) into one
-    /// command buffer and submits it; inside `Device::timed`, waits for it and adds its
-    /// device time.
-    pub(super) fn submit(&self, copies: &[(&wgpu::Buffer, &wgpu::Buffer)]) -> Result<(), Error> {
+    /// command buffer and submits it (returning its index, `None` when there was nothing
+    /// to submit); inside `Device::timed`, waits for it and adds its device time.
+    pub(super) fn submit(
+        &self,
+        copies: &[Region<'_>],
+    ) -> Result<Option<wgpu::SubmissionIndex>, Error> {
         let mut state = self.state();
         let dispatches = std::mem::take(&mut state.pending);
         if dispatches.is_empty() && copies.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let timing = state.timing.is_some() && !dispatches.is_empty();
         let queries = (timing && self.timestamps).then(|| self.timestamp_queries());
@@ -67,14 +79,20 @@ impl WgpuDevice {
                 pass.dispatch_workgroups(d.groups, 1, 1);
             }
         }
-        for (source, destination) in copies {
-            encoder.copy_buffer_to_buffer(source, 0, destination, 0, destination.size());
+        for c in copies {
+            encoder.copy_buffer_to_buffer(
+                c.source,
+                c.source_offset,
+                c.destination,
+                c.destination_offset,
+                c.size,
+            );
         }
         if let Some(q) = &queries {
             encoder.resolve_query_set(&q.set, 0..2, &q.resolve, 0);
             encoder.copy_buffer_to_buffer(&q.resolve, 0, &q.read, 0, 16);
         }
-        self.queue.submit([encoder.finish()]);
+        let index = self.queue.submit([encoder.finish()]);
         if let Some(e) = pop(scope) {
             return Err(transfer(format!("submitting launches: {e}")));
         }
@@ -91,7 +109,7 @@ impl WgpuDevice {
                 None => timing.untimed = true,
             }
         }
-        Ok(())
+        Ok(Some(index))
     }
 
     fn timestamp_queries(&self) -> Queries {

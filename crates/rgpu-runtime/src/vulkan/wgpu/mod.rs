@@ -69,6 +69,8 @@ pub(crate) struct WgpuDevice {
     /// Errors wgpu reported outside an error scope (its default handler would panic).
     uncaptured: Arc<Mutex<Vec<String>>>,
     state: Mutex<State>,
+    /// Staging buffers of large transfers (locked before `state` when both are).
+    staging: Mutex<memory::Staging>,
 }
 
 fn rank(device_type: wgpu::DeviceType) -> DeviceRank {
@@ -171,6 +173,7 @@ impl WgpuDevice {
             description,
             uncaptured,
             state: Mutex::default(),
+            staging: Mutex::default(),
         })
     }
 
@@ -189,11 +192,11 @@ impl WgpuDevice {
     }
 
     pub(crate) fn flush(&self) -> Result<(), Error> {
-        self.submit(&[])
+        self.submit(&[]).map(drop)
     }
 
     pub(crate) fn sync(&self) -> Result<(), Error> {
-        self.submit(&[])?;
+        self.flush()?;
         self.wait()
     }
 
