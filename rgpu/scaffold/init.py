@@ -105,7 +105,7 @@ def kernel_dir_of(request: Request, data: Mapping[str, Any]) -> str:
     """The kernel crate's directory, relative to the root: --kernel, else the one the
     workspace names already, else `kernel`. A directory that cannot hold it is a UsageError."""
     raw = request.kernel if request.kernel is not None else existing_kernel(data)
-    kernel = (raw or DEFAULT_KERNEL).strip().strip("/")
+    kernel = (raw or DEFAULT_KERNEL).strip().rstrip("/")
     if kernel.startswith("./"):
         kernel = kernel[2:]
     fix = "pass a directory inside the project, e.g. `--kernel kernel` or `--kernel gpu`"
@@ -308,8 +308,14 @@ def edit_host(doc: Any, manifest: str, key: str, ours: Mapping[str, str]) -> lis
     out: list[Conflict] = []
     package = ours["package"]
     deps = doc.get("dependencies")
-    if deps is not None and not toml_edit.is_table(deps):
-        return [Conflict(f"{manifest} dependencies", "is not a table", "make it [dependencies]")]
+    if deps is not None and not isinstance(deps, Table):
+        return [
+            Conflict(
+                f"{manifest} dependencies",
+                "is not a [dependencies] table",
+                "write it as a [dependencies] table",
+            )
+        ]
     # The kernel crate, under its short name.
     for table_name in ("dependencies", "dev-dependencies", "build-dependencies"):
         table = doc.get(table_name)
@@ -344,8 +350,10 @@ def edit_host(doc: Any, manifest: str, key: str, ours: Mapping[str, str]) -> lis
         )
     # The backend features, for plain `cargo build --features cuda`.
     features = doc.get("features")
-    if features is not None and not toml_edit.is_table(features):
-        out.append(Conflict(f"{manifest} features", "is not a table", "make it [features]"))
+    if features is not None and not isinstance(features, Table):
+        out.append(
+            Conflict(f"{manifest} features", "is not a [features] table", "write it as [features]")
+        )
         features = None
     optional = _optional_dependencies(doc)
     for backend in BACKENDS:
@@ -376,23 +384,22 @@ def edit_host(doc: Any, manifest: str, key: str, ours: Mapping[str, str]) -> lis
     if deps is None:
         doc["dependencies"] = tomlkit.table()
         deps = doc["dependencies"]
+    added: list[tuple[str | None, Any]] = []
     if key not in deps:
-        deps[key] = toml_edit.inline(ours)
+        added.append((key, toml_edit.inline(ours)))
     if "rgpu" not in deps:
-        deps["rgpu"] = toml_edit.inline({"workspace": True})
+        added.append(("rgpu", toml_edit.inline({"workspace": True})))
+    toml_edit.add(deps, added)
     missing = [b for b in BACKENDS if features is None or b not in features]
     if missing:
         if features is None:
             doc["features"] = tomlkit.table()
             features = doc["features"]
-        features.add(
-            tomlkit.comment(
-                "GPU backends, for plain `cargo build --features cuda` (rgpu build uses the "
-                "kernel crate's)."
-            )
+        comment = tomlkit.comment(
+            "GPU backends, for plain `cargo build --features cuda` (rgpu build uses the "
+            "kernel crate's)."
         )
-        for backend in missing:
-            features[backend] = [f"{key}/{backend}"]
+        toml_edit.add(features, [(None, comment), *((b, [f"{key}/{b}"]) for b in missing)])
     return out
 
 
@@ -427,8 +434,8 @@ def edit_workspace(doc: Any, kernel_dir: str, binaries: Sequence[str]) -> list[C
             out.append(Conflict(f"{where} {name}", "is not a list of paths", f"fix {name}"))
     section = workspace.get("dependencies") if workspace is not None else None
     ours = rgpu_dependency()
-    have = toml_edit.plain(section.get("rgpu")) if toml_edit.is_table(section) else None
-    if section is not None and not toml_edit.is_table(section):
+    have = toml_edit.plain(section.get("rgpu")) if isinstance(section, Table) else None
+    if section is not None and not isinstance(section, Table):
         out.append(Conflict(f"{where} dependencies", "is not a table", "make it a table"))
     elif have is not None and have != ours:
         vendored = isinstance(have, dict) and "vendor/rgpu-" in str(have.get("path", ""))
@@ -442,10 +449,10 @@ def edit_workspace(doc: Any, kernel_dir: str, binaries: Sequence[str]) -> list[C
             )
         )
     metadata = workspace.get("metadata") if workspace is not None else None
-    meta = metadata.get("rgpu") if toml_edit.is_table(metadata) else None
-    if metadata is not None and not toml_edit.is_table(metadata):
+    meta = metadata.get("rgpu") if isinstance(metadata, Table) else None
+    if metadata is not None and not isinstance(metadata, Table):
         out.append(Conflict(f"{where} metadata", "is not a table", "make it a table"))
-    elif meta is not None and not toml_edit.is_table(meta):
+    elif meta is not None and not isinstance(meta, Table):
         out.append(
             Conflict(f"{MANIFEST} workspace.metadata.rgpu", "is not a table", "make it a table")
         )
@@ -464,19 +471,20 @@ def edit_workspace(doc: Any, kernel_dir: str, binaries: Sequence[str]) -> list[C
         doc["workspace"] = tomlkit.table()
         workspace = doc["workspace"]
     members, exclude = lists["members"] or [], lists["exclude"] or []
+    added: list[tuple[str | None, Any]] = []
     if "members" not in workspace:
-        workspace["members"] = [kernel_dir]
+        added.append(("members", [kernel_dir]))
     elif not any(toml_edit.glob_matches(m, kernel_dir) for m in members):
         workspace["members"].append(kernel_dir)
-    if not any(e.strip("/") == "vendor" for e in exclude):
-        if "exclude" in workspace:
-            workspace["exclude"].append("vendor")
-        else:
-            workspace["exclude"] = ["vendor"]
+    if "exclude" not in workspace:
+        added.append(("exclude", ["vendor"]))
+    elif not any(e.strip("/") == "vendor" for e in exclude):
+        workspace["exclude"].append("vendor")
+    toml_edit.add(workspace, added)
     section = toml_edit.child_table(workspace, "dependencies")
     assert section is not None
     if "rgpu" not in section:
-        section["rgpu"] = toml_edit.inline(ours)
+        toml_edit.add(section, [("rgpu", toml_edit.inline(ours))])
     metadata = toml_edit.child_table(workspace, "metadata", super_table=True)
     assert metadata is not None
     if "rgpu" not in metadata:
@@ -484,10 +492,12 @@ def edit_workspace(doc: Any, kernel_dir: str, binaries: Sequence[str]) -> list[C
         table.add(tomlkit.comment("rgpu reads this table; cargo ignores it."))
         metadata["rgpu"] = table
     meta = metadata["rgpu"]
+    added = []
     if "kernel" not in meta:
-        meta["kernel"] = kernel_dir
+        added.append(("kernel", kernel_dir))
     if "binary" not in meta and len(binaries) == 1:
-        meta["binary"] = binaries[0]
+        added.append(("binary", binaries[0]))
+    toml_edit.add(meta, added)
     return out
 
 

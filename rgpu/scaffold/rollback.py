@@ -13,8 +13,9 @@ import os
 import signal
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 
@@ -82,13 +83,22 @@ class Rollback:
         write_atomic(path, data)
 
     def undo(self) -> None:
+        """Put everything back, newest first; a step that fails is reported and skipped."""
+        steps: list[tuple[str, Callable[[], object]]] = []
+        for path in reversed(self.created):
+            steps.append((f"remove {path}", partial(path.unlink, missing_ok=True)))
+        for path, old, mode in reversed(self.restores):
+            steps.append((f"restore {path}", partial(write_atomic, path, old, mode)))
+        for path, backup in reversed(self.backups):
+            steps.append((f"restore {path} from {backup}", partial(os.replace, backup, path)))
         with _no_interrupts():
-            for path in reversed(self.created):
-                path.unlink(missing_ok=True)
-            for path, old, mode in reversed(self.restores):
-                write_atomic(path, old, mode)
-            for path, backup in reversed(self.backups):
-                os.replace(backup, path)
+            for what, step in steps:
+                try:
+                    step()
+                except OSError as exc:
+                    from rgpu.util.output import reporter
+
+                    reporter().warn(f"could not {what}: {exc.strerror or exc}")
             for directory in reversed(self.made_dirs):
                 with contextlib.suppress(OSError):
                     directory.rmdir()

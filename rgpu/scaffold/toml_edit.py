@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import fnmatch
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
 import tomlkit
 from tomlkit.container import Container
-from tomlkit.items import Array, InlineTable, Item, Table
+from tomlkit.items import AoT, Array, Comment, InlineTable, Item, Table, Whitespace
 from tomlkit.toml_document import TOMLDocument
 
 from rgpu.errors import ConfigError, RgpuError
@@ -107,3 +107,46 @@ def show(value: object) -> str:
 
 def _flat(value: Mapping[str, Any]) -> bool:
     return all(isinstance(v, str | bool) for v in value.values())
+
+
+def add(table: Table, entries: Sequence[tuple[str | None, Any]]) -> None:
+    """Add keys (and comments: key None) to an existing table, after its last key/value.
+
+    tomlkit keeps the blank lines and comments that end a table (often the next table's
+    heading comment) in the table, so a plain ``table[key] = value`` would land after them.
+    """
+    body = table.value.body
+    keyed = [i for i, (k, v) in enumerate(body) if k is not None and not isinstance(v, Table | AoT)]
+    if keyed:
+        at = keyed[-1] + 1
+    else:  # no keys yet: after the comments that open the table
+        at = 0
+        while at < len(body) and isinstance(body[at][1], Comment):
+            at += 1
+    if at >= len(body):
+        last = body[-1][1] if body else None
+        if last is not None and not isinstance(last, Whitespace) and "\n" not in last.trivia.trail:
+            last.trivia.trail += "\n"  # a file that ends without a newline
+        for key, value in entries:
+            table.add(value) if key is None else table.add(key, value)
+        return
+    for key, value in entries:
+        item = tomlkit.item(value) if not isinstance(value, Item) else value
+        if key is None:
+            _insert_unkeyed(table.value, at, item)
+        else:
+            # Private, but the one way to insert mid-table; kept in step with the map.
+            table.value._insert_at(at, key, item)
+        at += 1
+    if isinstance(body[at][1], Table | AoT):  # a sub-table follows: keep a blank line
+        _insert_unkeyed(table.value, at, tomlkit.ws("\n"))
+
+
+def _insert_unkeyed(container: Container, at: int, item: Item) -> None:
+    """Insert a comment at ``at``, shifting the container's key map like `_insert_at`."""
+    for key, index in container._map.items():
+        if isinstance(index, tuple):
+            container._map[key] = tuple(i + 1 if i >= at else i for i in index)
+        elif index >= at:
+            container._map[key] = index + 1
+    container.body.insert(at, (None, item))
