@@ -17,26 +17,28 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import tomlkit
-from tomlkit.items import Table
-
 from rgpu import __version__
-from rgpu.errors import ConfigError, DestinationError, RgpuError, UsageError
+from rgpu.errors import DestinationError, UsageError
 from rgpu.resources import templates_dir
 from rgpu.scaffold import changes, toml_edit
 from rgpu.scaffold.changes import FileChange
+from rgpu.scaffold.manifest_edits import (
+    COMMAND,
+    DEFAULT_KERNEL,
+    Conflict,
+    conflict_error,
+    edit_host,
+    edit_workspace,
+)
 from rgpu.scaffold.naming import RUST_KEYWORDS
 from rgpu.scaffold.project import MANIFEST, Package, Project
 from rgpu.scaffold.vendor import crate_files, vendor_dir
 
-COMMAND = "rgpu init"
-DEFAULT_KERNEL = "kernel"
-BACKENDS = ("cuda", "wgpu", "ash")
 KERNEL_TEMPLATE = "init"  # templates/init: the kernel crate (not a template for `rgpu new`)
 RESERVED_DIRS = ("vendor", "target")
 _DIR = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*\Z")
@@ -61,16 +63,6 @@ class Inputs:
     vendor_files: Mapping[str, bytes]  # rgpu's crates, relative to the root
     on_disk: Mapping[str, bytes | None]  # what is at each of those paths now
     kernel_dir_exists: bool
-
-
-@dataclass(frozen=True)
-class Conflict:
-    """Something in the way: where (file, table, key), what, and the fix."""
-
-    where: str
-    problem: str
-    fix: str
-    error: type[RgpuError] = ConfigError
 
 
 @dataclass(frozen=True)
@@ -301,216 +293,6 @@ def choose_hosts(project: Project, request: Request, kernel_package: str) -> lis
         return [project.root_package.name]
     with_binaries = [p.name for p in candidates if p.binaries]
     return with_binaries or names
-
-
-def edit_host(doc: Any, manifest: str, key: str, ours: Mapping[str, str]) -> list[Conflict]:
-    """Add the kernel crate (as `key`), `rgpu` and the backend features to one host."""
-    out: list[Conflict] = []
-    package = ours["package"]
-    deps = doc.get("dependencies")
-    if deps is not None and not isinstance(deps, Table):
-        return [
-            Conflict(
-                f"{manifest} dependencies",
-                "is not a [dependencies] table",
-                "write it as a [dependencies] table",
-            )
-        ]
-    # The kernel crate, under its short name.
-    for table_name in ("dependencies", "dev-dependencies", "build-dependencies"):
-        table = doc.get(table_name)
-        if not toml_edit.is_table(table):
-            continue
-        for name, value in table.items():
-            spec = toml_edit.plain(value)
-            renamed = isinstance(spec, dict) and spec.get("package") == package
-            if name not in (key, package) and not renamed:
-                continue
-            if table_name == "dependencies" and name == key and spec == dict(ours):
-                continue
-            out.append(
-                Conflict(
-                    f"{manifest} [{table_name}] {name}",
-                    f"= {toml_edit.show(value)} is in the way of the kernel crate "
-                    f"(rgpu init adds {key} = {toml_edit.show(dict(ours))})",
-                    "rename or remove that dependency, or pick another kernel directory "
-                    "(the names follow it): `rgpu init --kernel OTHER`",
-                )
-            )
-    rgpu_spec = toml_edit.plain(deps.get("rgpu")) if deps is not None else None
-    if rgpu_spec is not None and not (
-        isinstance(rgpu_spec, dict) and rgpu_spec.get("workspace") is True
-    ):
-        out.append(
-            Conflict(
-                f"{manifest} [dependencies] rgpu",
-                f"= {toml_edit.show(rgpu_spec)} is not the workspace's rgpu",
-                "remove it (rgpu init adds rgpu = { workspace = true }, the vendored crate)",
-            )
-        )
-    # The backend features, for plain `cargo build --features cuda`.
-    features = doc.get("features")
-    if features is not None and not isinstance(features, Table):
-        out.append(
-            Conflict(f"{manifest} features", "is not a [features] table", "write it as [features]")
-        )
-        features = None
-    optional = _optional_dependencies(doc)
-    for backend in BACKENDS:
-        want = f"{key}/{backend}"
-        if backend in optional:
-            out.append(
-                Conflict(
-                    f"{manifest} [dependencies] {backend}",
-                    f"is optional, so `{backend}` is its feature; rgpu init adds the feature "
-                    f'{backend} = ["{want}"]',
-                    f"turn it on through a feature of another name (`dep:{backend}`), or rename it",
-                )
-            )
-        if features is None or backend not in features:
-            continue
-        have = toml_edit.string_list(features[backend])
-        if have is None or want not in have:
-            out.append(
-                Conflict(
-                    f"{manifest} [features] {backend}",
-                    f"= {toml_edit.show(features[backend])} exists with other content "
-                    f'(rgpu init adds {backend} = ["{want}"])',
-                    f'add "{want}" to it, or rename your feature `{backend}`',
-                )
-            )
-    if out:
-        return out
-    if deps is None:
-        doc["dependencies"] = tomlkit.table()
-        deps = doc["dependencies"]
-    added: list[tuple[str | None, Any]] = []
-    if key not in deps:
-        added.append((key, toml_edit.inline(ours)))
-    if "rgpu" not in deps:
-        added.append(("rgpu", toml_edit.inline({"workspace": True})))
-    toml_edit.add(deps, added)
-    missing = [b for b in BACKENDS if features is None or b not in features]
-    if missing:
-        if features is None:
-            doc["features"] = tomlkit.table()
-            features = doc["features"]
-        comment = tomlkit.comment(
-            "GPU backends, for plain `cargo build --features cuda` (rgpu build uses the "
-            "kernel crate's)."
-        )
-        toml_edit.add(features, [(None, comment), *((b, [f"{key}/{b}"]) for b in missing)])
-    return out
-
-
-def _optional_dependencies(doc: Any) -> set[str]:
-    found = set()
-    for table_name in ("dependencies",):
-        table = doc.get(table_name)
-        if toml_edit.is_table(table):
-            for name, value in table.items():
-                spec = toml_edit.plain(value)
-                if isinstance(spec, dict) and spec.get("optional") is True:
-                    found.add(name)
-    return found
-
-
-def rgpu_dependency() -> dict[str, str]:
-    return {"version": f"={__version__}", "path": f"{vendor_dir()}/rgpu"}
-
-
-def edit_workspace(doc: Any, kernel_dir: str, binaries: Sequence[str]) -> list[Conflict]:
-    """[workspace] members/exclude, [workspace.dependencies] rgpu, [workspace.metadata.rgpu]."""
-    out: list[Conflict] = []
-    where = f"{MANIFEST} [workspace]"
-    workspace = doc.get("workspace")
-    if workspace is not None and not isinstance(workspace, Table):
-        return [Conflict(f"{MANIFEST} workspace", "is not a table", "make it [workspace]")]
-    lists = {}
-    for name in ("members", "exclude"):
-        value = workspace.get(name) if workspace is not None else None
-        lists[name] = toml_edit.string_list(value) if value is not None else []
-        if lists[name] is None:
-            out.append(Conflict(f"{where} {name}", "is not a list of paths", f"fix {name}"))
-    section = workspace.get("dependencies") if workspace is not None else None
-    ours = rgpu_dependency()
-    have = toml_edit.plain(section.get("rgpu")) if isinstance(section, Table) else None
-    if section is not None and not isinstance(section, Table):
-        out.append(Conflict(f"{where} dependencies", "is not a table", "make it a table"))
-    elif have is not None and have != ours:
-        vendored = isinstance(have, dict) and "vendor/rgpu-" in str(have.get("path", ""))
-        out.append(
-            Conflict(
-                f"{MANIFEST} [workspace.dependencies] rgpu",
-                f"= {toml_edit.show(have)}, not rgpu {__version__}'s vendored crate",
-                f"run `rgpu vendor` to move the workspace to rgpu {__version__}'s crates"
-                if vendored
-                else f"remove it (rgpu init adds rgpu = {toml_edit.show(ours)})",
-            )
-        )
-    metadata = workspace.get("metadata") if workspace is not None else None
-    meta = metadata.get("rgpu") if isinstance(metadata, Table) else None
-    if metadata is not None and not isinstance(metadata, Table):
-        out.append(Conflict(f"{where} metadata", "is not a table", "make it a table"))
-    elif meta is not None and not isinstance(meta, Table):
-        out.append(
-            Conflict(f"{MANIFEST} workspace.metadata.rgpu", "is not a table", "make it a table")
-        )
-    elif meta is not None and meta.get("kernel", DEFAULT_KERNEL) != kernel_dir:
-        out.append(
-            Conflict(
-                f"{MANIFEST} [workspace.metadata.rgpu] kernel",
-                f"= {toml_edit.show(meta.get('kernel', DEFAULT_KERNEL))}, but --kernel asks "
-                f'for "{kernel_dir}"',
-                "drop --kernel to keep the workspace's kernel crate, or change `kernel` there",
-            )
-        )
-    if out:
-        return out
-    if workspace is None:
-        doc["workspace"] = tomlkit.table()
-        workspace = doc["workspace"]
-    members, exclude = lists["members"] or [], lists["exclude"] or []
-    added: list[tuple[str | None, Any]] = []
-    if "members" not in workspace:
-        added.append(("members", [kernel_dir]))
-    elif not any(toml_edit.glob_matches(m, kernel_dir) for m in members):
-        workspace["members"].append(kernel_dir)
-    if "exclude" not in workspace:
-        added.append(("exclude", ["vendor"]))
-    elif not any(e.strip("/") == "vendor" for e in exclude):
-        workspace["exclude"].append("vendor")
-    toml_edit.add(workspace, added)
-    section = toml_edit.child_table(workspace, "dependencies")
-    assert section is not None
-    if "rgpu" not in section:
-        toml_edit.add(section, [("rgpu", toml_edit.inline(ours))])
-    metadata = toml_edit.child_table(workspace, "metadata", super_table=True)
-    assert metadata is not None
-    if "rgpu" not in metadata:
-        table = tomlkit.table()
-        table.add(tomlkit.comment("rgpu reads this table; cargo ignores it."))
-        metadata["rgpu"] = table
-    meta = metadata["rgpu"]
-    added = []
-    if "kernel" not in meta:
-        added.append(("kernel", kernel_dir))
-    if "binary" not in meta and len(binaries) == 1:
-        added.append(("binary", binaries[0]))
-    toml_edit.add(meta, added)
-    return out
-
-
-def conflict_error(conflicts: Sequence[Conflict]) -> RgpuError:
-    """One error for every conflict: the first one's kind sets the exit code."""
-    first = conflicts[0]
-    if len(conflicts) == 1:
-        return first.error(f"{first.where} {first.problem}; nothing was written", first.fix)
-    lines = "\n".join(f"  {c.where} {c.problem}\n    fix: {c.fix}" for c in conflicts)
-    return first.error(
-        f"{len(conflicts)} conflicts; nothing was written:\n{lines}",
-        f"fix each one, then run `{COMMAND}` again (`{COMMAND} --dry-run` shows the changes)",
-    )
 
 
 # -- the command --------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any, TypeGuard
 
 import tomlkit
 from tomlkit.container import Container
-from tomlkit.items import AoT, Array, Comment, InlineTable, Item, Table, Whitespace
+from tomlkit.items import AoT, Array, Comment, InlineTable, Item, Key, Table, Whitespace
 from tomlkit.toml_document import TOMLDocument
 
 from rgpu.errors import ConfigError, RgpuError
@@ -115,8 +115,10 @@ def add(table: Table, entries: Sequence[tuple[str | None, Any]]) -> None:
     tomlkit keeps the blank lines and comments that end a table (often the next table's
     heading comment) in the table, so a plain ``table[key] = value`` would land after them.
     """
+    if not entries:
+        return
     body = table.value.body
-    keyed = [i for i, (k, v) in enumerate(body) if k is not None and not isinstance(v, Table | AoT)]
+    keyed = [i for i, (k, v) in enumerate(body) if k is not None and not _is_sub_table(k, v)]
     if keyed:
         at = keyed[-1] + 1
     else:  # no keys yet: after the comments that open the table
@@ -138,8 +140,13 @@ def add(table: Table, entries: Sequence[tuple[str | None, Any]]) -> None:
             # Private, but the one way to insert mid-table; kept in step with the map.
             table.value._insert_at(at, key, item)
         at += 1
-    if isinstance(body[at][1], Table | AoT):  # a sub-table follows: keep a blank line
+    if _is_sub_table(*body[at]):  # a [sub-table] follows: keep a blank line before it
         _insert_unkeyed(table.value, at, tomlkit.ws("\n"))
+
+
+def _is_sub_table(key: Key | None, item: Item) -> bool:
+    """A [table.sub] or [[table.sub]] of its own (a dotted key `a.b = 1` is a value)."""
+    return isinstance(item, Table | AoT) and not (key is not None and key.is_dotted())
 
 
 def _insert_unkeyed(container: Container, at: int, item: Item) -> None:

@@ -33,6 +33,11 @@ def vendor_dir(version: str = __version__) -> str:
     return f"vendor/rgpu-{version}"
 
 
+def rgpu_dependency(version: str = __version__) -> dict[str, str]:
+    """[workspace.dependencies] rgpu for the vendored crates."""
+    return {"version": f"={version}", "path": f"{vendor_dir(version)}/rgpu"}
+
+
 def crates_source() -> Path:
     return data_dir("crates")
 
@@ -101,7 +106,7 @@ def plan_vendor(
             f"{MANIFEST} [workspace.dependencies] is not a table",
             "make it a table: [workspace.dependencies]",
         )
-    want = {"version": f"={__version__}", "path": f"{vendor_dir()}/rgpu"}
+    want = rgpu_dependency()
     current = section.get("rgpu")
     if toml_edit.is_table(current):
         for key, value in want.items():

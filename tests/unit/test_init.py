@@ -642,3 +642,18 @@ def test_a_conflict_on_the_command_line_exits_4_and_names_the_fix(
     err = capsys.readouterr().err
     assert "error: kernel/ exists already" in err
     assert "fix: pick another directory: `rgpu init --kernel OTHER`" in err
+
+
+def test_dotted_keys_and_sub_tables_keep_their_places(tmp_path: Path) -> None:
+    text = (
+        '[package]\nname = "d"\nversion = "0.1.0"\n\n[dependencies]\nserde.version = "1"\n'
+        '[dependencies.log]\nversion = "0.4"\n'
+    )
+    root = write(tmp_path / "d", {"Cargo.toml": text, "src/lib.rs": ""})
+    do_init(root)
+    assert (root / "Cargo.toml").read_text().startswith(
+        '[package]\nname = "d"\nversion = "0.1.0"\n\n[dependencies]\nserde.version = "1"\n'
+        'kernel = { package = "d-kernel", path = "kernel" }\nrgpu = { workspace = true }\n\n'
+        '[dependencies.log]\nversion = "0.4"\n'
+    )
+    assert not plan_project(root, Request()).writes

@@ -127,3 +127,15 @@ def test_bitonic_stays_the_default_template(tmp_path: Path) -> None:
     dest, _ = new_workspace("sorter", tmp_path)
     meta = tomllib.loads((dest / "Cargo.toml").read_text())["workspace"]["metadata"]["rgpu"]
     assert meta["template"] == "bitonic"
+
+
+def test_init_in_a_workspace_rgpu_new_made_changes_nothing(minimal: Path) -> None:
+    from rgpu.scaffold import init
+
+    before = snapshot(minimal)
+    plan = init.plan_project(minimal, init.Request())
+    assert not plan.writes
+    assert (plan.kernel_package, plan.hosts) == ("m-kernel", ("m",))
+    assert set(plan.kept) == {"kernel/Cargo.toml", "kernel/src/lib.rs"}  # the template's own
+    init.apply(plan)
+    assert snapshot(minimal) == before
