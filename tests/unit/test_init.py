@@ -651,9 +651,13 @@ def test_dotted_keys_and_sub_tables_keep_their_places(tmp_path: Path) -> None:
     )
     root = write(tmp_path / "d", {"Cargo.toml": text, "src/lib.rs": ""})
     do_init(root)
-    assert (root / "Cargo.toml").read_text().startswith(
-        '[package]\nname = "d"\nversion = "0.1.0"\n\n[dependencies]\nserde.version = "1"\n'
-        'kernel = { package = "d-kernel", path = "kernel" }\nrgpu = { workspace = true }\n\n'
-        '[dependencies.log]\nversion = "0.4"\n'
+    assert (
+        (root / "Cargo.toml")
+        .read_text()
+        .startswith(
+            '[package]\nname = "d"\nversion = "0.1.0"\n\n[dependencies]\nserde.version = "1"\n'
+            'kernel = { package = "d-kernel", path = "kernel" }\nrgpu = { workspace = true }\n\n'
+            '[dependencies.log]\nversion = "0.4"\n'
+        )
     )
     assert not plan_project(root, Request()).writes
