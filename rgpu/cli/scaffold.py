@@ -74,7 +74,15 @@ def _show_plan(file_changes: Sequence[FileChange], dry_run: bool) -> None:
 
 
 @cli.command()
-@dir_option
+@click.option(
+    "-C",
+    "directory",
+    type=click.Path(path_type=Path),
+    default=None,
+    metavar="DIR",
+    help="The Cargo project's directory (default: here; its root Cargo.toml, not searched "
+    "upward).",
+)
 @click.option(
     "--kernel",
     default=None,

@@ -383,6 +383,12 @@ def test_the_output_is_byte_identical_on_the_cpu_backend(story: Story) -> None:
     assert plain == story.output_before
 
 
+def test_rgpu_test_reports_the_cpu_backend_passed(story: Story) -> None:
+    proc = run_rgpu("test", "-C", str(story.root))
+    lines = [line.split() for line in proc.stderr.splitlines()]
+    assert ["passed", "cpu:", "saxpy"] in lines, proc.stderr[-3000:]
+
+
 def test_rgpu_build_cuda_makes_ptx_that_ptxas_accepts(story: Story) -> None:
     result = run_rgpu("build", "-C", str(story.root), "--backend", "cuda", "--arch", "sm_80",
                       "--json")  # fmt: skip
@@ -395,9 +401,3 @@ def test_rgpu_build_cuda_makes_ptx_that_ptxas_accepts(story: Story) -> None:
     assert ptxas is not None, "ptxas missing: pip install nvidia-cuda-nvcc"
     file = story.root / "target" / "rgpu" / "kernels" / artifact["path"]
     assert ptx.check_with_ptxas(ptxas, file, "sm_80", os.environ, file.name) == "accepted"
-
-
-def test_rgpu_test_reports_the_cpu_backend_passed(story: Story) -> None:
-    proc = run_rgpu("test", "-C", str(story.root))
-    lines = [line.split() for line in proc.stderr.splitlines()]
-    assert ["passed", "cpu:", "saxpy"] in lines, proc.stderr[-3000:]
