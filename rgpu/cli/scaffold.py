@@ -80,8 +80,7 @@ def _show_plan(file_changes: Sequence[FileChange], dry_run: bool) -> None:
     type=click.Path(path_type=Path),
     default=None,
     metavar="DIR",
-    help="The Cargo project's directory (default: here; its root Cargo.toml, not searched "
-    "upward).",
+    help="The Cargo project's directory (default: here; its root Cargo.toml, not searched upward).",
 )
 @click.option(
     "--kernel",

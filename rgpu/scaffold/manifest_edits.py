@@ -99,7 +99,8 @@ def edit_host(doc: Any, manifest: str, key: str, ours: Mapping[str, str]) -> lis
                     f"{manifest} [dependencies] {backend}",
                     f"is optional, so `{backend}` is its feature; rgpu init adds the feature "
                     f'{backend} = ["{want}"]',
-                    f"turn it on through a feature of another name (`dep:{backend}`), or rename it",
+                    f'name it as "dep:{backend}" in the feature that turns it on (then it has no '
+                    f"feature of its own), or rename the dependency",
                 )
             )
         if features is None or backend not in features:
@@ -139,14 +140,21 @@ def edit_host(doc: Any, manifest: str, key: str, ours: Mapping[str, str]) -> lis
 
 
 def _optional_dependencies(doc: Any) -> set[str]:
+    """Optional dependencies that have a feature of their own name: those no feature names
+    as `dep:NAME` (cargo makes the implicit feature only then)."""
+    table = doc.get("dependencies")
+    features = toml_edit.plain(doc.get("features")) or {}
+    named = {v for values in features.values() if isinstance(values, list) for v in values}
     found = set()
-    for table_name in ("dependencies",):
-        table = doc.get(table_name)
-        if toml_edit.is_table(table):
-            for name, value in table.items():
-                spec = toml_edit.plain(value)
-                if isinstance(spec, dict) and spec.get("optional") is True:
-                    found.add(name)
+    if toml_edit.is_table(table):
+        for name, value in table.items():
+            spec = toml_edit.plain(value)
+            if (
+                isinstance(spec, dict)
+                and spec.get("optional") is True
+                and f"dep:{name}" not in named
+            ):
+                found.add(name)
     return found
 
 

@@ -44,7 +44,7 @@ class Project:
         """The project's name: the root package's, else the directory's (as a crate name)."""
         if self.root_package is not None:
             return self.root_package.name
-        name = re.sub(r"[^A-Za-z0-9_-]+", "-", self.root.name).strip("-_")
+        name = re.sub(r"[^a-z0-9_-]+", "-", self.root.name.lower()).strip("-_")
         return name if name[:1].isalpha() else f"project-{name}".rstrip("-")
 
     @property

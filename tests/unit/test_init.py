@@ -215,7 +215,7 @@ def test_a_virtual_workspace_gets_a_kernel_member_and_its_binaries_become_hosts(
     virtual: Path,
 ) -> None:
     plan = do_init(virtual)
-    assert plan.kernel_package == "Photo-Tools-kernel"  # the directory's name, as a crate name
+    assert plan.kernel_package == "photo-tools-kernel"  # the directory's name, as a crate name
     assert plan.hosts == ("app", "tool")
     text = (virtual / "Cargo.toml").read_text()
     assert text.startswith(
@@ -228,7 +228,7 @@ def test_a_virtual_workspace_gets_a_kernel_member_and_its_binaries_become_hosts(
     app = manifest(virtual, "crates/app/Cargo.toml")
     assert app["dependencies"] == {
         "core": {"path": "../core"},
-        "kernel": {"package": "Photo-Tools-kernel", "path": "../../kernel"},
+        "kernel": {"package": "photo-tools-kernel", "path": "../../kernel"},
         "rgpu": {"workspace": True},
     }
     assert app["features"]["ash"] == ["kernel/ash"]
@@ -384,7 +384,7 @@ def test_an_existing_kernel_directory_is_a_conflict(binary: Path) -> None:
 def test_a_package_named_like_the_kernel_crate_is_a_conflict(virtual: Path) -> None:
     write(
         virtual,
-        {"crates/k/Cargo.toml": '[package]\nname = "Photo-Tools-kernel"\nversion = "0.1.0"\n'},
+        {"crates/k/Cargo.toml": '[package]\nname = "photo-tools-kernel"\nversion = "0.1.0"\n'},
     )
     (virtual / "crates/k/src").mkdir(parents=True)
     (virtual / "crates/k/src/lib.rs").write_text("")
@@ -439,6 +439,11 @@ def test_an_optional_dependency_named_like_a_backend_is_a_conflict(binary: Path)
     (binary / "Cargo.toml").write_text(text)
     err = refused(binary, ConfigError)
     assert err.message.startswith("Cargo.toml [dependencies] wgpu is optional")
+    assert '"dep:wgpu"' in err.hint
+    # Named as `dep:wgpu` by another feature, it has no feature of its own: no conflict.
+    (binary / "Cargo.toml").write_text(text + '\n[features]\nvulkan = ["dep:wgpu"]\n')
+    do_init(binary)
+    assert manifest(binary)["features"]["wgpu"] == ["kernel/wgpu"]
 
 
 def test_rgpu_metadata_with_another_kernel_is_a_conflict(binary: Path) -> None:
@@ -629,7 +634,7 @@ def test_the_command_line_takes_kernel_and_host(
     code = run(["init", "-C", str(virtual), "--kernel", "gpu", "--host", "tool", "--host", "app"])
     assert code == 0
     err = capsys.readouterr().err
-    assert "kernel crate `Photo-Tools-gpu` in gpu/, used by tool, app" in err
+    assert "kernel crate `photo-tools-gpu` in gpu/, used by tool, app" in err
     assert "`gpu::NAME(&device, n, ...)`" in err
     assert manifest(virtual, "crates/tool/Cargo.toml")["features"]["cuda"] == ["gpu/cuda"]
 
