@@ -171,6 +171,15 @@ def edit_workspace(doc: Any, kernel_dir: str, binaries: Sequence[str]) -> list[C
         lists[name] = toml_edit.string_list(value) if value is not None else []
         if lists[name] is None:
             out.append(Conflict(f"{where} {name}", "is not a list of paths", f"fix {name}"))
+    excluded = [e for e in lists["exclude"] or [] if toml_edit.glob_matches(e, kernel_dir)]
+    if excluded or any(kernel_dir.startswith(f"{e.strip('/')}/") for e in lists["exclude"] or []):
+        out.append(
+            Conflict(
+                f"{where} exclude",
+                f"leaves out {kernel_dir}/, where the kernel crate goes",
+                "take it out of `exclude`, or pick another directory: `rgpu init --kernel OTHER`",
+            )
+        )
     section = workspace.get("dependencies") if workspace is not None else None
     ours = rgpu_dependency()
     have = toml_edit.plain(section.get("rgpu")) if isinstance(section, Table) else None

@@ -666,3 +666,10 @@ def test_dotted_keys_and_sub_tables_keep_their_places(tmp_path: Path) -> None:
         )
     )
     assert not plan_project(root, Request()).writes
+
+
+def test_a_workspace_that_excludes_the_kernel_directory_is_a_conflict(virtual: Path) -> None:
+    text = VIRTUAL + 'exclude = ["kernel", "old"]\n'
+    (virtual / "Cargo.toml").write_text(text)
+    err = refused(virtual, ConfigError)
+    assert err.message.startswith("Cargo.toml [workspace] exclude leaves out kernel/")
