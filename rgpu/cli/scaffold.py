@@ -1,13 +1,18 @@
-"""`rgpu new` (and `rgpu init`)."""
+"""`rgpu new`, `rgpu init` and `rgpu vendor`: making and updating workspaces."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from rgpu.cli.main import cli
+from rgpu.cli.main import cli, dir_option, load_workspace
 from rgpu.util.output import reporter
+
+if TYPE_CHECKING:
+    from rgpu.scaffold.changes import FileChange
 
 
 @cli.command()
@@ -55,3 +60,98 @@ def new(name: str, parent: Path, template: str, force: bool, overwrite: bool) ->
         )
     reporter().info(f"{'updated' if force else 'created'} {dest}")
     reporter().info(f"next: cd {dest} && rgpu test")
+
+
+def _show_plan(file_changes: Sequence[FileChange], dry_run: bool) -> None:
+    """Status words for every file; with --dry-run, the diff of each change on stdout."""
+    from rgpu.scaffold import changes
+
+    changes.report(file_changes)
+    if dry_run:
+        for change in file_changes:
+            if change.word == "change":
+                click.echo(changes.diff(change), nl=False)
+
+
+@cli.command()
+@click.option(
+    "-C",
+    "directory",
+    type=click.Path(path_type=Path),
+    default=None,
+    metavar="DIR",
+    help="The Cargo project's directory (default: here; its root Cargo.toml, not searched upward).",
+)
+@click.option(
+    "--kernel",
+    default=None,
+    metavar="DIR",
+    help="Directory of the kernel crate to create (default: kernel). The package is "
+    "named PROJECT-<its name>.",
+)
+@click.option(
+    "--host",
+    "hosts",
+    multiple=True,
+    metavar="PACKAGE",
+    help="A package that launches kernels (repeatable). Default: the root package, else "
+    "every member with a binary, else every member.",
+)
+@click.option("--dry-run", is_flag=True, help="Show what would change (diffs); write nothing.")
+def init(directory: Path | None, kernel: str | None, hosts: tuple[str, ...], dry_run: bool) -> None:
+    """Add rgpu to the existing Cargo project in DIR (default: here)."""
+    from rgpu.scaffold import init as initializing
+
+    request = initializing.Request(kernel=kernel, hosts=hosts)
+    plan = initializing.plan_project(directory or Path.cwd(), request)
+    _show_plan(plan.changes, dry_run)
+    for path in plan.kept:
+        reporter().status("keep", f"{path} (yours)")
+    if dry_run:
+        reporter().info(
+            "dry run: nothing was written" + ("; run without --dry-run to apply" * plan.writes)
+        )
+        return
+    initializing.apply(plan)
+    where = plan.root
+    if not plan.writes:
+        reporter().info(f"{where} is an rgpu workspace already: nothing to change")
+        return
+    hosts_text = ", ".join(plan.hosts) or "none (add the kernel crate to a package yourself)"
+    reporter().info(
+        f"rgpu is set up in {where}: kernel crate `{plan.kernel_package}` in {plan.kernel_dir}/, "
+        f"used by {hosts_text}"
+    )
+    if len(plan.binaries) > 1:
+        reporter().info(
+            f"{len(plan.binaries)} binaries: `rgpu run --bin NAME` picks one (or set "
+            'binary = "NAME" in [workspace.metadata.rgpu])'
+        )
+    reporter().info(
+        f"next: write kernels in {plan.kernel_dir}/src/lib.rs, call them as "
+        f"`{plan.kernel_key}::NAME(&device, n, ...)` with a device from "
+        "`rgpu::Device::select()`, then `rgpu test` and `rgpu build --backend cuda`"
+    )
+
+
+@cli.command()
+@dir_option
+@click.option("--dry-run", is_flag=True, help="Show what would change (diffs); write nothing.")
+def vendor(directory: Path | None, dry_run: bool) -> None:
+    """Vendor this rgpu's crates into the workspace and point it at them."""
+    from rgpu import __version__
+    from rgpu.scaffold import changes
+    from rgpu.scaffold.vendor import plan_workspace, vendor_dir
+
+    ws = load_workspace(directory)
+    plan = plan_workspace(ws.root)
+    _show_plan(plan.changes, dry_run)
+    if dry_run:
+        reporter().info("dry run: nothing was written")
+    elif plan.writes:
+        changes.write(plan.root, plan.changes, "rgpu vendor")
+        reporter().info(f"the workspace uses rgpu {__version__}'s crates in {vendor_dir()}/")
+    else:
+        reporter().info(f"the workspace uses rgpu {__version__}'s crates already")
+    for old in plan.old_dirs:
+        reporter().info(f"{old}/ is no longer used: you may delete it (`rm -r {old}`)")

@@ -11,7 +11,6 @@ leaves the destination as it was (files created are removed, replaced ones resto
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import tempfile
@@ -23,6 +22,7 @@ from rgpu import __version__
 from rgpu.errors import DestinationError, InterruptedByUser, RgpuError, UsageError
 from rgpu.resources import templates_dir
 from rgpu.scaffold.naming import validate_crate_name
+from rgpu.scaffold.rollback import Rollback
 from rgpu.scaffold.vendor import vendor_files
 
 JINJA_SUFFIX = ".jinja"
@@ -43,31 +43,39 @@ def _template_files(template: Path) -> Iterator[Path]:
             yield path
 
 
-def render_tree(template: Path, out: Path, context: dict[str, str]) -> list[str]:
-    """Render ``template`` into the existing directory ``out``; return relative paths."""
+def render_files(template: Path, context: dict[str, str]) -> dict[str, bytes]:
+    """Render ``template`` in memory: each file's path relative to the destination, and its
+    bytes (``.jinja`` files rendered, the suffix dropped; everything else verbatim)."""
     import jinja2
 
     env = jinja2.Environment(
         undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
     )
-    written = []
+    files: dict[str, bytes] = {}
     for source in _template_files(template):
         rel = source.relative_to(template).as_posix()
         if "{{" in rel:
             rel = env.from_string(rel).render(context)
         if rel.endswith(JINJA_SUFFIX):
             rel = rel[: -len(JINJA_SUFFIX)]
+        if source.name.endswith(JINJA_SUFFIX):
+            text = env.from_string(source.read_text(encoding="utf-8")).render(context)
+            files[rel] = text.encode("utf-8")
+        else:
+            files[rel] = source.read_bytes()
+    return files
+
+
+def render_tree(template: Path, out: Path, context: dict[str, str]) -> list[str]:
+    """Render ``template`` into the existing directory ``out``; return relative paths."""
+    files = render_files(template, context)
+    for rel, data in files.items():
         target = (out / rel).resolve()
         if not target.is_relative_to(out.resolve()):
             raise RgpuError(f"template path {rel!r} would leave the destination")
         target.parent.mkdir(parents=True, exist_ok=True)
-        if source.name.endswith(JINJA_SUFFIX):
-            text = env.from_string(source.read_text(encoding="utf-8")).render(context)
-            target.write_text(text, encoding="utf-8")
-        else:
-            shutil.copyfile(source, target)
-        written.append(rel)
-    return written
+        target.write_bytes(data)
+    return list(files)
 
 
 def check_utf8(path: Path) -> None:
@@ -126,39 +134,10 @@ def _inspect_destination(parent: Path, dest: Path, force: bool) -> bool:
     return False
 
 
-@dataclass
-class Merge:
-    """Files moved into an existing directory, undoable until it is done."""
-
-    dest: Path
-    created: list[Path]
-    backups: list[tuple[Path, Path]]  # (file, its backup)
-    made_dirs: list[Path]
-
-    def undo(self) -> None:
-        for path in reversed(self.created):
-            path.unlink(missing_ok=True)
-        for path, backup in reversed(self.backups):
-            os.replace(backup, path)
-        for directory in reversed(self.made_dirs):
-            with contextlib.suppress(OSError):
-                directory.rmdir()
-
-
-def _mkdirs(directory: Path, merge: Merge) -> None:
-    missing = []
-    while not directory.exists():
-        missing.append(directory)
-        directory = directory.parent
-    for d in reversed(missing):
-        d.mkdir()
-        merge.made_dirs.append(d)
-
-
 def merge_into(
     rendered: Path, dest: Path, files: list[str], *, overwrite: bool
 ) -> list[FileStatus]:
-    merge = Merge(dest, [], [], [])
+    merge = Rollback()
     statuses = []
     try:
         for rel in files:
@@ -186,7 +165,7 @@ def merge_into(
                 os.replace(source, target)
                 statuses.append(FileStatus("overwrite", rel))
                 continue
-            _mkdirs(target.parent, merge)
+            merge.mkdirs(target.parent)
             os.replace(source, target)
             merge.created.append(target)
             statuses.append(FileStatus("create", rel))

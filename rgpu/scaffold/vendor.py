@@ -11,11 +11,18 @@ beside the old ones and moves the dependency to them (moving to a newer rgpu).
 
 from __future__ import annotations
 
-import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from rgpu import __version__
+from rgpu.errors import ConfigError
 from rgpu.resources import data_dir
+from rgpu.scaffold import toml_edit
+from rgpu.scaffold.changes import FileChange
+
+COMMAND = "rgpu vendor"
+MANIFEST = "Cargo.toml"
 
 CRATES = ("rgpu", "rgpu-macros", "rgpu-runtime")
 SKIP = {"target", "Cargo.lock", ".gitignore", "tests", "examples"}
@@ -24,6 +31,11 @@ SKIP = {"target", "Cargo.lock", ".gitignore", "tests", "examples"}
 def vendor_dir(version: str = __version__) -> str:
     """The vendored crates' directory, relative to the workspace root."""
     return f"vendor/rgpu-{version}"
+
+
+def rgpu_dependency(version: str = __version__) -> dict[str, str]:
+    """[workspace.dependencies] rgpu for the vendored crates."""
+    return {"version": f"={version}", "path": f"{vendor_dir(version)}/rgpu"}
 
 
 def crates_source() -> Path:
@@ -41,15 +53,89 @@ def _files(crate: Path) -> list[Path]:
     return out
 
 
+def crate_files(version: str = __version__) -> dict[str, bytes]:
+    """The crates to vendor: each file's path relative to the workspace root, its bytes."""
+    source = crates_source()
+    base = vendor_dir(version)
+    return {
+        f"{base}/{name}/{rel.as_posix()}": (source / name / rel).read_bytes()
+        for name in CRATES
+        for rel in _files(source / name)
+    }
+
+
 def vendor_files(root: Path) -> list[str]:
     """Copy the crates under `root/vendor/rgpu-<version>/`; return the relative paths."""
-    written: list[str] = []
-    source = crates_source()
-    base = vendor_dir()
-    for name in CRATES:
-        for rel in _files(source / name):
-            target = root / base / name / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source / name / rel, target)
-            written.append(f"{base}/{name}/{rel.as_posix()}")
-    return written
+    files = crate_files()
+    for rel, data in files.items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return list(files)
+
+
+# -- `rgpu vendor` ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VendorPlan:
+    root: Path
+    changes: tuple[FileChange, ...]
+    old_dirs: tuple[str, ...]  # other vendor/rgpu-* directories: no longer used
+
+    @property
+    def writes(self) -> bool:
+        return any(c.word != "identical" for c in self.changes)
+
+
+def plan_vendor(
+    root: Path,
+    manifest_text: str,
+    files: Mapping[str, bytes],
+    on_disk: Mapping[str, bytes | None],
+    vendored: Sequence[str],
+) -> VendorPlan:
+    """Pure: rgpu's crates (``files``) under vendor/rgpu-<version>/ and [workspace.
+    dependencies] rgpu pointing at them (path and `version = "=<version>"`; its other keys
+    kept). ``vendored``: the vendor/rgpu-* directories there now."""
+    doc = toml_edit.parse(manifest_text, MANIFEST, COMMAND)
+    workspace = toml_edit.child_table(doc, "workspace")
+    section = toml_edit.child_table(workspace, "dependencies") if workspace is not None else None
+    if section is None:
+        raise ConfigError(
+            f"{MANIFEST} [workspace.dependencies] is not a table",
+            "make it a table: [workspace.dependencies]",
+        )
+    want = rgpu_dependency()
+    current = section.get("rgpu")
+    if toml_edit.is_table(current):
+        for key, value in want.items():
+            if toml_edit.plain(current.get(key)) != value:
+                current[key] = value
+    else:
+        section["rgpu"] = toml_edit.inline(want)
+    changes = [FileChange(rel, data, on_disk.get(rel)) for rel, data in files.items()]
+    changes.append(
+        FileChange(
+            MANIFEST,
+            toml_edit.dumps(doc, MANIFEST).encode("utf-8"),
+            manifest_text.encode("utf-8"),
+        )
+    )
+    old = tuple(d for d in vendored if d != vendor_dir())
+    return VendorPlan(root=root, changes=tuple(changes), old_dirs=old)
+
+
+def plan_workspace(root: Path) -> VendorPlan:
+    """Read the workspace at ``root`` and plan `rgpu vendor` for it."""
+    from rgpu.scaffold.project import read_text
+
+    manifest_text = read_text(root / MANIFEST, MANIFEST)
+    files = crate_files()
+    on_disk = {rel: (root / rel).read_bytes() if (root / rel).is_file() else None for rel in files}
+    vendor = root / "vendor"
+    vendored = sorted(
+        f"vendor/{d.name}" for d in (vendor.iterdir() if vendor.is_dir() else [])
+        if d.is_dir() and d.name.startswith("rgpu-")
+    )  # fmt: skip
+    return plan_vendor(root, manifest_text, files, on_disk, vendored)

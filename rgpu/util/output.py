@@ -62,7 +62,12 @@ class Reporter:
     def status(self, word: str, subject: str) -> None:
         """One status word per file or step, the same words in real and dry runs."""
         if not self.quiet:
-            styles = {"create": "green", "overwrite": "yellow", "conflict": "red"}
+            styles = {
+                "create": "green",
+                "change": "yellow",
+                "overwrite": "yellow",
+                "conflict": "red",
+            }
             self._write(f"{word:>10}  {subject}", style=styles.get(word))
 
     def warn(self, text: str) -> None:

@@ -1,0 +1,59 @@
+"""`rgpu new NAME --template minimal` end to end with the real cargo: `rgpu test` and `rgpu
+run` on the cpu backend, plain cargo build/test/fmt/clippy, and `rgpu build --backend cuda`
+(one arch) with PTX that ptxas accepts. No GPU needed; wgpu/ash are not built (minutes)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from rgpu.artifacts import ptx
+from rgpu.toolchains.tools import find_ptxas
+from tests.conftest import run_rgpu
+from tests.integration.test_init_story import cargo
+
+
+@pytest.fixture(scope="module")
+def minimal(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    parent = tmp_path_factory.mktemp("minimal")
+    run_rgpu("new", "saxpydemo", "--template", "minimal", "--dir", str(parent))
+    return parent / "saxpydemo"
+
+
+def test_rgpu_test_reports_the_cpu_backend_passed(minimal: Path) -> None:
+    proc = run_rgpu("test", "-C", str(minimal))
+    assert "test every_built_backend_matches_plain_rust ... ok" in proc.stdout
+    lines = [line.split() for line in proc.stderr.splitlines()]
+    assert ["passed", "cpu:", "saxpy"] in lines, proc.stderr[-3000:]
+
+
+def test_rgpu_run_checks_the_result_against_plain_rust(minimal: Path) -> None:
+    proc = run_rgpu("run", "-C", str(minimal), "--", "--n", "100000", "--check")
+    assert proc.stdout == (
+        "saxpy on cpu: n = 100000, y[..4] = [0.0, 3.0, 6.0, 9.0]\ncheck: identical to plain Rust\n"
+    )
+    bad = run_rgpu("run", "-C", str(minimal), "--", "--colour", check=False)
+    assert bad.returncode == 1 and "unknown argument `--colour`" in bad.stderr
+
+
+def test_plain_cargo_builds_tests_formats_and_lints_it(minimal: Path) -> None:
+    cargo("fmt", "--check", cwd=minimal)
+    cargo("clippy", "--all-targets", "--", "-D", "warnings", cwd=minimal)
+    cargo("build", cwd=minimal)
+    assert "test every_built_backend_matches_plain_rust ... ok" in cargo("test", cwd=minimal)
+
+
+def test_rgpu_build_cuda_makes_ptx_that_ptxas_accepts(minimal: Path) -> None:
+    result = run_rgpu("build", "-C", str(minimal), "--backend", "cuda", "--arch", "sm_80",
+                      "--json")  # fmt: skip
+    data = json.loads(result.stdout)
+    assert data["ok"] and "cuda" in data["backends"]
+    (artifact,) = data["artifacts"]
+    assert artifact["entry_points"] == ["saxpy"] and artifact["extra"]["ptxas"] == "accepted"
+    ptxas = find_ptxas(os.environ)
+    assert ptxas is not None, "ptxas missing: pip install nvidia-cuda-nvcc"
+    file = minimal / "target" / "rgpu" / "kernels" / artifact["path"]
+    assert ptx.check_with_ptxas(ptxas, file, "sm_80", os.environ, file.name) == "accepted"
