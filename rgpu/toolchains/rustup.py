@@ -23,8 +23,14 @@ RUSTUP_HINT = "install rustup from https://rustup.rs, then run `rgpu toolchain i
 
 def _rustup(args: list[str], env: Mapping[str, str]) -> cmd.Result:
     """Run rustup; a missing rustup says how to install it, a failing one says what failed."""
-    result = cmd.run(
-        ["rustup", *args], env=env, capture=True, echo=False, check=False, hint=RUSTUP_HINT
+    from rgpu.toolchains import probe_cache
+
+    argv = ["rustup", *args]
+    result = probe_cache.run(
+        argv,
+        env,
+        probe_cache.rustup_watch(env),
+        lambda: cmd.run(argv, env=env, capture=True, echo=False, check=False, hint=RUSTUP_HINT),
     )
     if result.returncode != 0:
         command = cmd.format_argv(["rustup", *args])

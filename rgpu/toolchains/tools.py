@@ -156,14 +156,29 @@ def llvm_major(info: Mapping[str, str]) -> int | None:
     return int(head) if head.isdigit() else None
 
 
+def _probe(argv: Sequence[str], env: Mapping[str, str]) -> cmd.Result | None:
+    """A probe of a system program (its own file is in the fingerprint), remembered."""
+    from rgpu.toolchains import probe_cache
+
+    started: list[cmd.Result | None] = []
+
+    def start() -> cmd.Result:
+        result = run_quiet(argv, env)
+        started.append(result)
+        return result or cmd.Result(tuple(argv), 127, "", "")
+
+    result = probe_cache.run(argv, env, (), start)
+    return None if started and started[0] is None else result
+
+
 def system_rust(rustc: str, env: Mapping[str, str]) -> SystemRust | None:
     if not Path(rustc).is_file():
         return None
-    vv = run_quiet([rustc, "-vV"], env)
+    vv = _probe([rustc, "-vV"], env)
     if vv is None or vv.returncode != 0:
         return None
     info = parse_rustc_vv(vv.stdout)
-    root = run_quiet([rustc, "--print", "sysroot"], env)
+    root = _probe([rustc, "--print", "sysroot"], env)
     sysroot = Path(root.stdout.strip()) if root and root.returncode == 0 else None
     src = sysroot / "lib/rustlib/src/rust/library" if sysroot else None
     return SystemRust(

@@ -222,7 +222,7 @@ def fake_rustup(
     for name, components in toolchains.items():
         (home / "toolchains" / name).write_text("".join(f"{c}\n" for c in components))
     fake_program(tmp_path / "bin", "rustup", FAKE_RUSTUP.format(home=home, host=HOST))
-    return {"PATH": str(tmp_path / "bin"), "HOME": str(tmp_path)}
+    return {"PATH": str(tmp_path / "bin"), "HOME": str(tmp_path), "RUSTUP_HOME": str(home)}
 
 
 def test_status_finds_a_nightly_with_every_pinned_component(tmp_path: Path) -> None:
