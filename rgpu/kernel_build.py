@@ -49,7 +49,13 @@ def container_runner(
     from rgpu.containers.runner import ContainerRunner
 
     engine = engines.detect(env)
-    engines.require_image(engine, where.image, env, engines.image_hint(engine, where.image))
+    engines.require_image(
+        engine,
+        where.image,
+        env,
+        engines.image_hint(engine, where.image),
+        pull=kernel.build.options.yes,
+    )
     return ContainerRunner(
         engine,
         where.image,

@@ -149,10 +149,19 @@ def image_present(engine: Engine, image: str, env: Mapping[str, str]) -> bool:
     return result.returncode == 0
 
 
-def require_image(engine: Engine, image: str, env: Mapping[str, str], hint: str) -> None:
-    """A missing image fails here with how to get it, not deep inside `run`."""
-    if not image_present(engine, image, env):
-        raise ContainerError(f"container image `{image}` is not available to {engine.kind}", hint)
+def require_image(
+    engine: Engine, image: str, env: Mapping[str, str], hint: str, *, pull: bool = False
+) -> None:
+    """A missing image fails here with how to get it, not deep inside `run`. With `pull`
+    (the user's consent: --yes / RGPU_YES) a missing image other than rgpu's own is pulled
+    first, as the codegens' toolchains are installed."""
+    if image_present(engine, image, env):
+        return
+    if pull and image != DEFAULT_IMAGE:
+        cmd.run([engine.program, "pull", image], env=env, hint=hint)
+        if image_present(engine, image, env):
+            return
+    raise ContainerError(f"container image `{image}` is not available to {engine.kind}", hint)
 
 
 def image_hint(engine: Engine, image: str) -> str:

@@ -193,7 +193,7 @@ def new_workspace(
         )
     if overwrite and not force:
         raise UsageError("--overwrite only goes with --force", "pass --force --overwrite")
-    parent = parent.absolute()
+    parent = Path(os.path.normpath(parent.absolute()))
     dest = parent / name
     exists = _check_destination(parent, dest, force)
     source = templates_dir() / template

@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -151,6 +152,41 @@ def test_rgpus_own_workflow_passes_actionlint_and_runs_the_ci_command() -> None:
     assert "python scripts/check-wheel.py dist/*.whl" in text
 
 
+def test_rgpus_own_demo_jobs_are_the_jobs_ci_init_generates(tmp_path: Path) -> None:
+    """ci.yml's demo jobs are scripts/render-demo-ci.py's output, byte for byte, and that
+    is each generated job plus two steps of rgpu's CI (checked here on the parsed YAML)."""
+    import yaml
+
+    text = (REPO / ".github" / "workflows" / "ci.yml").read_text(encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "render-demo-ci.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert proc.stdout in text, "ci.yml's demo jobs are stale: paste scripts/render-demo-ci.py"
+    ours = yaml.safe_load(text)["jobs"]
+    repo = tmp_path
+    (repo / ".git").mkdir()
+    (repo / "sortdemo").mkdir()
+    generated = yaml.safe_load(
+        workflow.render(repo / "sortdemo", ("wgpu", "ash", "cuda"), "x", ("--", "--verify")).text
+    )
+    assert set(generated["jobs"]) == {"wgpu", "ash", "cuda-nvptx", "cuda-nvvm"}
+    for job_id, job in generated["jobs"].items():
+        mine = ours[f"demo-{job_id}"]
+        steps = [s for s in mine["steps"] if not str(s.get("name", "")).startswith("rgpu's CI")]
+        assert steps == job["steps"]
+        assert mine["defaults"] == generated["defaults"]
+        assert mine["runs-on"] == job["runs-on"]
+        env = {**generated["env"], **job.get("env", {})}
+        assert {k: v for k, v in mine["env"].items() if k != "RGPU_SOURCE"} == {
+            k: v for k, v in env.items() if k != "RGPU_SOURCE"
+        }
+        assert mine["env"]["RGPU_SOURCE"] == "${{ github.workspace }}"
+    assert "--codegen nvvm --docker" in str(ours["demo-cuda-nvvm"]["steps"])
+
+
 @pytest.mark.parametrize("combo", COMBINATIONS, ids=lambda c: "-".join(c))
 def test_job_run_lines_are_the_jobs_commands(tmp_path: Path, combo: tuple[str, ...]) -> None:
     blocks = job_blocks(workflow.render(tmp_path, combo, SOURCE).text)
@@ -183,7 +219,7 @@ def test_jobs_get_their_platform_setup(tmp_path: Path) -> None:
     for cuda in ("cuda-nvptx", "cuda-nvvm"):
         assert "pip install nvidia-cuda-nvcc" in blocks[cuda]
         assert "actions/upload-artifact@" in blocks[cuda]
-        assert "target/rgpu/**/*.ptx" in blocks[cuda]
+        assert "target/rgpu/kernels/*.ptx" in blocks[cuda]
     assert "run: rgpu toolchain install nvptx --yes" in blocks["cuda-nvptx"]
     assert "run: rgpu toolchain install spirv --yes" in blocks["ash"]
     assert "rgpu toolchain install" not in blocks["cpu"] + blocks["cuda-nvvm"]

@@ -111,6 +111,30 @@ def test_a_missing_image_is_refused_with_the_hint(tmp_path: Path) -> None:
     assert err.value.hint == "pull it"
 
 
+def test_with_consent_a_missing_image_is_pulled_once_but_rgpus_own_never(tmp_path: Path) -> None:
+    # A fake docker whose `pull` makes the image present (a marker file), logging each call.
+    docker = fake_program(
+        tmp_path,
+        "docker",
+        f"""
+        echo "$*" >> {tmp_path}/calls
+        case "$1" in
+          pull) : > {tmp_path}/pulled ;;
+          image) [ -f {tmp_path}/pulled ] || exit 1 ;;
+        esac
+        """,
+    )
+    engine = dataclasses.replace(DOCKER, program=str(docker))
+    env = {"PATH": "/usr/bin:/bin"}
+    with pytest.raises(ContainerError):
+        engines.require_image(engine, engines.DEFAULT_IMAGE, env, "build it", pull=True)
+    assert "pull" not in (tmp_path / "calls").read_text()
+    engines.require_image(engine, "img:1", env, "pull it", pull=True)
+    engines.require_image(engine, "img:1", env, "pull it", pull=True)
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert calls.count("pull img:1") == 1
+
+
 # --- placement ----------------------------------------------------------------------------
 
 
