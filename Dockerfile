@@ -2,15 +2,16 @@
 #
 #   offline  Debian's rustc-web 1.96 (+ cargo-web, rust-web-src) and llvm-22, ptxas from
 #            PyPI's nvidia-cuda-nvcc wheel, and rgpu itself: everything the nvptx codegen
-#            needs. It reaches only Debian's and PyPI's package registries, so it is the
-#            stage rgpu's CI builds and uses (scripts/setup-docker.sh):
-#              docker build --network host --target offline -t rgpu-toolchain:0.1.0-offline .
+#            needs. It reaches only the Debian, PyPI and crates.io registries (the last for
+#            llvm-bitcode-linker's crates), so it is the stage rgpu's CI builds and uses
+#            (scripts/setup-docker.sh):
+#              docker build --network host --target offline -t rgpu-toolchain:0.2.0-offline .
 #   full     offline + rustup with the pinned nightlies and components of the spirv and nvvm
 #            codegens, LLVM 7 (for rustc_codegen_nvvm) and CUDA's libNVVM. It downloads from
-#            static.rust-lang.org, github.com and developer.download.nvidia.com, which rgpu's
-#            CI machines cannot reach: THIS STAGE CANNOT BE BUILT ON OUR CI MACHINES and is
-#            not tested there. With internet access:
-#              docker build --target full -t rgpu-toolchain:0.1.0-full .
+#            static.rust-lang.org, github.com and developer.download.nvidia.com; rgpu's CI
+#            machines cannot reach the last two: THIS STAGE CANNOT BE BUILT ON OUR CI
+#            MACHINES and is not tested there. With internet access:
+#              docker build --target full -t rgpu-toolchain:0.2.0-full .
 #
 # Build from a checkout of rgpu (the build context): the image installs that rgpu.
 # `rgpu build --docker` runs each kernel-compile step in a container of this image as the
@@ -80,14 +81,14 @@ CMD ["rgpu", "--help"]
 
 
 # ---------------------------------------------------------------------------------------
-# NOT BUILDABLE ON rgpu's CI MACHINES (they reach only the Debian, PyPI and crates.io
-# registries). Needs static.rust-lang.org (rustup), github.com (LLVM 7 source) and
+# NOT BUILDABLE ON rgpu's CI MACHINES (they reach the Debian, PyPI and crates.io registries
+# and rustup's server, not GitHub or NVIDIA). Needs static.rust-lang.org (rustup), github.com (LLVM 7 source) and
 # developer.download.nvidia.com (CUDA). Pins follow toolchains/*.toml; keep them in step.
 FROM offline AS full
 
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 
-ARG SPIRV_TOOLCHAIN=nightly-2026-04-08
+ARG SPIRV_TOOLCHAIN=nightly-2026-08-15
 ARG NVVM_TOOLCHAIN=nightly-2026-04-02
 ARG LLVM7_VERSION=7.1.0
 ARG CUDA_VERSION=12.8

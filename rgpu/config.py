@@ -43,7 +43,7 @@ DEFAULTS: dict[str, Any] = {
 # Keys that describe the workspace itself (read by workspace.py), not build options.
 LAYOUT_KEYS = ("host", "kernel", "binary", "template", "template-version", "crates")
 ENV_VARS: dict[str, str] = {
-    "RGPU_BACKEND": "backend",
+    "RGPU_BUILD_BACKEND": "backend",
     "RGPU_PROFILE": "profile",
     "RGPU_CODEGEN": "codegen",
     "RGPU_CUDA_ARCHS": "cuda-archs",

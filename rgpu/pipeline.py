@@ -81,7 +81,7 @@ class BuildPlan:
 
 
 def accumulated(ws: Workspace, asked: Sequence[str]) -> tuple[Backend, ...]:
-    """The backends asked for, then those already built in (cpu always last if unasked)."""
+    """The backends asked for, then those already built in (a build never drops one)."""
     previous = build_state.read(ws.rgpu_dir)
     names = [*asked, *(previous.backends if previous else ())]
     return tuple(get_backend(n) for n in dict.fromkeys(names))

@@ -1,18 +1,37 @@
 #!/usr/bin/env python3
-"""Check that a built rgpu wheel carries its data: every file of templates/ and toolchains/
-under rgpu/_data/, byte for byte. Used by .github/workflows/ci.yml and tests/integration.
+"""Check that a built rgpu wheel carries its data: every file of templates/, toolchains/ and
+crates/ (rgpu's Rust crates, which `rgpu new` vendors) that git tracks, under rgpu/_data/,
+byte for byte, and no build output (crates' target/). Used by .github/workflows/ci.yml and
+tests/integration.
 
 Usage: python scripts/check-wheel.py dist/rgpu-*.whl
 """
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-DATA_DIRS = ("templates", "toolchains")
+DATA_DIRS = ("templates", "toolchains", "crates")
+
+
+def tracked(data_dir: str) -> list[Path]:
+    """The files git tracks under data_dir (all files, less caches and target/, without git)."""
+    proc = subprocess.run(
+        ["git", "-C", str(REPO), "ls-files", "-z", "--", data_dir],
+        capture_output=True,
+        check=False,
+    )
+    if proc.returncode == 0 and proc.stdout:
+        return [REPO / name for name in proc.stdout.decode().split("\0") if name]
+    return [
+        p
+        for p in sorted((REPO / data_dir).rglob("*"))
+        if p.is_file() and not {"__pycache__", "target"} & set(p.parts)
+    ]
 
 
 def problems(wheel: Path) -> list[str]:
@@ -20,17 +39,15 @@ def problems(wheel: Path) -> list[str]:
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         for data_dir in DATA_DIRS:
-            files = [p for p in sorted((REPO / data_dir).rglob("*")) if p.is_file()]
             if not any(n.startswith(f"rgpu/_data/{data_dir}/") for n in names):
                 found.append(f"rgpu/_data/{data_dir}/ is missing")
-            for path in files:
-                if "__pycache__" in path.parts:
-                    continue
+            for path in tracked(data_dir):
                 inside = f"rgpu/_data/{path.relative_to(REPO).as_posix()}"
                 if inside not in names:
                     found.append(f"{inside} is missing")
                 elif archive.read(inside) != path.read_bytes():
                     found.append(f"{inside} differs from {path.relative_to(REPO)}")
+        found += [f"{n}: build output in the wheel" for n in names if "/target/" in n]
     return found
 
 
@@ -43,7 +60,7 @@ def main(argv: list[str]) -> int:
     for problem in found:
         print(f"error: {wheel.name}: {problem}", file=sys.stderr)
     if not found:
-        print(f"{wheel.name}: templates/ and toolchains/ are all in rgpu/_data/")
+        print(f"{wheel.name}: templates/, toolchains/ and crates/ are all in rgpu/_data/")
     return 1 if found else 0
 
 

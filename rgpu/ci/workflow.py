@@ -1,6 +1,6 @@
 """`rgpu ci init`: a GitHub Actions workflow that proves every backend on GPU-less runners.
 
-``JOB_COMMANDS`` is the one list of the rgpu commands each CI job runs. The workflow's
+``job_commands`` is the one list of the rgpu commands each CI job runs. The workflow's
 ``run:`` lines are rendered from it, and the integration tests execute the same commands,
 so the workflow cannot drift from what is tested.
 """
@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,12 +107,13 @@ def parse_backends(values: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def toolchains_key() -> str:
-    """A cache key for rgpu's toolchain cache: the pinned toolchain files and rgpu's version."""
-    from rgpu.resources import toolchains_dir
+def toolchains_key(env: Mapping[str, str] | None = None) -> str:
+    """A cache key for rgpu's toolchain cache: the pin files rgpu uses (RGPU_TOOLCHAINS_DIR's
+    when set, as for every command) and rgpu's version."""
+    from rgpu.toolchains.pins import toolchains_dir
 
     digest = hashlib.sha256(__version__.encode())
-    for path in sorted(toolchains_dir().glob("*.toml")):
+    for path in sorted(toolchains_dir(os.environ if env is None else env).glob("*.toml")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 

@@ -62,8 +62,6 @@ class Codegen(Protocol):
     container_as_root: bool
     # With consent (--yes) it installs its own pinned toolchain, so a missing one is no stop.
     installs_toolchain: bool
-    # It compiles here, on rgpu's own CI (not only on machines with rustc-dev).
-    exercised_in_ci: bool
     # The GitHub Actions job `rgpu ci init` writes for it: rgpu commands before the build
     # (installing its pinned toolchain), and what it adds to `rgpu build --backend B`.
     ci_setup: tuple[tuple[str, ...], ...]

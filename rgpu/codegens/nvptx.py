@@ -338,7 +338,6 @@ class NvptxCodegen:
     artifact_kind = "ptx"
     container_as_root = False
     installs_toolchain = False
-    exercised_in_ci = True
     ci_setup = (("rgpu", "toolchain", "install", "nvptx", "--yes"),)
     ci_build_args = ("--codegen", "nvptx")
 

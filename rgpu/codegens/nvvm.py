@@ -248,7 +248,6 @@ class NvvmCodegen:
     # what they wrote back to the invoking user (containers/runner.py, `chown_back`).
     container_as_root = True
     installs_toolchain = False
-    exercised_in_ci = False
     ci_setup: tuple[tuple[str, ...], ...] = ()
     # rustc_codegen_nvvm needs LLVM 7 and libNVVM: in CI it runs in the Rust-CUDA image.
     ci_build_args = ("--codegen", "nvvm", "--docker")

@@ -140,7 +140,6 @@ class SpirvCodegen:
     artifact_kind = "spirv"
     container_as_root = False
     installs_toolchain = True
-    exercised_in_ci = False
     ci_setup = (("rgpu", "toolchain", "install", "spirv", "--yes"),)
     ci_build_args: tuple[str, ...] = ()
 

@@ -9,6 +9,8 @@ says whether rgpu can *build* it here; whether it can also *run* here is reporte
 
 from __future__ import annotations
 
+import os
+
 import platform
 import sys
 from collections.abc import Callable, Mapping
@@ -33,11 +35,17 @@ from rgpu.errors import RgpuError
 from rgpu.toolchains.pins import Pin, load_all
 from rgpu.toolchains.rustup import child_env
 
-CI_NOTE = (
-    "the spirv and nvvm codegens are not exercised in rgpu's CI (their pinned nightlies with "
-    "rustc-dev cannot be installed there; nvvm also needs LLVM 7 and CUDA): their checks say "
-    "what they need, nothing here has compiled a kernel with them"
-)
+
+def ci_note(env: Mapping[str, str]) -> tuple[str, ...]:
+    """Which codegens rgpu's own test suite does not execute (their pin says so)."""
+    names = [p.name for p in load_all(env) if not p.exercised_in_ci]
+    if not names:
+        return ()
+    return (
+        f"the {', '.join(names)} codegen{'s' if len(names) > 1 else ''} "
+        f"{'are' if len(names) > 1 else 'is'} not executed by rgpu's own test suite "
+        "(see `rgpu toolchain show NAME`): doctor's checks say what they need",
+    )
 
 
 @dataclass(frozen=True)
@@ -165,7 +173,7 @@ def diagnose(
     checks = run_checks(env)
     names = [backend] if backend else list(BACKENDS)
     verdicts = [verdict_for(n, codegen if n == backend else None, checks) for n in names]
-    return Report(tuple(checks), tuple(verdicts), (CI_NOTE,))
+    return Report(tuple(checks), tuple(verdicts), ci_note(os.environ if env is None else env))
 
 
 _MARKS = {"ok": ("ok", "green"), "warn": ("warn", "yellow"), "fail": ("FAIL", "bold red")}

@@ -273,6 +273,15 @@ def test_cache_key_is_a_short_stable_hash(capsys: pytest.CaptureFixture[str]) ->
     assert capsys.readouterr().out == f"{key}\n"
 
 
+def test_cache_key_follows_the_pins_rgpu_uses(tmp_path: Path) -> None:
+    packaged = workflow.toolchains_key({})
+    for pin in toolchains_dir().glob("*.toml"):
+        (tmp_path / pin.name).write_bytes(pin.read_bytes())
+    assert workflow.toolchains_key({"RGPU_TOOLCHAINS_DIR": str(tmp_path)}) == packaged
+    (tmp_path / "spirv.toml").write_text("# moved on\n", encoding="utf-8")
+    assert workflow.toolchains_key({"RGPU_TOOLCHAINS_DIR": str(tmp_path)}) != packaged
+
+
 # --- where CI installs rgpu from ----------------------------------------------------------
 
 

@@ -33,11 +33,17 @@ def test_defaults_apply_with_an_empty_environment() -> None:
 
 def test_metadata_then_env_then_cli_win_in_order() -> None:
     metadata = {"profile": "debug", "backend": "cuda", "cuda-archs": ["sm_80"]}
-    env = {"RGPU_BACKEND": "wgpu", "RGPU_CUDA_ARCHS": "sm_86, sm_90"}
+    env = {"RGPU_BUILD_BACKEND": "wgpu", "RGPU_CUDA_ARCHS": "sm_86, sm_90"}
     options = resolve(metadata=metadata, env=env, cli={"backend": ("ash",)})
     assert options.profile == "debug"
     assert options.cuda_archs == ("sm_86", "sm_90")
     assert options.backends == ("ash",)
+
+
+def test_the_programs_rgpu_backend_is_not_a_build_setting() -> None:
+    # RGPU_BACKEND picks the backend at run time (a list, `auto`): rgpu build ignores it.
+    options = resolve(metadata={}, env={"RGPU_BACKEND": "auto,cpu"}, cli={})
+    assert options.backends == ("cpu",)
 
 
 def test_cli_values_left_unset_do_not_override() -> None:
@@ -101,8 +107,8 @@ def test_unknown_backend_is_refused_with_did_you_mean() -> None:
 
 
 def test_unknown_backend_in_the_environment_names_the_variable() -> None:
-    text = refused(env={"RGPU_BACKEND": "cdua"})
-    assert text.startswith("RGPU_BACKEND") and "did you mean `cuda`" in text
+    text = refused(env={"RGPU_BUILD_BACKEND": "cdua"})
+    assert text.startswith("RGPU_BUILD_BACKEND") and "did you mean `cuda`" in text
 
 
 def test_backend_of_the_wrong_type_is_refused() -> None:
