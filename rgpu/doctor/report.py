@@ -10,7 +10,6 @@ says whether rgpu can *build* it here; whether it can also *run* here is reporte
 from __future__ import annotations
 
 import os
-
 import platform
 import sys
 from collections.abc import Callable, Mapping
