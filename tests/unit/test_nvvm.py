@@ -207,13 +207,15 @@ def test_a_machine_with_llvm7_cuda_and_libnvvm_on_the_path_can_build_here(tmp_pa
     ]  # fmt: skip
 
 
-def test_libnvvm_off_the_library_path_says_what_to_export(tmp_path: Path) -> None:
+def test_libnvvm_off_the_callers_library_path_is_fine(tmp_path: Path) -> None:
+    # The build step puts CUDA's nvvm/lib64 on LD_LIBRARY_PATH itself.
     llvm = fake_program(tmp_path, "llvm-config", "echo 7.1.0\n")
     root = cuda_toolkit(tmp_path)
     checks = nvvm.native_checks(pin("nvvm"), {"LLVM_CONFIG": str(llvm), "CUDA_PATH": str(root)})
     libnvvm = checks[-1]
-    assert libnvvm.failed and "not on LD_LIBRARY_PATH" in libnvvm.detail
-    assert libnvvm.fix == f'export LD_LIBRARY_PATH="{root}/nvvm/lib64:$LD_LIBRARY_PATH"'
+    assert not libnvvm.failed and f"{root}/nvvm/lib64" in libnvvm.detail
+    env = nvvm.toolchain_env(pin("nvvm"), Placement.local("test"), {"CUDA_PATH": str(root)})
+    assert env["LD_LIBRARY_PATH"].split(":")[0] == f"{root}/nvvm/lib64"
 
 
 def test_without_llvm7_or_cuda_every_line_fails_with_the_container_way_out(tmp_path: Path) -> None:
