@@ -1,0 +1,520 @@
+//! An LSD radix sort on the kernel API: 8-bit digits, 4 passes, stable, for any length.
+//!
+//! Each pass moves the keys from one buffer to the other, ordered by one digit
+//! (`shift = 0, 8, 16, 24`), keeping the order of the keys with equal digits (stable), so
+//! after the fourth pass they are ordered by the whole key. A pass is three launches of a
+//! portable *reduce-then-scan* scheme, which needs no forward progress between workgroups
+//! (so the same Rust runs on Vulkan):
+//!
+//! 1. [`radix_upsweep`], one workgroup per tile of [`RADIX_TILE`] keys: the tile's digit
+//!    histogram, to `counts[digit * tiles + tile]` (digit-major).
+//! 2. [`radix_scan`], one workgroup per digit: the exclusive prefix sum of the digit's row
+//!    of `counts` in place (how many keys with this digit earlier tiles hold), and the
+//!    digit's total to `totals[digit]`.
+//! 3. [`radix_downsweep`], one workgroup per tile: ranks the tile's keys by digit, stably,
+//!    in workgroup memory, then writes each key to
+//!    `digit_start[d] + counts[d][tile] + (its rank among the tile's keys of digit d)`,
+//!    where `digit_start` is the exclusive prefix sum of `totals` (each workgroup computes
+//!    it again: 256 values).
+//!
+//! The first pass's reads encode the keys with [`crate::key::encode`] (the order-preserving
+//! `u32`) and the last pass's writes decode them.
+//!
+//! # Ranking a tile (the downsweep)
+//!
+//! The tile's 256 threads form [`PARTS`] parts of [`PART_THREADS`] threads; part `p` holds
+//! the tile's keys `p * PART_KEYS ..`, and in step `j` its threads hold 32 consecutive keys,
+//! thread `i` of the part key `j * 32 + i`: loads are coalesced, and the order of the keys
+//! in the part is (step, thread). Each part has a 256-digit counter array in workgroup
+//! memory. In each step, a subgroup finds the lanes whose key has the same digit (8
+//! ballots, one per digit bit), the lowest of them adds their number to the part's counter
+//! of that digit (a workgroup-memory atomic), and every lane takes the old value from it
+//! (`subgroup_shuffle`) plus the peers below it: its rank among the part's keys of that
+//! digit so far. A part of 32 threads is 1 subgroup on CUDA; with smaller subgroups (Vulkan
+//! on a CPU: 8, or 4; the cpu backend: 1) a part is `32 / subgroup_size` subgroups that
+//! take turns in each step, a workgroup barrier between two turns, so the counters always
+//! see the part's keys in order. Then per digit (one thread per digit): the parts' counts
+//! in turn and the workgroup's exclusive scan give each (part, digit) its first slot in the
+//! sorted tile; keys go to their slots in workgroup memory, and the threads write the
+//! sorted tile out in index order, so keys of one digit leave as one contiguous run.
+//!
+//! Subgroups must be 1 to 32 lanes (ballots are 32-bit), full, and `subgroup_id *
+//! subgroup_size + lane` must number the workgroup's invocations `0..256`: true on CUDA,
+//! the cpu backend and the Vulkan drivers we know.
+
+use rgpu::{Global, Group, Shared};
+
+use crate::key::{decode, encode};
+use crate::params::{KeyKind, SortOrder};
+
+// --- tunables: every size of the radix sort is one of these --------------------------------
+
+/// Bits per digit: 8 (4 passes over `u32` keys, 256 counters per histogram).
+pub const RADIX_BITS: u32 = 8;
+/// Threads per workgroup of every radix kernel (the kernels' `threads = 256`; rust-gpu takes
+/// a literal there, asserted below). The per-digit steps give each thread one digit.
+pub const RADIX_THREADS: u32 = 256;
+/// Keys each thread of the upsweep and the downsweep holds in registers.
+pub const KEYS_PER_THREAD: u32 = 16;
+/// Counters a part of the downsweep (and a copy of the upsweep's histogram) serves:
+/// the widest subgroup the 32-bit ballots cover.
+pub const PART_THREADS: u32 = 32;
+/// Prefix-sum entries each thread of `radix_scan` takes per round.
+pub const SCAN_ENTRIES_PER_THREAD: u32 = 16;
+
+// --- derived ---------------------------------------------------------------------------------
+
+/// Digit values: counters per histogram.
+pub const RADIX: u32 = 1 << RADIX_BITS;
+/// Passes over a `u32` key.
+pub const PASSES: u32 = 32 / RADIX_BITS;
+/// Keys per tile (one upsweep or downsweep workgroup): 4096.
+pub const RADIX_TILE: u32 = RADIX_THREADS * KEYS_PER_THREAD;
+/// Parts of a tile in the downsweep, histogram copies in the upsweep.
+pub const PARTS: u32 = RADIX_THREADS / PART_THREADS;
+/// Keys per part of a tile.
+pub const PART_KEYS: u32 = PART_THREADS * KEYS_PER_THREAD;
+/// Entries of a `counts` row one `radix_scan` round takes.
+pub const SCAN_CHUNK: u32 = RADIX_THREADS * SCAN_ENTRIES_PER_THREAD;
+/// Words of the per-part histograms (8 KiB).
+pub const HIST_WORDS: usize = (PARTS * RADIX) as usize;
+/// Words of the sorted tile (16 KiB).
+pub const TILE_WORDS: usize = RADIX_TILE as usize;
+/// Words of the workgroup scans' subgroup sums: up to 256 subgroups (of 1 invocation), two
+/// scans at once.
+pub const SUMS_WORDS: usize = 2 * RADIX_THREADS as usize;
+
+const _: () = assert!(
+    RADIX_THREADS == 256,
+    "RADIX_THREADS changed: update threads = 256 in radix.rs"
+);
+const _: () = assert!(RADIX == RADIX_THREADS, "one thread per digit in the per-digit steps");
+const _: () = assert!(32 % RADIX_BITS == 0 && RADIX_BITS <= 8);
+const _: () = assert!(RADIX_THREADS.is_multiple_of(PART_THREADS) && PART_THREADS == 32);
+
+/// The parameters of one pass, the same for its three launches.
+///
+/// 16 bytes: a CUDA by-value argument and a Vulkan push constant alike.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RadixParams {
+    /// Number of keys.
+    pub len: u32,
+    /// Number of tiles, `len.div_ceil(RADIX_TILE)`: the row length of `counts`.
+    pub tiles: u32,
+    /// The pass's digit: `(key >> shift) & (RADIX - 1)`.
+    pub shift: u32,
+    /// `KeyKind` in bits 0..8, `SortOrder` in bit 8, [`RadixParams::ENCODE`] and
+    /// [`RadixParams::DECODE`].
+    pub flags: u32,
+}
+
+// SAFETY: `#[repr(C)]`, four `u32`s: no padding, every bit pattern (all-zero too) is valid.
+unsafe impl bytemuck::Zeroable for RadixParams {}
+// SAFETY: as above; `Copy` and `'static`.
+unsafe impl bytemuck::Pod for RadixParams {}
+
+impl RadixParams {
+    /// The pass reads raw keys: encode them (the first pass).
+    pub const ENCODE: u32 = 1 << 9;
+    /// The pass writes the sorted keys: decode them (the last pass).
+    pub const DECODE: u32 = 1 << 10;
+
+    /// Pass `pass` (`0..PASSES`) of a sort of `len` keys.
+    pub const fn new(len: u32, pass: u32, kind: KeyKind, order: SortOrder) -> Self {
+        let mut flags = kind as u32 | (order as u32) << 8;
+        if pass == 0 {
+            flags |= Self::ENCODE;
+        }
+        if pass + 1 == PASSES {
+            flags |= Self::DECODE;
+        }
+        Self {
+            len,
+            tiles: tile_count(len),
+            shift: pass * RADIX_BITS,
+            flags,
+        }
+    }
+
+    pub const fn key_kind(&self) -> Option<KeyKind> {
+        KeyKind::from_u32(self.flags & 0xff)
+    }
+
+    pub const fn order(&self) -> Option<SortOrder> {
+        SortOrder::from_u32((self.flags >> 8) & 1)
+    }
+
+    pub const fn encodes(&self) -> bool {
+        self.flags & Self::ENCODE != 0
+    }
+
+    pub const fn decodes(&self) -> bool {
+        self.flags & Self::DECODE != 0
+    }
+}
+
+/// Tiles of `len` keys: the workgroups of the upsweep and the downsweep.
+pub const fn tile_count(len: u32) -> u32 {
+    len.div_ceil(RADIX_TILE)
+}
+
+/// Elements of the `counts` buffer for `len` keys: one row of `tiles` per digit (at least
+/// one element, so a buffer can hold it).
+pub const fn counts_len(len: u32) -> usize {
+    let n = RADIX as usize * tile_count(len) as usize;
+    if n == 0 {
+        1
+    } else {
+        n
+    }
+}
+
+/// The pass's digit of an (encoded) key.
+#[inline(always)]
+pub fn digit(key: u32, shift: u32) -> u32 {
+    (key >> shift) & (RADIX - 1)
+}
+
+/// Where this invocation is, in the terms of the radix kernels.
+#[derive(Clone, Copy)]
+struct Lanes {
+    /// `subgroup_id * subgroup_size + lane`: the invocation's place in the tile.
+    place: u32,
+    /// The invocation's subgroup and lane.
+    subgroup: u32,
+    lane: u32,
+    /// Subgroups in the workgroup.
+    subgroups: u32,
+    /// The invocation's part (`place / PART_THREADS`), its place in the part, and which of
+    /// the part's subgroups it is in (its turn).
+    part: u32,
+    in_part: u32,
+    turn: u32,
+    /// Subgroups per part: the turns of one step.
+    turns: u32,
+    /// Bits of the subgroup's lanes, and of the lanes below this one.
+    lanes: u32,
+    below: u32,
+}
+
+impl Lanes {
+    #[inline(always)]
+    fn of(group: &Group) -> Self {
+        let size = group.subgroup_size().clamp(1, PART_THREADS);
+        let (subgroup, lane) = (group.subgroup_id(), group.subgroup_lane());
+        let place = subgroup * size + lane;
+        let in_part = place % PART_THREADS;
+        Self {
+            place,
+            subgroup,
+            lane,
+            subgroups: RADIX_THREADS / size,
+            part: place / PART_THREADS,
+            in_part,
+            turn: in_part / size,
+            turns: PART_THREADS / size,
+            lanes: if size == 32 { u32::MAX } else { (1 << size) - 1 },
+            below: (1 << lane) - 1,
+        }
+    }
+}
+
+/// Exclusive prefix sums of `K` values at once over the workgroup, in `place` order, and
+/// their totals. `sums` holds `K` words per subgroup. One barrier inside; the caller puts a
+/// barrier between this and the next write of `sums`.
+#[inline(always)]
+fn workgroup_scan<const K: usize, const N: usize>(
+    group: &Group,
+    lanes: &Lanes,
+    sums: &Shared<u32, N>,
+    values: [u32; K],
+) -> ([u32; K], [u32; K]) {
+    let mut before = [0u32; K];
+    let mut totals = [0u32; K];
+    for k in 0..K {
+        before[k] = group.subgroup_exclusive_add(values[k]);
+        let sum = group.subgroup_add(values[k]);
+        if lanes.lane == 0 {
+            sums.store(k as u32 * RADIX_THREADS + lanes.subgroup, sum);
+        }
+    }
+    group.barrier();
+    for s in 0..lanes.subgroups {
+        for k in 0..K {
+            // SAFETY: s < subgroups <= RADIX_THREADS, k < K, and `sums` holds K of those.
+            let sum = unsafe { sums.load_unchecked(k as u32 * RADIX_THREADS + s) };
+            if s < lanes.subgroup {
+                before[k] = before[k].wrapping_add(sum);
+            }
+            totals[k] = totals[k].wrapping_add(sum);
+        }
+    }
+    (before, totals)
+}
+
+/// Key `index` of `keys`, encoded when the pass reads raw keys.
+#[inline(always)]
+fn load_key(keys: &[u32], index: u32, encoding: Option<(KeyKind, SortOrder)>) -> u32 {
+    let bits = keys[index as usize];
+    match encoding {
+        Some((kind, order)) => encode(bits, kind, order),
+        None => bits,
+    }
+}
+
+/// One pass's tile histograms: `counts[digit * tiles + tile]` = keys of the tile with that
+/// digit. One workgroup per tile (`groups = params.tiles`).
+#[rgpu::kernel(threads = 256)]
+pub fn radix_upsweep(
+    group: Group,
+    params: RadixParams,
+    keys: &[u32],
+    counts: Global<u32>,
+    hist: Shared<u32, HIST_WORDS>,
+) {
+    let (Some(kind), Some(order)) = (params.key_kind(), params.order()) else {
+        return;
+    };
+    let encoding = params.encodes().then_some((kind, order));
+    let lanes = Lanes::of(&group);
+    let tile = group.id();
+    let start = tile * RADIX_TILE;
+    let full = params.len - start >= RADIX_TILE;
+    for p in 0..PARTS {
+        hist.store(p * RADIX + lanes.place, 0);
+    }
+    group.barrier();
+    // Each part counts into its own copy: atomics of different parts never collide.
+    let copy = lanes.part * RADIX;
+    for j in 0..KEYS_PER_THREAD {
+        let index = start + j * RADIX_THREADS + lanes.place;
+        if full {
+            let d = digit(load_key(keys, index, encoding), params.shift);
+            // A subgroup whose keys share one digit adds them at once (sorted or constant
+            // input would otherwise queue every lane's atomic on one counter).
+            let first = group.subgroup_broadcast(d, 0);
+            if group.subgroup_ballot(d == first) == lanes.lanes {
+                if lanes.lane == 0 {
+                    hist.atomic_add(copy + d, lanes.lanes.count_ones());
+                }
+            } else {
+                hist.atomic_add(copy + d, 1);
+            }
+        } else if index < params.len {
+            hist.atomic_add(copy + digit(load_key(keys, index, encoding), params.shift), 1);
+        }
+    }
+    group.barrier();
+    let d = lanes.place;
+    let mut count = 0;
+    for p in 0..PARTS {
+        count += hist.load(p * RADIX + d);
+    }
+    // SAFETY: d < RADIX and tile < tiles: inside the digit-major `counts` (the host sizes it
+    // `counts_len`); this workgroup alone writes its tile's entries.
+    unsafe { counts.write(d * params.tiles + tile, count) };
+}
+
+/// One pass's scan: row `digit` of `counts` (the tiles' counts of that digit) becomes its
+/// exclusive prefix sum, in place, and `totals[digit]` the row's sum. One workgroup per
+/// digit (`groups = RADIX`).
+#[rgpu::kernel(threads = 256)]
+pub fn radix_scan(
+    group: Group,
+    params: RadixParams,
+    counts: Global<u32>,
+    totals: Global<u32>,
+    sums: Shared<u32, { RADIX_THREADS as usize }>,
+) {
+    let lanes = Lanes::of(&group);
+    let d = group.id();
+    let (row, tiles) = (d * params.tiles, params.tiles);
+    let mut carry = 0u32;
+    let mut chunk = 0;
+    while chunk < tiles {
+        let first = chunk + lanes.place * SCAN_ENTRIES_PER_THREAD;
+        let mut entries = [0u32; SCAN_ENTRIES_PER_THREAD as usize];
+        let mut sum = 0u32;
+        for (k, entry) in entries.iter_mut().enumerate() {
+            let t = first + k as u32;
+            if t < tiles {
+                // SAFETY: inside row `d` (t < tiles); this workgroup alone touches the row,
+                // and this invocation alone entry `t` of it.
+                *entry = unsafe { counts.read(row + t) };
+                sum += *entry;
+            }
+        }
+        let ([before], [total]) = workgroup_scan(&group, &lanes, &sums, [sum]);
+        let mut running = carry + before;
+        for (k, entry) in entries.iter().enumerate() {
+            let t = first + k as u32;
+            if t < tiles {
+                // SAFETY: as for the read above.
+                unsafe { counts.write(row + t, running) };
+                running += *entry;
+            }
+        }
+        carry += total;
+        chunk += SCAN_CHUNK;
+        group.barrier(); // every invocation has read `sums` before the next round writes it
+    }
+    if lanes.place == 0 {
+        // SAFETY: d < RADIX = totals.len() (the host's buffer); one invocation writes it.
+        unsafe { totals.write(d, carry) };
+    }
+}
+
+/// One pass's scatter: each tile's keys ranked by digit (stably) in workgroup memory, then
+/// written to their place in `dst`. One workgroup per tile (`groups = params.tiles`);
+/// `counts` and `totals` as `radix_scan` left them.
+#[rgpu::kernel(threads = 256)]
+pub fn radix_downsweep(
+    group: Group,
+    params: RadixParams,
+    src: &[u32],
+    dst: Global<u32>,
+    counts: &[u32],
+    totals: &[u32],
+    hist: Shared<u32, HIST_WORDS>,
+    sorted: Shared<u32, TILE_WORDS>,
+    base: Shared<u32, { RADIX as usize }>,
+    sums: Shared<u32, SUMS_WORDS>,
+) {
+    let (Some(kind), Some(order)) = (params.key_kind(), params.order()) else {
+        return;
+    };
+    let encoding = params.encodes().then_some((kind, order));
+    let lanes = Lanes::of(&group);
+    let tile = group.id();
+    let start = tile * RADIX_TILE;
+    let full = params.len - start >= RADIX_TILE;
+    let shift = params.shift;
+
+    // This invocation's digit in the per-digit steps: how many keys of earlier tiles have
+    // it, and how many keys in all.
+    let own = lanes.place;
+    let earlier = counts[(own * params.tiles + tile) as usize];
+    let total = totals[own as usize];
+    for p in 0..PARTS {
+        hist.store(p * RADIX + own, 0);
+    }
+
+    // The part's keys: step j holds keys j * 32 .. j * 32 + 32 of the part.
+    let first = start + lanes.part * PART_KEYS + lanes.in_part;
+    let mut keys = [u32::MAX; KEYS_PER_THREAD as usize];
+    for (j, key) in keys.iter_mut().enumerate() {
+        let index = first + j as u32 * PART_THREADS;
+        if full || index < params.len {
+            *key = load_key(src, index, encoding);
+        }
+    }
+    group.barrier();
+
+    // Rank each key among the part's keys of its digit, in (step, lane) order.
+    let counters = lanes.part * RADIX;
+    let mut ranks = [0u32; KEYS_PER_THREAD as usize];
+    for (j, rank) in ranks.iter_mut().enumerate() {
+        let key = keys[j];
+        let d = digit(key, shift);
+        let valid = full || first + j as u32 * PART_THREADS < params.len;
+        // The lanes holding a key with this key's digit (a valid key's own lane included).
+        let mut peers = if full {
+            lanes.lanes
+        } else {
+            group.subgroup_ballot(valid)
+        };
+        for bit in 0..RADIX_BITS {
+            let set = (d >> bit) & 1 != 0;
+            let votes = group.subgroup_ballot(set);
+            peers &= if set { votes } else { !votes };
+        }
+        let below = (peers & lanes.below).count_ones();
+        let leader = valid && below == 0;
+        let mut old = 0;
+        if lanes.turns == 1 {
+            if leader {
+                old = hist.atomic_add(counters + d, peers.count_ones());
+            }
+        } else {
+            // The part's subgroups take turns, in order.
+            for turn in 0..lanes.turns {
+                if leader && turn == lanes.turn {
+                    old = hist.atomic_add(counters + d, peers.count_ones());
+                }
+                group.barrier();
+            }
+        }
+        // The lowest peer (a valid key's own lane at the latest) added for all of them.
+        let from = (peers | (1 << lanes.lane)).trailing_zeros();
+        *rank = group.subgroup_shuffle(old, from) + below;
+    }
+    group.barrier();
+
+    // Per digit: the parts' counts in turn, then the tile's exclusive scan over digits,
+    // give each (part, digit) its first slot in the sorted tile.
+    let mut in_tile = 0u32;
+    let mut part_counts = [0u32; PARTS as usize];
+    for (p, count) in part_counts.iter_mut().enumerate() {
+        *count = hist.load(p as u32 * RADIX + own);
+        in_tile += *count;
+    }
+    let ([tile_start, digit_start], _) =
+        workgroup_scan(&group, &lanes, &sums, [in_tile, total]);
+    let mut slot = tile_start;
+    for (p, count) in part_counts.iter().enumerate() {
+        hist.store(p as u32 * RADIX + own, slot);
+        slot += *count;
+    }
+    // Sorted slot i of the tile, with digit d, goes to base[d] + i.
+    base.store(
+        own,
+        digit_start.wrapping_add(earlier).wrapping_sub(tile_start),
+    );
+    group.barrier();
+
+    for (j, key) in keys.iter().enumerate() {
+        if full || first + j as u32 * PART_THREADS < params.len {
+            let slot = hist.load(counters + digit(*key, shift)) + ranks[j];
+            sorted.store(slot, *key);
+        }
+    }
+    group.barrier();
+
+    // The sorted tile out, in index order: each digit's keys leave as one run.
+    let in_tile = if full { RADIX_TILE } else { params.len - start };
+    for j in 0..KEYS_PER_THREAD {
+        let i = j * RADIX_THREADS + lanes.place;
+        if full || i < in_tile {
+            let key = sorted.load(i);
+            let out = if params.decodes() {
+                decode(key, kind, order)
+            } else {
+                key
+            };
+            // SAFETY: base[d] + i is this key's place in the pass's order (< len); the
+            // places of one pass are distinct, so no other invocation writes it.
+            unsafe { dst.write(base.load(digit(key, shift)).wrapping_add(i), out) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_are_sixteen_bytes_and_mark_the_first_and_last_pass() {
+        assert_eq!(core::mem::size_of::<RadixParams>(), 16);
+        let first = RadixParams::new(5000, 0, KeyKind::F32, SortOrder::Descending);
+        assert_eq!((first.tiles, first.shift), (2, 0));
+        assert!(first.encodes() && !first.decodes());
+        assert_eq!(first.key_kind(), Some(KeyKind::F32));
+        assert_eq!(first.order(), Some(SortOrder::Descending));
+        let last = RadixParams::new(5000, PASSES - 1, KeyKind::I32, SortOrder::Ascending);
+        assert!(!last.encodes() && last.decodes());
+        assert_eq!(last.shift, 24);
+        assert_eq!(counts_len(0), 1);
+        assert_eq!(counts_len(RADIX_TILE + 1), 2 * RADIX as usize);
+    }
+}
