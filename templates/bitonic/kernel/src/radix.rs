@@ -18,7 +18,7 @@
 //!    it again: 256 values).
 //!
 //! The first pass's reads encode the keys with [`crate::key::encode`] (the order-preserving
-//! `u32`) and the last pass's writes decode them.
+//! `u32`; its branch-free form [`KeyMap`]) and the last pass's writes decode them.
 //!
 //! # Ranking a tile (the downsweep)
 //!
@@ -44,7 +44,7 @@
 
 use rgpu::{Global, Group, Shared};
 
-use crate::key::{decode, encode};
+use crate::key::KeyMap;
 use crate::params::{KeyKind, SortOrder};
 
 // --- tunables: every size of the radix sort is one of these --------------------------------
@@ -80,6 +80,8 @@ pub const SCAN_CHUNK: u32 = RADIX_THREADS * SCAN_ENTRIES_PER_THREAD;
 pub const HIST_WORDS: usize = (PARTS * RADIX) as usize;
 /// Words of the sorted tile (16 KiB).
 pub const TILE_WORDS: usize = RADIX_TILE as usize;
+/// Words of a `radix_scan` round in workgroup memory, one word of padding per 32 (16.5 KiB).
+pub const SCAN_WORDS: usize = (SCAN_CHUNK + SCAN_CHUNK / 32) as usize;
 /// Words of the workgroup scans' subgroup sums: up to 256 subgroups (of 1 invocation), two
 /// scans at once.
 pub const SUMS_WORDS: usize = 2 * RADIX_THREADS as usize;
@@ -91,6 +93,7 @@ const _: () = assert!(
 const _: () = assert!(RADIX == RADIX_THREADS, "one thread per digit in the per-digit steps");
 const _: () = assert!(32 % RADIX_BITS == 0 && RADIX_BITS <= 8);
 const _: () = assert!(RADIX_THREADS.is_multiple_of(PART_THREADS) && PART_THREADS == 32);
+const _: () = assert!(PART_KEYS <= 1 << 16, "ranks are packed two per word");
 
 /// The parameters of one pass, the same for its three launches.
 ///
@@ -169,6 +172,27 @@ pub const fn counts_len(len: u32) -> usize {
         n
     }
 }
+
+/// Runs `body` for each step `J` of `0..KEYS_PER_THREAD`, `J` a constant in each copy. The
+/// downsweep keeps a thread's keys and ranks in `[u32; KEYS_PER_THREAD]` arrays across
+/// loops with barriers between them: those stay in registers only when every index is known
+/// at compile time, and LLVM does not unroll a loop body this large by itself (nvptx: a
+/// 128-byte local-memory frame without this).
+macro_rules! for_each_step {
+    ($j:ident => $body:block) => {
+        for_each_step!(@ $j $body 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+    };
+    (@ $j:ident $body:block $($n:literal)*) => {
+        $({
+            const $j: usize = $n;
+            $body
+        })*
+    };
+}
+const _: () = assert!(
+    KEYS_PER_THREAD == 16 && SCAN_ENTRIES_PER_THREAD == 16,
+    "for_each_step! lists 16 steps"
+);
 
 /// The pass's digit of an (encoded) key.
 #[inline(always)]
@@ -253,12 +277,27 @@ fn workgroup_scan<const K: usize, const N: usize>(
     (before, totals)
 }
 
+impl RadixParams {
+    /// The pass's key map, or `None` for flags no host writes.
+    #[inline(always)]
+    fn key_map(&self) -> Option<KeyMap> {
+        match (self.key_kind(), self.order()) {
+            (Some(kind), Some(order)) => Some(KeyMap::new(kind, order)),
+            _ => None,
+        }
+    }
+}
+
 /// Key `index` of `keys`, encoded when the pass reads raw keys.
+///
+/// # Safety
+/// `index < keys.len()`.
 #[inline(always)]
-fn load_key(keys: &[u32], index: u32, encoding: Option<(KeyKind, SortOrder)>) -> u32 {
-    let bits = keys[index as usize];
+unsafe fn load_key(keys: &[u32], index: u32, encoding: Option<KeyMap>) -> u32 {
+    // SAFETY: the caller's contract.
+    let bits = unsafe { *keys.get_unchecked(index as usize) };
     match encoding {
-        Some((kind, order)) => encode(bits, kind, order),
+        Some(map) => map.encode(bits),
         None => bits,
     }
 }
@@ -273,24 +312,37 @@ pub fn radix_upsweep(
     counts: Global<u32>,
     hist: Shared<u32, HIST_WORDS>,
 ) {
-    let (Some(kind), Some(order)) = (params.key_kind(), params.order()) else {
+    let Some(map) = params.key_map() else {
         return;
     };
-    let encoding = params.encodes().then_some((kind, order));
+    if keys.len() < params.len as usize {
+        return; // not the host's launch: it passes `len` keys
+    }
     let lanes = Lanes::of(&group);
     let tile = group.id();
     let start = tile * RADIX_TILE;
     let full = params.len - start >= RADIX_TILE;
+    // All the thread's loads first (coalesced: key j * 256 + place), so they are in flight
+    // together.
+    let mut bits = [0u32; KEYS_PER_THREAD as usize];
+    for_each_step!(J => {
+        let index = start + J as u32 * RADIX_THREADS + lanes.place;
+        if full || index < params.len {
+            // SAFETY: index < len <= keys.len() (checked above).
+            bits[J] = unsafe { load_key(keys, index, None) };
+        }
+    });
     for p in 0..PARTS {
-        hist.store(p * RADIX + lanes.place, 0);
+        // SAFETY: p * RADIX + place < PARTS * RADIX = HIST_WORDS.
+        unsafe { hist.store_unchecked(p * RADIX + lanes.place, 0) };
     }
     group.barrier();
     // Each part counts into its own copy: atomics of different parts never collide.
     let copy = lanes.part * RADIX;
-    for j in 0..KEYS_PER_THREAD {
-        let index = start + j * RADIX_THREADS + lanes.place;
+    let encoding = params.encodes().then_some(map);
+    for_each_step!(J => {
+        let d = digit(encoding.map_or(bits[J], |map| map.encode(bits[J])), params.shift);
         if full {
-            let d = digit(load_key(keys, index, encoding), params.shift);
             // A subgroup whose keys share one digit adds them at once (sorted or constant
             // input would otherwise queue every lane's atomic on one counter).
             let first = group.subgroup_broadcast(d, 0);
@@ -301,66 +353,97 @@ pub fn radix_upsweep(
             } else {
                 hist.atomic_add(copy + d, 1);
             }
-        } else if index < params.len {
-            hist.atomic_add(copy + digit(load_key(keys, index, encoding), params.shift), 1);
+        } else if start + J as u32 * RADIX_THREADS + lanes.place < params.len {
+            hist.atomic_add(copy + d, 1);
         }
-    }
+    });
     group.barrier();
     let d = lanes.place;
     let mut count = 0;
     for p in 0..PARTS {
-        count += hist.load(p * RADIX + d);
+        // SAFETY: p * RADIX + d < HIST_WORDS.
+        count += unsafe { hist.load_unchecked(p * RADIX + d) };
     }
     // SAFETY: d < RADIX and tile < tiles: inside the digit-major `counts` (the host sizes it
     // `counts_len`); this workgroup alone writes its tile's entries.
     unsafe { counts.write(d * params.tiles + tile, count) };
 }
 
+/// Where entry `i` of a scan chunk sits in workgroup memory: one word of padding per 32, so
+/// neither the coalesced (striped) accesses nor a thread's run of 16 hit one bank twice.
+#[inline(always)]
+fn padded(i: u32) -> u32 {
+    i + i / 32
+}
+
 /// One pass's scan: row `digit` of `counts` (the tiles' counts of that digit) becomes its
 /// exclusive prefix sum, in place, and `totals[digit]` the row's sum. One workgroup per
-/// digit (`groups = RADIX`).
+/// digit (`groups = RADIX`), [`SCAN_CHUNK`] entries a round: read coalesced into workgroup
+/// memory, each thread sums a run of [`SCAN_ENTRIES_PER_THREAD`], a workgroup scan of the
+/// runs, the runs' prefix sums back, written coalesced.
 #[rgpu::kernel(threads = 256)]
 pub fn radix_scan(
     group: Group,
     params: RadixParams,
     counts: Global<u32>,
     totals: Global<u32>,
+    entries: Shared<u32, SCAN_WORDS>,
     sums: Shared<u32, { RADIX_THREADS as usize }>,
 ) {
     let lanes = Lanes::of(&group);
     let d = group.id();
     let (row, tiles) = (d * params.tiles, params.tiles);
+    if (counts.len() as usize) < RADIX as usize * tiles as usize || totals.len() < RADIX {
+        return; // not the host's launch
+    }
+    let run = lanes.place * SCAN_ENTRIES_PER_THREAD;
     let mut carry = 0u32;
     let mut chunk = 0;
     while chunk < tiles {
-        let first = chunk + lanes.place * SCAN_ENTRIES_PER_THREAD;
-        let mut entries = [0u32; SCAN_ENTRIES_PER_THREAD as usize];
-        let mut sum = 0u32;
-        for (k, entry) in entries.iter_mut().enumerate() {
-            let t = first + k as u32;
+        let mut values = [0u32; SCAN_ENTRIES_PER_THREAD as usize];
+        for_each_step!(J => {
+            let t = chunk + J as u32 * RADIX_THREADS + lanes.place;
             if t < tiles {
                 // SAFETY: inside row `d` (t < tiles); this workgroup alone touches the row,
                 // and this invocation alone entry `t` of it.
-                *entry = unsafe { counts.read(row + t) };
-                sum += *entry;
+                values[J] = unsafe { counts.read(row + t) };
             }
-        }
+        });
+        for_each_step!(J => {
+            // SAFETY: J * 256 + place < SCAN_CHUNK; padded below SCAN_WORDS.
+            unsafe { entries.store_unchecked(padded(J as u32 * RADIX_THREADS + lanes.place), values[J]) };
+        });
+        group.barrier();
+        let mut sum = 0u32;
+        for_each_step!(J => {
+            // SAFETY: run + J < SCAN_CHUNK.
+            values[J] = unsafe { entries.load_unchecked(padded(run + J as u32)) };
+            sum = sum.wrapping_add(values[J]);
+        });
         let ([before], [total]) = workgroup_scan(&group, &lanes, &sums, [sum]);
-        let mut running = carry + before;
-        for (k, entry) in entries.iter().enumerate() {
-            let t = first + k as u32;
+        let mut running = carry.wrapping_add(before);
+        for_each_step!(J => {
+            // SAFETY: as above.
+            unsafe { entries.store_unchecked(padded(run + J as u32), running) };
+            running = running.wrapping_add(values[J]);
+        });
+        group.barrier();
+        for_each_step!(J => {
+            let t = chunk + J as u32 * RADIX_THREADS + lanes.place;
             if t < tiles {
-                // SAFETY: as for the read above.
-                unsafe { counts.write(row + t, running) };
-                running += *entry;
+                // SAFETY: as for the reads; the entry is below SCAN_WORDS.
+                unsafe {
+                    let value = entries.load_unchecked(padded(J as u32 * RADIX_THREADS + lanes.place));
+                    counts.write(row + t, value);
+                }
             }
-        }
-        carry += total;
+        });
+        carry = carry.wrapping_add(total);
         chunk += SCAN_CHUNK;
-        group.barrier(); // every invocation has read `sums` before the next round writes it
+        group.barrier(); // `entries` and `sums` are read before the next round writes them
     }
     if lanes.place == 0 {
-        // SAFETY: d < RADIX = totals.len() (the host's buffer); one invocation writes it.
+        // SAFETY: d < RADIX <= totals.len() (checked above); one invocation writes it.
         unsafe { totals.write(d, carry) };
     }
 }
@@ -381,56 +464,79 @@ pub fn radix_downsweep(
     base: Shared<u32, { RADIX as usize }>,
     sums: Shared<u32, SUMS_WORDS>,
 ) {
-    let (Some(kind), Some(order)) = (params.key_kind(), params.order()) else {
+    let Some(map) = params.key_map() else {
         return;
     };
-    let encoding = params.encodes().then_some((kind, order));
+    let (len, tiles) = (params.len as usize, params.tiles as usize);
+    if src.len() < len || counts.len() < RADIX as usize * tiles || totals.len() < RADIX as usize
+    {
+        return; // not the host's launch
+    }
     let lanes = Lanes::of(&group);
     let tile = group.id();
     let start = tile * RADIX_TILE;
     let full = params.len - start >= RADIX_TILE;
     let shift = params.shift;
 
+    // The part's keys: step j holds keys j * 32 .. j * 32 + 32 of the part. All loads first,
+    // then the encoding, so the loads are in flight together.
+    let first = start + lanes.part * PART_KEYS + lanes.in_part;
+    let mut keys = [u32::MAX; KEYS_PER_THREAD as usize];
+    for_each_step!(J => {
+        let index = first + J as u32 * PART_THREADS;
+        if full || index < params.len {
+            // SAFETY: index < len <= src.len() (checked above).
+            keys[J] = unsafe { load_key(src, index, None) };
+        }
+    });
+    if params.encodes() {
+        for_each_step!(J => {
+            keys[J] = map.encode(keys[J]);
+        });
+    }
+    if !full {
+        // Past the last key: the largest key, which sorts after every key of the tile
+        // (its digit is the largest, and its places are the last), so the ranking needs no
+        // exceptions for it; the tile's writes stop before it.
+        for_each_step!(J => {
+            if first + J as u32 * PART_THREADS >= params.len {
+                keys[J] = u32::MAX;
+            }
+        });
+    }
+
     // This invocation's digit in the per-digit steps: how many keys of earlier tiles have
     // it, and how many keys in all.
     let own = lanes.place;
-    let earlier = counts[(own * params.tiles + tile) as usize];
-    let total = totals[own as usize];
+    // SAFETY: own < RADIX and tile < tiles: inside `counts` and `totals` (checked above).
+    let (earlier, total) = unsafe {
+        (
+            *counts.get_unchecked((own * params.tiles + tile) as usize),
+            *totals.get_unchecked(own as usize),
+        )
+    };
     for p in 0..PARTS {
-        hist.store(p * RADIX + own, 0);
-    }
-
-    // The part's keys: step j holds keys j * 32 .. j * 32 + 32 of the part.
-    let first = start + lanes.part * PART_KEYS + lanes.in_part;
-    let mut keys = [u32::MAX; KEYS_PER_THREAD as usize];
-    for (j, key) in keys.iter_mut().enumerate() {
-        let index = first + j as u32 * PART_THREADS;
-        if full || index < params.len {
-            *key = load_key(src, index, encoding);
-        }
+        // SAFETY: p * RADIX + own < HIST_WORDS.
+        unsafe { hist.store_unchecked(p * RADIX + own, 0) };
     }
     group.barrier();
 
     // Rank each key among the part's keys of its digit, in (step, lane) order.
     let counters = lanes.part * RADIX;
-    let mut ranks = [0u32; KEYS_PER_THREAD as usize];
-    for (j, rank) in ranks.iter_mut().enumerate() {
-        let key = keys[j];
-        let d = digit(key, shift);
-        let valid = full || first + j as u32 * PART_THREADS < params.len;
-        // The lanes holding a key with this key's digit (a valid key's own lane included).
-        let mut peers = if full {
-            lanes.lanes
-        } else {
-            group.subgroup_ballot(valid)
-        };
+    // Two ranks (each below PART_KEYS <= 2^16) per word: half the registers, and the sums
+    // are made here (ptxas would otherwise keep both terms of each until their use).
+    let mut ranks = [0u32; KEYS_PER_THREAD as usize / 2];
+    for_each_step!(J => {
+        let d = digit(keys[J], shift);
+        // The lanes holding a key with this key's digit (its own lane included).
+        let mut peers = lanes.lanes;
         for bit in 0..RADIX_BITS {
             let set = (d >> bit) & 1 != 0;
             let votes = group.subgroup_ballot(set);
             peers &= if set { votes } else { !votes };
         }
         let below = (peers & lanes.below).count_ones();
-        let leader = valid && below == 0;
+        let leader = below == 0;
         let mut old = 0;
         if lanes.turns == 1 {
             if leader {
@@ -445,10 +551,11 @@ pub fn radix_downsweep(
                 group.barrier();
             }
         }
-        // The lowest peer (a valid key's own lane at the latest) added for all of them.
-        let from = (peers | (1 << lanes.lane)).trailing_zeros();
-        *rank = group.subgroup_shuffle(old, from) + below;
-    }
+        // The lowest peer added for all of them (`peers` has this lane's bit: the top bit
+        // only spares the compiler a zero test).
+        let from = (peers | 1 << 31).trailing_zeros();
+        ranks[J / 2] |= (group.subgroup_shuffle(old, from) + below) << (16 * (J as u32 % 2));
+    });
     group.barrier();
 
     // Per digit: the parts' counts in turn, then the tile's exclusive scan over digits,
@@ -456,47 +563,58 @@ pub fn radix_downsweep(
     let mut in_tile = 0u32;
     let mut part_counts = [0u32; PARTS as usize];
     for (p, count) in part_counts.iter_mut().enumerate() {
-        *count = hist.load(p as u32 * RADIX + own);
+        // SAFETY: p * RADIX + own < HIST_WORDS.
+        *count = unsafe { hist.load_unchecked(p as u32 * RADIX + own) };
         in_tile += *count;
     }
     let ([tile_start, digit_start], _) =
         workgroup_scan(&group, &lanes, &sums, [in_tile, total]);
     let mut slot = tile_start;
     for (p, count) in part_counts.iter().enumerate() {
-        hist.store(p as u32 * RADIX + own, slot);
+        // SAFETY: p * RADIX + own < HIST_WORDS.
+        unsafe { hist.store_unchecked(p as u32 * RADIX + own, slot) };
         slot += *count;
     }
     // Sorted slot i of the tile, with digit d, goes to base[d] + i.
-    base.store(
-        own,
-        digit_start.wrapping_add(earlier).wrapping_sub(tile_start),
-    );
+    // SAFETY: own < RADIX.
+    unsafe {
+        base.store_unchecked(
+            own,
+            digit_start.wrapping_add(earlier).wrapping_sub(tile_start),
+        )
+    };
     group.barrier();
 
-    for (j, key) in keys.iter().enumerate() {
-        if full || first + j as u32 * PART_THREADS < params.len {
-            let slot = hist.load(counters + digit(*key, shift)) + ranks[j];
-            sorted.store(slot, *key);
+    for_each_step!(J => {
+        // The digit again, computed another way so it is not kept from the ranking
+        // (fewer live registers).
+        let d = keys[J].rotate_right(shift) & (RADIX - 1);
+        let rank = (ranks[J / 2] >> (16 * (J as u32 % 2))) & 0xffff;
+        // SAFETY: counters + d < HIST_WORDS; the slot is the key's rank in the tile, below
+        // RADIX_TILE.
+        unsafe {
+            let slot = hist.load_unchecked(counters + d) + rank;
+            sorted.store_unchecked(slot, keys[J]);
         }
-    }
+    });
     group.barrier();
 
     // The sorted tile out, in index order: each digit's keys leave as one run.
     let in_tile = if full { RADIX_TILE } else { params.len - start };
-    for j in 0..KEYS_PER_THREAD {
-        let i = j * RADIX_THREADS + lanes.place;
+    let decoding = params.decodes().then_some(map);
+    for_each_step!(J => {
+        let i = J as u32 * RADIX_THREADS + lanes.place;
         if full || i < in_tile {
-            let key = sorted.load(i);
-            let out = if params.decodes() {
-                decode(key, kind, order)
-            } else {
-                key
-            };
-            // SAFETY: base[d] + i is this key's place in the pass's order (< len); the
-            // places of one pass are distinct, so no other invocation writes it.
-            unsafe { dst.write(base.load(digit(key, shift)).wrapping_add(i), out) };
+            // SAFETY: i < RADIX_TILE, digit < RADIX; base[d] + i is this key's place in the
+            // pass's order (< len); the places of one pass are distinct, so no other
+            // invocation writes it.
+            unsafe {
+                let key = sorted.load_unchecked(i);
+                let place = base.load_unchecked(digit(key, shift)).wrapping_add(i);
+                dst.write(place, decoding.map_or(key, |map| map.decode(key)));
+            }
         }
-    }
+    });
 }
 
 #[cfg(test)]
