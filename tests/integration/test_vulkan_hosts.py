@@ -1,7 +1,8 @@
 """The wgpu and ash hosts on Mesa lavapipe (Vulkan on the CPU), with the SPIR-V FIXTURE.
 
 rust-gpu cannot run here, so the kernel artifact is the GLSL twin of the Rust entry points
-(tests/fixtures/spirv/bitonic_fixture.comp, a named test fixture), compiled at test time and
+(tests/fixtures/spirv/bitonic_fixture.comp and radix_fixture.comp, named test fixtures, linked
+into one module by tests/spirv_fixture.py), compiled at test time and
 embedded with `rgpu build --kernel-artifact`. What these tests prove is the host side: the
 runners, push constants, dispatch sizes, the embed path and the errors, on a real Vulkan
 driver. They do not prove rust-gpu's output (see tests/unit/test_spirv_codegen.py).

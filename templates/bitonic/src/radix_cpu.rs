@@ -2,9 +2,10 @@
 //! code on rayon. The keys are cut into chunks (the GPU's tiles, larger); each pass over an
 //! 8-bit digit counts the digits per chunk, turns the counts into every (digit, chunk)'s
 //! first place in the output (the scan), and scatters each chunk's keys there in order
-//! (stable), chunks in parallel. The first read counts all four digits, so a pass whose
-//! digit is the same in every key is skipped; the first pass that moves keys encodes them
-//! (`kernel::key::encode`) and the last one decodes them.
+//! (stable), chunks in parallel, through a cache line of buffer per digit. The first read
+//! counts all four digits, so a pass whose digit is the same in every key is skipped; the
+//! first pass that moves keys encodes them (`kernel::key::encode`) and the last one decodes
+//! them.
 
 use kernel::key::{decode, encode};
 use kernel::radix::{digit, PASSES, RADIX, RADIX_BITS};
@@ -146,16 +147,11 @@ fn sort<C: Codec>(keys: &mut [u32], scratch: &mut Vec<u32>, codec: C) {
         let out = SharedOut(dst.as_mut_ptr());
         src.par_chunks(chunk)
             .zip(starts.into_par_iter())
-            .for_each(|(keys, mut next)| {
-                for &bits in keys {
-                    let key = if encoding { codec.encode(bits) } else { bits };
-                    let d = digit(key, shift) as usize;
-                    let value = if decoding { codec.decode(key) } else { key };
-                    // SAFETY: `next[d]` runs through this chunk's own range of places for
-                    // digit d (`scan`), inside `dst`; no other chunk writes those.
-                    unsafe { out.write(next[d] as usize, value) };
-                    next[d] += 1;
-                }
+            .for_each(|(keys, next)| {
+                // SAFETY: `next` holds this chunk's first place for each digit (`scan`); the
+                // chunk's keys of digit d fill places next[d].. inside `dst`, which no other
+                // chunk writes.
+                unsafe { scatter(keys, out, next, shift, codec, encoding, decoding) };
             });
         std::mem::swap(&mut src, &mut dst);
         in_keys = !in_keys;
@@ -165,6 +161,49 @@ fn sort<C: Codec>(keys: &mut [u32], scratch: &mut Vec<u32>, codec: C) {
         dst.par_chunks_mut(chunk)
             .zip(src.par_chunks(chunk))
             .for_each(|(to, from)| to.copy_from_slice(from));
+    }
+}
+
+/// Keys a digit's write-combining buffer holds: one 64-byte cache line.
+const BUFFERED: usize = 16;
+
+/// Writes each of `keys` (encoded first when `encoding`, decoded last when `decoding`) to
+/// `out[next[digit]++]`, in order. The keys of each digit gather in a cache line's worth of
+/// buffer first and leave 16 at a time: 256 streams of whole lines instead of single words.
+///
+/// # Safety
+/// For every digit d, `out[next[d] .. next[d] + (keys of digit d)]` is inside the output and
+/// written by no one else meanwhile.
+#[allow(clippy::too_many_arguments)]
+unsafe fn scatter<C: Codec>(
+    keys: &[u32],
+    out: SharedOut,
+    mut next: Histogram,
+    shift: u32,
+    codec: C,
+    encoding: bool,
+    decoding: bool,
+) {
+    let mut buffers = [[0u32; BUFFERED]; DIGITS];
+    let mut held = [0u8; DIGITS];
+    for &bits in keys {
+        let key = if encoding { codec.encode(bits) } else { bits };
+        let d = digit(key, shift) as usize;
+        let n = held[d] as usize;
+        buffers[d][n] = if decoding { codec.decode(key) } else { key };
+        if n + 1 == BUFFERED {
+            // SAFETY: the digit's next 16 places are its own (the caller's contract).
+            unsafe { out.write_all(next[d] as usize, &buffers[d]) };
+            next[d] += BUFFERED as u32;
+            held[d] = 0;
+        } else {
+            held[d] = n as u8 + 1;
+        }
+    }
+    for d in 0..DIGITS {
+        let n = held[d] as usize;
+        // SAFETY: as above, the digit's last keys.
+        unsafe { out.write_all(next[d] as usize, &buffers[d][..n]) };
     }
 }
 
@@ -192,12 +231,16 @@ unsafe impl Send for SharedOut {}
 unsafe impl Sync for SharedOut {}
 
 impl SharedOut {
+    /// Copies `values` to places `index..index + values.len()`.
+    ///
     /// # Safety
-    /// `index` is inside the buffer, and no one else reads or writes it meanwhile.
+    /// Those places are inside the buffer, and no one else reads or writes them meanwhile.
     #[inline(always)]
-    unsafe fn write(self, index: usize, value: u32) {
-        // SAFETY: the caller's contract.
-        unsafe { self.0.add(index).write(value) }
+    unsafe fn write_all(self, index: usize, values: &[u32]) {
+        // SAFETY: the caller's contract; `values` is another allocation.
+        unsafe {
+            std::ptr::copy_nonoverlapping(values.as_ptr(), self.0.add(index), values.len())
+        }
     }
 }
 
