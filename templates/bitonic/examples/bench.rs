@@ -51,7 +51,13 @@ fn gpu_rows(device: &Device, algorithm: Algorithm, n: usize) -> Result<(), rgpu:
                 KeyKind::U32,
                 SortOrder::Ascending,
             ),
-            None => launch_all(device, &mut keys, n as u32, KeyKind::U32, SortOrder::Ascending),
+            None => launch_all(
+                device,
+                &mut keys,
+                n as u32,
+                KeyKind::U32,
+                SortOrder::Ascending,
+            ),
         })?;
         if run > 0 {
             times.extend(ms);
@@ -72,7 +78,11 @@ fn gpu_rows(device: &Device, algorithm: Algorithm, n: usize) -> Result<(), rgpu:
         "{} {algorithm} n=2^{} launches={launches} sort_ms={:.3}",
         device.backend(),
         n.trailing_zeros(),
-        if times.is_empty() { f64::NAN } else { median(times) }
+        if times.is_empty() {
+            f64::NAN
+        } else {
+            median(times)
+        }
     );
     Ok(())
 }

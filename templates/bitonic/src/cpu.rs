@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use kernel::key::{decode, encode};
 use kernel::network::{compare_exchange, KeySlots, Step};
 use kernel::schedule::{fused_steps, global_pass, is_last_tile_pass, Pass, Passes, TileSteps};
-use rayon::prelude::*;
 use kernel::{Block, KeyKind, SortOrder, SortParams, TILE_KEYS};
+use rayon::prelude::*;
 
 /// Fewest global-pass threads (2 to 16 keys each) a rayon task takes.
 const MIN_THREADS_PER_TASK: usize = 1 << 10;

@@ -175,8 +175,12 @@ fn run(args: &Args) -> Result<(), String> {
     let mut sorter = Sorter::with_algorithm(open_device(args.backend, args.json)?, algorithm);
 
     let mut keys = Vec::new();
-    keys.try_reserve_exact(input.len())
-        .map_err(|_| format!("cannot allocate {} bytes for the sorted copy", input.len() * 4))?;
+    keys.try_reserve_exact(input.len()).map_err(|_| {
+        format!(
+            "cannot allocate {} bytes for the sorted copy",
+            input.len() * 4
+        )
+    })?;
     keys.extend_from_slice(&input);
     let (mut times, mut device_times) = (Vec::new(), Vec::new());
     let runs = if args.bench { BENCH_RUNS + 1 } else { 1 };

@@ -4,8 +4,7 @@
 //! how). Four passes: 12 launches, and the sorted keys end in the caller's buffer.
 
 use kernel::radix::{
-    counts_len, radix_downsweep, radix_scan, radix_upsweep, tile_count, RadixParams, PASSES,
-    RADIX,
+    counts_len, radix_downsweep, radix_scan, radix_upsweep, tile_count, RadixParams, PASSES, RADIX,
 };
 use kernel::{KeyKind, SortOrder};
 use rgpu::{Buffer, Device};
@@ -87,7 +86,10 @@ pub fn launch_all(
     kind: KeyKind,
     order: SortOrder,
 ) -> Result<(), rgpu::Error> {
-    assert_eq!(scratch.len, len as usize, "RadixScratch is for another size");
+    assert_eq!(
+        scratch.len, len as usize,
+        "RadixScratch is for another size"
+    );
     let RadixScratch { alt, tables, .. } = scratch;
     let (mut src, mut dst) = (keys, alt);
     for pass in 0..PASSES {

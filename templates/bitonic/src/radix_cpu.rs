@@ -238,9 +238,7 @@ impl SharedOut {
     #[inline(always)]
     unsafe fn write_all(self, index: usize, values: &[u32]) {
         // SAFETY: the caller's contract; `values` is another allocation.
-        unsafe {
-            std::ptr::copy_nonoverlapping(values.as_ptr(), self.0.add(index), values.len())
-        }
+        unsafe { std::ptr::copy_nonoverlapping(values.as_ptr(), self.0.add(index), values.len()) }
     }
 }
 
@@ -260,7 +258,7 @@ mod tests {
             random.iter().map(|k| k & 0xff).collect(), // three passes skipped
             random.iter().map(|k| k & 0xff00_00ff).collect(), // two passes moved
             random.iter().map(|k| k & 0x00ff_0000).collect(), // one pass moved
-            vec![0x7fc0_0001; 5000],                       // no pass moved
+            vec![0x7fc0_0001; 5000],                   // no pass moved
         ];
         for input in &inputs {
             for kind in kinds {

@@ -57,8 +57,16 @@ fn duplicates(len: usize, seed: u64) -> Vec<u32> {
         .into_iter()
         .map(|r| match r % 64 {
             i @ 0..56 => values[i as usize],
-            i => [0x7fc0_0000, 0x7fc0_0001, 0xffc0_0000, 0xffc0_0001, 0, 0x8000_0000, 1, 2]
-                [i as usize - 56],
+            i => [
+                0x7fc0_0000,
+                0x7fc0_0001,
+                0xffc0_0000,
+                0xffc0_0001,
+                0,
+                0x8000_0000,
+                1,
+                2,
+            ][i as usize - 56],
         })
         .collect()
 }
@@ -155,7 +163,9 @@ fn one_pass_is_stable(device: &Device) -> Result<(), String> {
         let mut expected = keys.clone();
         expected.sort_by_key(|k| (k >> RADIX_BITS) & 0xff); // stable
         if dst.read().map_err(|e| e.to_string())? != expected {
-            return Err(format!("{len} keys: one pass is not a stable sort by its digit"));
+            return Err(format!(
+                "{len} keys: one pass is not a stable sort by its digit"
+            ));
         }
     }
     Ok(())
@@ -171,7 +181,10 @@ fn a_radix_pass_is_a_stable_sort_by_its_digit() {
 #[test]
 fn the_kernels_sort_on_the_cpu_executor() {
     let device = Device::open(Backend::Cpu).unwrap();
-    for (i, len) in [2usize, 3, 1000, 4097, 9000, 1 << 15].into_iter().enumerate() {
+    for (i, len) in [2usize, 3, 1000, 4097, 9000, 1 << 15]
+        .into_iter()
+        .enumerate()
+    {
         let keys = input(len, 100 + i as u64);
         for (kind, order) in [
             (KeyKind::U32, SortOrder::Ascending),
@@ -205,8 +218,15 @@ fn the_radix_kernels_sort_on_the_cpu_executor() {
             ] {
                 let mut buffer = device.upload(&keys).unwrap();
                 let mut scratch = RadixScratch::new(&device, len as u32).unwrap();
-                host::radix::launch_all(&device, &mut buffer, &mut scratch, len as u32, kind, order)
-                    .unwrap();
+                host::radix::launch_all(
+                    &device,
+                    &mut buffer,
+                    &mut scratch,
+                    len as u32,
+                    kind,
+                    order,
+                )
+                .unwrap();
                 assert!(
                     buffer.read().unwrap() == rust_sort(&keys, kind, order),
                     "{len} {what} {kind:?} {order:?}"
@@ -243,7 +263,10 @@ fn the_cpu_sorts_two_to_the_24() {
 /// `u32`s, at sizes around its chunking.
 #[test]
 fn the_cpu_radix_sort_matches_sort_unstable() {
-    for (i, len) in [0usize, 1, 2, 1 << 15, (1 << 15) + 1, 300_001].into_iter().enumerate() {
+    for (i, len) in [0usize, 1, 2, 1 << 15, (1 << 15) + 1, 300_001]
+        .into_iter()
+        .enumerate()
+    {
         let keys = input(len, 400 + i as u64);
         let mut sorted = keys.clone();
         host::radix_cpu::sort_in_place(&mut sorted, KeyKind::U32, SortOrder::Ascending);

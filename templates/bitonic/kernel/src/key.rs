@@ -141,14 +141,30 @@ mod tests {
     #[test]
     fn the_branch_free_map_is_encode_and_decode() {
         let mut bits: Vec<u32> = FLOATS.iter().map(|f| f.to_bits()).collect();
-        bits.extend([0, 1, 0x7fff_ffff, 0x8000_0000, 0x8000_0001, 0xffff_ffff, 0xffc0_0001]);
+        bits.extend([
+            0,
+            1,
+            0x7fff_ffff,
+            0x8000_0000,
+            0x8000_0001,
+            0xffff_ffff,
+            0xffc0_0001,
+        ]);
         bits.extend((0..4096u32).map(|i| i.wrapping_mul(0x9e37_79b9)));
         for kind in [KeyKind::U32, KeyKind::I32, KeyKind::F32] {
             for order in [SortOrder::Ascending, SortOrder::Descending] {
                 let map = KeyMap::new(kind, order);
                 for &b in &bits {
-                    assert_eq!(map.encode(b), encode(b, kind, order), "{kind:?} {order:?} {b:#x}");
-                    assert_eq!(map.decode(b), decode(b, kind, order), "{kind:?} {order:?} {b:#x}");
+                    assert_eq!(
+                        map.encode(b),
+                        encode(b, kind, order),
+                        "{kind:?} {order:?} {b:#x}"
+                    );
+                    assert_eq!(
+                        map.decode(b),
+                        decode(b, kind, order),
+                        "{kind:?} {order:?} {b:#x}"
+                    );
                 }
             }
         }

@@ -90,7 +90,10 @@ const _: () = assert!(
     RADIX_THREADS == 256,
     "RADIX_THREADS changed: update threads = 256 in radix.rs"
 );
-const _: () = assert!(RADIX == RADIX_THREADS, "one thread per digit in the per-digit steps");
+const _: () = assert!(
+    RADIX == RADIX_THREADS,
+    "one thread per digit in the per-digit steps"
+);
 const _: () = assert!(32 % RADIX_BITS == 0 && RADIX_BITS <= 8);
 const _: () = assert!(RADIX_THREADS.is_multiple_of(PART_THREADS) && PART_THREADS == 32);
 const _: () = assert!(PART_KEYS <= 1 << 16, "ranks are packed two per word");
@@ -238,7 +241,11 @@ impl Lanes {
             in_part,
             turn: in_part / size,
             turns: PART_THREADS / size,
-            lanes: if size == 32 { u32::MAX } else { (1 << size) - 1 },
+            lanes: if size == 32 {
+                u32::MAX
+            } else {
+                (1 << size) - 1
+            },
             below: (1 << lane) - 1,
         }
     }
@@ -468,8 +475,7 @@ pub fn radix_downsweep(
         return;
     };
     let (len, tiles) = (params.len as usize, params.tiles as usize);
-    if src.len() < len || counts.len() < RADIX as usize * tiles || totals.len() < RADIX as usize
-    {
+    if src.len() < len || counts.len() < RADIX as usize * tiles || totals.len() < RADIX as usize {
         return; // not the host's launch
     }
     let lanes = Lanes::of(&group);
@@ -567,8 +573,7 @@ pub fn radix_downsweep(
         *count = unsafe { hist.load_unchecked(p as u32 * RADIX + own) };
         in_tile += *count;
     }
-    let ([tile_start, digit_start], _) =
-        workgroup_scan(&group, &lanes, &sums, [in_tile, total]);
+    let ([tile_start, digit_start], _) = workgroup_scan(&group, &lanes, &sums, [in_tile, total]);
     let mut slot = tile_start;
     for (p, count) in part_counts.iter().enumerate() {
         // SAFETY: p * RADIX + own < HIST_WORDS.
