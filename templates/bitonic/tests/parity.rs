@@ -9,7 +9,7 @@ use host::radix::{launch_pass, PassTables, RadixScratch};
 use host::reference::rust_sort;
 use host::rng::SplitMix64;
 use host::{Algorithm, Sorter};
-use kernel::radix::RADIX_BITS;
+use kernel::radix::{radix_scan, RadixParams, RADIX, RADIX_BITS, RADIX_TILE, SCAN_CHUNK};
 use kernel::{KeyKind, SortOrder};
 use rgpu::{Backend, Device};
 
@@ -233,6 +233,36 @@ fn the_radix_kernels_sort_on_the_cpu_executor() {
                 );
             }
         }
+    }
+}
+
+/// `radix_scan` over rows longer than one round of the kernel (more than `SCAN_CHUNK` tiles,
+/// sorts of more than 2^24 keys), on the cpu executor with made-up counts.
+#[test]
+fn the_scan_kernel_takes_rows_longer_than_a_round() {
+    let device = Device::open(Backend::Cpu).unwrap();
+    let tiles = (SCAN_CHUNK + 905) as usize;
+    let params = RadixParams::new(
+        (tiles * RADIX_TILE as usize) as u32,
+        1,
+        KeyKind::U32,
+        SortOrder::Ascending,
+    );
+    assert_eq!(params.tiles as usize, tiles);
+    let counts: Vec<u32> = SplitMix64::new(9)
+        .bits(RADIX as usize * tiles)
+        .into_iter()
+        .map(|r| r % (RADIX_TILE + 1))
+        .collect();
+    let (mut scanned, mut totals) = (counts.clone(), vec![0u32; RADIX as usize]);
+    radix_scan(&device, RADIX, params, &mut scanned, &mut totals).unwrap();
+    for (d, row) in counts.chunks(tiles).enumerate() {
+        let mut sum = 0;
+        for (t, count) in row.iter().enumerate() {
+            assert_eq!(scanned[d * tiles + t], sum, "digit {d}, tile {t}");
+            sum += count;
+        }
+        assert_eq!(totals[d], sum, "digit {d}");
     }
 }
 
