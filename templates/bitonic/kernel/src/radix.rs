@@ -230,7 +230,9 @@ impl Lanes {
     fn of(group: &Group) -> Self {
         let size = group.subgroup_size().clamp(1, PART_THREADS);
         let (subgroup, lane) = (group.subgroup_id(), group.subgroup_lane());
-        let place = subgroup * size + lane;
+        // (Below RADIX_THREADS anyway; the mask lets the compiler see that every index
+        // derived from it is in bounds.)
+        let place = (subgroup * size + lane) % RADIX_THREADS;
         let in_part = place % PART_THREADS;
         Self {
             place,
@@ -344,26 +346,23 @@ pub fn radix_upsweep(
         unsafe { hist.store_unchecked(p * RADIX + lanes.place, 0) };
     }
     group.barrier();
-    // Each part counts into its own copy: atomics of different parts never collide.
+    // Each part counts into its own copy: atomics of different parts never collide (and
+    // ptxas turns increments of one into warp-aggregated ones).
     let copy = lanes.part * RADIX;
     let encoding = params.encodes().then_some(map);
-    for_each_step!(J => {
-        let d = digit(encoding.map_or(bits[J], |map| map.encode(bits[J])), params.shift);
-        if full {
-            // A subgroup whose keys share one digit adds them at once (sorted or constant
-            // input would otherwise queue every lane's atomic on one counter).
-            let first = group.subgroup_broadcast(d, 0);
-            if group.subgroup_ballot(d == first) == lanes.lanes {
-                if lanes.lane == 0 {
-                    hist.atomic_add(copy + d, lanes.lanes.count_ones());
-                }
-            } else {
+    if full {
+        for_each_step!(J => {
+            let d = digit(encoding.map_or(bits[J], |map| map.encode(bits[J])), params.shift);
+            hist.atomic_add(copy + d, 1);
+        });
+    } else {
+        for_each_step!(J => {
+            let d = digit(encoding.map_or(bits[J], |map| map.encode(bits[J])), params.shift);
+            if start + J as u32 * RADIX_THREADS + lanes.place < params.len {
                 hist.atomic_add(copy + d, 1);
             }
-        } else if start + J as u32 * RADIX_THREADS + lanes.place < params.len {
-            hist.atomic_add(copy + d, 1);
-        }
-    });
+        });
+    }
     group.barrier();
     let d = lanes.place;
     let mut count = 0;
