@@ -557,7 +557,8 @@ pub fn radix_downsweep(
             }
         }
         // The lowest peer added for all of them (`peers` has this lane's bit: the top bit
-        // only spares the compiler a zero test).
+        // only spares the compiler a zero test). Every lane waits here for the value that
+        // add returned, so one subgroup's adds of consecutive steps stay in order.
         let from = (peers | 1 << 31).trailing_zeros();
         ranks[J / 2] |= (group.subgroup_shuffle(old, from) + below) << (16 * (J as u32 % 2));
     });
