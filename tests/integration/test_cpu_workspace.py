@@ -39,14 +39,18 @@ def demo(binary: Path, *args: str, check: bool = True) -> subprocess.CompletedPr
 
 @pytest.mark.parametrize("key_type", KEY_TYPES)
 @pytest.mark.parametrize("order", ORDERS)
-def test_demo_sorts_every_type_order_and_edge_size(built: Path, key_type: str, order: str) -> None:
+@pytest.mark.parametrize("algorithm", ("bitonic", "radix"))
+def test_demo_sorts_every_type_order_and_edge_size(
+    built: Path, key_type: str, order: str, algorithm: str
+) -> None:
     for n in EDGE_SIZES:
-        out = demo(built, "--backend", "cpu", "--len", str(n), "--type", key_type,
-                   "--order", order, "--verify", "--json")  # fmt: skip
+        out = demo(built, "--backend", "cpu", "--algorithm", algorithm, "--len", str(n),
+                   "--type", key_type, "--order", order, "--verify", "--json")  # fmt: skip
         result = json.loads(out.stdout)
         assert result == {
-            "backend": "cpu", "len": n, "type": key_type, "order": order,
-            "sorted": True, "verified": True, "ms": result["ms"],
+            "backend": "cpu", "algorithm": algorithm, "len": n, "type": key_type,
+            "order": order, "sorted": True, "verified": True, "ms": result["ms"],
+            "device_ms": result["device_ms"],
         }  # fmt: skip
 
 

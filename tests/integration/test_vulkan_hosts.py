@@ -1,7 +1,8 @@
 """The wgpu and ash hosts on Mesa lavapipe (Vulkan on the CPU), with the SPIR-V FIXTURE.
 
 rust-gpu cannot run here, so the kernel artifact is the GLSL twin of the Rust entry points
-(tests/fixtures/spirv/bitonic_fixture.comp, a named test fixture), compiled at test time and
+(tests/fixtures/spirv/bitonic_fixture.comp and radix_fixture.comp, named test fixtures, linked
+into one module by tests/spirv_fixture.py), compiled at test time and
 embedded with `rgpu build --kernel-artifact`. What these tests prove is the host side: the
 runners, push constants, dispatch sizes, the embed path and the errors, on a real Vulkan
 driver. They do not prove rust-gpu's output (see tests/unit/test_spirv_codegen.py).
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import TARGET_DIR, run_rgpu
-from tests.spirv_fixture import compile_fixture
+from tests.spirv_fixture import ALL_ENTRY_POINTS, compile_fixture
 
 LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 LAVAPIPE = {"VK_ICD_FILENAMES": LAVAPIPE_ICD, "VK_DRIVER_FILES": LAVAPIPE_ICD}
@@ -70,7 +71,7 @@ def test_the_fixture_binary_has_the_declared_interface(fixture_spv: Path) -> Non
     dis = subprocess.run(
         ["spirv-dis", str(fixture_spv)], capture_output=True, text=True, check=True
     ).stdout
-    for entry in ("bitonic_tile", "bitonic_global"):
+    for entry in ALL_ENTRY_POINTS:
         assert f'OpEntryPoint GLCompute %{entry} "{entry}"' in dis
         assert f"OpExecutionMode %{entry} LocalSize 256 1 1" in dis
     for member, offset in enumerate((0, 4, 8, 12)):
@@ -86,7 +87,7 @@ def test_the_manifest_records_the_fixture_as_external(vulkan_ws: Path, fixture_s
     assert artifact["codegen"] == "external"
     assert artifact["source"] == str(fixture_spv.resolve())
     assert artifact["extra"]["spirv_val"] is True
-    assert sorted(artifact["entry_points"]) == ["bitonic_global", "bitonic_tile"]
+    assert sorted(artifact["entry_points"]) == sorted(ALL_ENTRY_POINTS)
 
 
 def test_both_hosts_match_rusts_sort_on_lavapipe(vulkan_ws: Path) -> None:

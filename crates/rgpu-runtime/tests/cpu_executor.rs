@@ -223,6 +223,7 @@ fn subgroups_on_the_cpu_have_one_lane() {
         assert_eq!(g.subgroup_add(7), 7);
         assert_eq!(g.subgroup_exclusive_add(7), 0);
         assert_eq!(g.subgroup_broadcast(9, 0), 9);
+        assert_eq!(g.subgroup_shuffle(11, 0), 11);
         assert_eq!(g.count(), 2);
         assert_eq!(g.size(), 4);
     });

@@ -1,13 +1,16 @@
-//! Benchmark: the sort's device time on every backend built in (the schedule's launches,
-//! timed by the device: CUDA events, Vulkan timestamps), and the cpu backend against
+//! Benchmark: each sort's device time on every backend built in (its launches, timed by
+//! the device: CUDA events, Vulkan timestamps), and the cpu backend's sorts against
 //! `sort_unstable` and rayon's `par_sort_unstable`. Run: `rgpu build --backend cuda` (and/or
 //! wgpu, ash), then `cargo run --release --example bench --features cuda`. `BENCH_BACKENDS=
-//! cuda,ash` picks backends; `BENCH_SIZES=16,20,24,26` the sizes (powers of two).
+//! cuda,ash` picks backends; `BENCH_SIZES=16,20,24,26` the sizes (powers of two);
+//! `BENCH_ALGORITHMS=bitonic,radix` the sorts.
 
 use std::time::Instant;
 
+use host::radix::RadixScratch;
 use host::rng::SplitMix64;
 use host::sorter::launch_all;
+use host::Algorithm;
 use kernel::schedule::Passes;
 use kernel::{KeyKind, SortOrder};
 use rayon::slice::ParallelSliceMut;
@@ -29,20 +32,32 @@ fn list(var: &str, default: &str) -> Vec<String> {
         .collect()
 }
 
-fn gpu_rows(device: &Device, n: usize) -> Result<(), rgpu::Error> {
+fn gpu_rows(device: &Device, algorithm: Algorithm, n: usize) -> Result<(), rgpu::Error> {
     let input = SplitMix64::new(n as u64).bits(n);
     let mut keys = device.upload(&input)?;
+    let mut radix = match algorithm {
+        Algorithm::Radix => Some(RadixScratch::new(device, n as u32)?),
+        Algorithm::Bitonic => None,
+    };
     let mut times = Vec::new();
     for run in 0..=RUNS {
         keys.write(&input)?;
-        let ((), ms) = device.timed(|| {
-            launch_all(
+        let ((), ms) = device.timed(|| match radix.as_mut() {
+            Some(scratch) => host::radix::launch_all(
+                device,
+                &mut keys,
+                scratch,
+                n as u32,
+                KeyKind::U32,
+                SortOrder::Ascending,
+            ),
+            None => launch_all(
                 device,
                 &mut keys,
                 n as u32,
                 KeyKind::U32,
                 SortOrder::Ascending,
-            )
+            ),
         })?;
         if run > 0 {
             times.extend(ms);
@@ -52,14 +67,17 @@ fn gpu_rows(device: &Device, n: usize) -> Result<(), rgpu::Error> {
     expected.sort_unstable();
     assert!(
         keys.read()? == expected,
-        "{} result differs at n={n}",
+        "{} {algorithm} result differs at n={n}",
         device.backend()
     );
+    let launches = match algorithm {
+        Algorithm::Radix => host::radix::LAUNCHES,
+        Algorithm::Bitonic => Passes::new(n as u32).count(),
+    };
     println!(
-        "{} n=2^{} launches={} sort_ms={:.3}",
+        "{} {algorithm} n=2^{} launches={launches} sort_ms={:.3}",
         device.backend(),
         n.trailing_zeros(),
-        Passes::new(n as u32).count(),
         if times.is_empty() {
             f64::NAN
         } else {
@@ -69,33 +87,47 @@ fn gpu_rows(device: &Device, n: usize) -> Result<(), rgpu::Error> {
     Ok(())
 }
 
-fn cpu_rows(n: usize) {
+fn time_ms(f: impl FnOnce()) -> f64 {
+    let t = Instant::now();
+    f();
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+fn cpu_rows(algorithms: &[Algorithm], n: usize) {
     let input = SplitMix64::new(n as u64).bits(n);
-    let mut sorter = host::Sorter::new(Device::open(Backend::Cpu).unwrap());
-    let (mut ours, mut std_sort, mut par_sort) = (Vec::new(), Vec::new(), Vec::new());
+    let device = Device::open(Backend::Cpu).unwrap();
+    let mut sorters: Vec<host::Sorter> = algorithms
+        .iter()
+        .map(|&a| host::Sorter::with_algorithm(device.clone(), a))
+        .collect();
+    let mut ours = vec![Vec::new(); sorters.len()];
+    let (mut std_sort, mut par_sort) = (Vec::new(), Vec::new());
     for _ in 0..3 {
+        for (sorter, times) in sorters.iter_mut().zip(&mut ours) {
+            let mut keys = input.clone();
+            times.push(time_ms(|| {
+                sorter
+                    .sort_bits(&mut keys, KeyKind::U32, SortOrder::Ascending)
+                    .unwrap()
+            }));
+        }
         let mut keys = input.clone();
-        let t = Instant::now();
-        sorter
-            .sort_bits(&mut keys, KeyKind::U32, SortOrder::Ascending)
-            .unwrap();
-        ours.push(t.elapsed().as_secs_f64() * 1e3);
+        std_sort.push(time_ms(|| keys.sort_unstable()));
         let mut keys = input.clone();
-        let t = Instant::now();
-        keys.sort_unstable();
-        std_sort.push(t.elapsed().as_secs_f64() * 1e3);
-        let mut keys = input.clone();
-        let t = Instant::now();
-        keys.par_sort_unstable();
-        par_sort.push(t.elapsed().as_secs_f64() * 1e3);
+        par_sort.push(time_ms(|| keys.par_sort_unstable()));
     }
+    let ours: Vec<String> = algorithms
+        .iter()
+        .zip(ours)
+        .map(|(a, times)| format!("{a}_ms={:.3}", median(times)))
+        .collect();
     println!(
-        "cpu n=2^{} backend_ms={:.3} sort_unstable_ms={:.3} par_sort_unstable_ms={:.3} [{}]",
+        "cpu n=2^{} {} sort_unstable_ms={:.3} par_sort_unstable_ms={:.3} [{}]",
         n.trailing_zeros(),
-        median(ours),
+        ours.join(" "),
         median(std_sort),
         median(par_sort),
-        sorter.device().description()
+        device.description()
     );
 }
 
@@ -104,19 +136,30 @@ fn main() {
         .iter()
         .map(|p| 1usize << p.parse::<u32>().expect("BENCH_SIZES: powers of two"))
         .collect();
+    let algorithms: Vec<Algorithm> = list("BENCH_ALGORITHMS", "bitonic,radix")
+        .iter()
+        .map(|name| {
+            *Algorithm::ALL
+                .iter()
+                .find(|a| a.name() == name)
+                .unwrap_or_else(|| panic!("BENCH_ALGORITHMS: `{name}` is not bitonic or radix"))
+        })
+        .collect();
     for name in list("BENCH_BACKENDS", "cuda,wgpu,ash,cpu") {
         let Some(backend) = Backend::parse(&name) else {
             panic!("BENCH_BACKENDS: `{name}` is not a backend");
         };
         if backend == Backend::Cpu {
-            sizes.iter().for_each(|&n| cpu_rows(n));
+            sizes.iter().for_each(|&n| cpu_rows(&algorithms, n));
             continue;
         }
         match Device::open(backend) {
             Ok(device) => {
                 println!("device: {}", device.description());
-                for &n in &sizes {
-                    gpu_rows(&device, n).expect("GPU benchmark");
+                for &algorithm in &algorithms {
+                    for &n in &sizes {
+                        gpu_rows(&device, algorithm, n).expect("GPU benchmark");
+                    }
                 }
             }
             Err(why) => println!("{backend} rows skipped: {why}"),

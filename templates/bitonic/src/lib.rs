@@ -1,11 +1,14 @@
-//! Host side of the sort: a `Sorter` over any rgpu device, the CPU path, and key files.
+//! Host side of the sorts: a `Sorter` over any rgpu device (bitonic or radix), the CPU
+//! paths, and key files.
 
 pub mod cpu;
 pub mod keys_io;
+pub mod radix;
+pub mod radix_cpu;
 pub mod reference;
 pub mod rng;
 pub mod sorter;
 
 pub use kernel::key::SortKey;
 pub use kernel::{KeyKind, SortOrder};
-pub use sorter::{SortError, Sorter};
+pub use sorter::{Algorithm, SortError, Sorter};

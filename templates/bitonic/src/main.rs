@@ -10,7 +10,7 @@ use rgpu::{Backend, Device};
 
 use host::keys_io::{self, Format};
 use host::rng::SplitMix64;
-use host::Sorter;
+use host::{Algorithm, Sorter};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum BackendArg {
@@ -19,6 +19,12 @@ enum BackendArg {
     Cuda,
     Wgpu,
     Ash,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum AlgorithmArg {
+    Bitonic,
+    Radix,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -40,7 +46,7 @@ enum FormatArg {
     Bin,
 }
 
-/// Bitonic sort in plain Rust on CUDA, Vulkan (wgpu, ash) and the CPU.
+/// Bitonic and radix sorts in plain Rust on CUDA, Vulkan (wgpu, ash) and the CPU.
 ///
 /// f32 keys sort in IEEE 754 total order (f32::total_cmp): -NaN first, then -inf .. -0.0,
 /// +0.0 .. +inf, and NaN last (ascending).
@@ -51,6 +57,10 @@ struct Args {
     /// (what `rgpu run --backend B` sets), else auto.
     #[arg(long, value_enum)]
     backend: Option<BackendArg>,
+    /// Sorting algorithm: the bitonic network (in place) or an LSD radix sort (4 passes of
+    /// 8 bits, stable, a second buffer).
+    #[arg(long, value_enum, default_value = "bitonic")]
+    algorithm: AlgorithmArg,
     /// Number of random keys (ignored with --input).
     #[arg(long, default_value_t = 1 << 20, conflicts_with = "input")]
     len: usize,
@@ -158,7 +168,11 @@ fn run(args: &Args) -> Result<(), String> {
         Some(path) => keys_io::read_keys(path, kind, format).map_err(|e| e.to_string())?,
         None => random_keys(args.len, args.seed)?,
     };
-    let mut sorter = Sorter::new(open_device(args.backend, args.json)?);
+    let algorithm = match args.algorithm {
+        AlgorithmArg::Bitonic => Algorithm::Bitonic,
+        AlgorithmArg::Radix => Algorithm::Radix,
+    };
+    let mut sorter = Sorter::with_algorithm(open_device(args.backend, args.json)?, algorithm);
 
     let mut keys = Vec::new();
     keys.try_reserve_exact(input.len()).map_err(|_| {
@@ -236,8 +250,9 @@ fn report(
     if args.json {
         let device = device_ms.map_or("null".to_string(), |d| format!("{d:.3}"));
         println!(
-            "{{\"backend\": \"{}\", \"len\": {}, \"type\": \"{}\", \"order\": \"{}\", \"sorted\": {sorted}, \"verified\": {}, \"ms\": {ms:.3}, \"device_ms\": {device}}}",
+            "{{\"backend\": \"{}\", \"algorithm\": \"{}\", \"len\": {}, \"type\": \"{}\", \"order\": \"{}\", \"sorted\": {sorted}, \"verified\": {}, \"ms\": {ms:.3}, \"device_ms\": {device}}}",
             sorter.backend(),
+            sorter.algorithm(),
             keys.len(),
             kind.name(),
             order.name(),
@@ -252,10 +267,11 @@ fn report(
     };
     let device = device_ms.map_or(String::new(), |d| format!(", {d:.3} ms on the device"));
     println!(
-        "sorted {} {} keys ({}) on {} [{}] in {ms:.3} ms end to end{device} ({what})",
+        "sorted {} {} keys ({}, {}) on {} [{}] in {ms:.3} ms end to end{device} ({what})",
         keys.len(),
         kind.name(),
         order.name(),
+        sorter.algorithm(),
         sorter.backend(),
         sorter.device().description()
     );

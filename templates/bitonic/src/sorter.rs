@@ -1,8 +1,10 @@
-//! Sorting on any device. On a GPU the keys go up once, the schedule's launches run the
-//! kernel crate's two kernels through rgpu's launchers (`kernel::kernels::*`, the same call
-//! for cuda, wgpu and ash), and the keys come back once. On the cpu backend the same
-//! schedule runs with slice-wise min/max, which vectorizes (src/cpu.rs): that part is the
-//! sort's own, the kernels also run there (the parity tests check both).
+//! Sorting on any device. On a GPU the keys go up once, the algorithm's launches run the
+//! kernel crate's kernels through rgpu's launchers (`kernel::kernels::*` for the bitonic
+//! sort, `kernel::radix::*` for the radix sort; the same calls for cuda, wgpu and ash), and
+//! the keys come back once. On the cpu backend each algorithm has a host version on rayon
+//! (src/cpu.rs: the bitonic schedule with slice-wise min/max, which vectorizes;
+//! src/radix_cpu.rs: the radix passes): that part is the sort's own, the kernels also run
+//! there (the parity tests check both).
 
 use std::fmt;
 
@@ -12,7 +14,36 @@ use kernel::schedule::{Pass, Passes};
 use kernel::{KeyKind, SortOrder, MAX_KEYS};
 use rgpu::{Backend, Buffer, Device};
 
-use crate::cpu;
+use crate::radix::RadixScratch;
+use crate::{cpu, radix, radix_cpu};
+
+/// Which sort runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Algorithm {
+    /// The bitonic network (`kernel::schedule`): in place, O(n log^2 n) work.
+    #[default]
+    Bitonic,
+    /// The LSD radix sort (`kernel::radix`): 4 passes over 8-bit digits, stable, a second
+    /// buffer of n keys.
+    Radix,
+}
+
+impl Algorithm {
+    pub const ALL: [Algorithm; 2] = [Algorithm::Bitonic, Algorithm::Radix];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Algorithm::Bitonic => "bitonic",
+            Algorithm::Radix => "radix",
+        }
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// Why a sort failed.
 #[derive(Debug)]
@@ -42,20 +73,35 @@ impl From<rgpu::Error> for SortError {
     }
 }
 
-/// Sorts keys on one device, keeping its buffer between sorts of the same size.
+/// Sorts keys on one device, keeping its buffers between sorts of the same size.
 pub struct Sorter {
     device: Device,
+    algorithm: Algorithm,
     keys: Option<Buffer<u32>>,
+    radix: Option<RadixScratch>,
+    host_scratch: Vec<u32>,
     last_device_ms: Option<f64>,
 }
 
 impl Sorter {
+    /// A bitonic sorter.
     pub fn new(device: Device) -> Self {
+        Self::with_algorithm(device, Algorithm::default())
+    }
+
+    pub fn with_algorithm(device: Device, algorithm: Algorithm) -> Self {
         Self {
             device,
+            algorithm,
             keys: None,
+            radix: None,
+            host_scratch: Vec::new(),
             last_device_ms: None,
         }
+    }
+
+    pub fn algorithm(&self) -> Algorithm {
+        self.algorithm
     }
 
     pub fn device(&self) -> &Device {
@@ -86,7 +132,12 @@ impl Sorter {
         }
         if self.device.backend() == Backend::Cpu {
             let started = std::time::Instant::now();
-            cpu::sort_in_place(keys, kind, order);
+            match self.algorithm {
+                Algorithm::Bitonic => cpu::sort_in_place(keys, kind, order),
+                Algorithm::Radix => {
+                    radix_cpu::sort_with_scratch(keys, &mut self.host_scratch, kind, order)
+                }
+            }
             self.last_device_ms = Some(started.elapsed().as_secs_f64() * 1e3);
             return Ok(());
         }
@@ -100,7 +151,20 @@ impl Sorter {
         };
         let buffer = self.keys.insert(buffer);
         let device = &self.device;
-        let ((), ms) = device.timed(|| launch_all(device, buffer, len, kind, order))?;
+        let ((), ms) = match self.algorithm {
+            Algorithm::Bitonic => device.timed(|| launch_all(device, buffer, len, kind, order))?,
+            Algorithm::Radix => {
+                let scratch = match self.radix.take() {
+                    Some(scratch) if scratch.len() == keys.len() => scratch,
+                    _ => {
+                        self.radix = None; // free the old size's buffers first
+                        RadixScratch::new(device, len)?
+                    }
+                };
+                let scratch = self.radix.insert(scratch);
+                device.timed(|| radix::launch_all(device, buffer, scratch, len, kind, order))?
+            }
+        };
         self.last_device_ms = ms;
         buffer.read_into(keys)?;
         Ok(())

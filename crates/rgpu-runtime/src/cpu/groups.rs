@@ -125,6 +125,12 @@ impl Group {
         let _ = lane;
         value
     }
+
+    /// Lane `lane`'s value, `lane` per invocation: lane 0 is this invocation.
+    pub fn subgroup_shuffle(&self, value: u32, lane: u32) -> u32 {
+        let _ = lane;
+        value
+    }
 }
 
 /// Restores `CURRENT` when the executor gets control back (also when an invocation

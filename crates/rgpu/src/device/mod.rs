@@ -170,10 +170,19 @@ impl Group {
         arch::exclusive_add(value, self.ids.lane)
     }
 
-    /// Lane `lane`'s `value`.
+    /// Lane `lane`'s `value`; `lane` must be the same on every invocation of the subgroup
+    /// (dynamically uniform: Vulkan requires it). See [`Group::subgroup_shuffle`].
     #[inline(always)]
     pub fn subgroup_broadcast(&self, value: u32, lane: u32) -> u32 {
         arch::broadcast(value, lane)
+    }
+
+    /// Lane `lane`'s `value`, where `lane` may differ between invocations (each reads the
+    /// lane it names; a lane of the subgroup, `0..subgroup_size()`). CUDA: `shfl.sync.idx`;
+    /// Vulkan: `OpGroupNonUniformShuffle`; cpu: the invocation's own value.
+    #[inline(always)]
+    pub fn subgroup_shuffle(&self, value: u32, lane: u32) -> u32 {
+        arch::shuffle(value, lane)
     }
 }
 

@@ -112,6 +112,12 @@ pub fn broadcast(value: u32, lane: u32) -> u32 {
     out
 }
 
+/// `shfl.sync.idx` takes a per-lane source lane: the same instruction as `broadcast`.
+#[inline(always)]
+pub fn shuffle(value: u32, lane: u32) -> u32 {
+    broadcast(value, lane)
+}
+
 #[inline(always)]
 pub fn add(mut value: u32) -> u32 {
     let mut offset = 16;

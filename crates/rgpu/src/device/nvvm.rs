@@ -76,6 +76,12 @@ pub fn broadcast(value: u32, lane: u32) -> u32 {
     unsafe { warp::warp_shuffle_idx(ALL, value, lane, 32).0 }
 }
 
+/// `shfl.sync.idx` takes a per-lane source lane: the same instruction as `broadcast`.
+#[inline(always)]
+pub fn shuffle(value: u32, lane: u32) -> u32 {
+    broadcast(value, lane)
+}
+
 /// Workgroup memory: `N` words of the entry point's shared static.
 #[derive(Clone, Copy)]
 pub struct Shared<T: Word, const N: usize> {

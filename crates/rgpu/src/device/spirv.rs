@@ -3,7 +3,7 @@
 //! (OpControlBarrier, workgroup scope), `atomic_i_add` (workgroup scope for workgroup
 //! memory, device scope for storage buffers), and the GroupNonUniform subgroup operations
 //! (rgpu's spirv build enables the GroupNonUniform, Ballot, Arithmetic and Shuffle
-//! capabilities). Ids come from the entry point's builtins. NOT COMPILED TO SPIR-V on rgpu's
+//! capabilities; `subgroup_shuffle` is OpGroupNonUniformShuffle). Ids come from the entry point's builtins. NOT COMPILED TO SPIR-V on rgpu's
 //! machines (rust-gpu needs a nightly's rustc-dev there): it is type-checked on the host
 //! against spirv-std's source (feature `check-spirv`).
 
@@ -42,6 +42,13 @@ pub fn exclusive_add(value: u32, _lane: u32) -> u32 {
 pub fn broadcast(value: u32, lane: u32) -> u32 {
     // SAFETY: `lane` is a lane of the subgroup (the caller's contract, as on every codegen).
     unsafe { arch::subgroup_broadcast(value, lane) }
+}
+
+/// `OpGroupNonUniformShuffle`: unlike `OpGroupNonUniformBroadcast`, the lane may differ
+/// between invocations (the Shuffle capability, which rgpu's spirv build enables).
+#[inline(always)]
+pub fn shuffle(value: u32, lane: u32) -> u32 {
+    arch::subgroup_shuffle(value, lane)
 }
 
 /// Workgroup memory: the entry point's `#[spirv(workgroup)]` array.
