@@ -382,15 +382,18 @@ fn device_args(k: &Kernel, index_expr: TokenStream, spirv: bool) -> Vec<TokenStr
 
 fn run_call(k: &Kernel, args: &[TokenStream]) -> TokenStream {
     let body = k.ident("body");
+    // `move`: the closure holds the buffer views and workgroup arrays themselves, not
+    // references to the locals holding them (rust-gpu cannot keep a pointer to a pointer to
+    // workgroup memory in a variable: "variables may not allocate a pointer type").
     match k.mode {
         Mode::Items => quote! {
-            ::rgpu::__private::run_items(__ids, __p.count, |__ctx: ::rgpu::Item| {
+            ::rgpu::__private::run_items(__ids, __p.count, move |__ctx: ::rgpu::Item| {
                 let __i = __ctx.index() as usize;
                 #body(#(#args),*)
             });
         },
         Mode::Groups => quote! {
-            ::rgpu::__private::run_groups(__ids, __p.count, |__ctx: ::rgpu::Group| {
+            ::rgpu::__private::run_groups(__ids, __p.count, move |__ctx: ::rgpu::Group| {
                 #body(#(#args),*)
             });
         },

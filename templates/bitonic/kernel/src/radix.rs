@@ -568,17 +568,19 @@ pub fn radix_downsweep(
     // give each (part, digit) its first slot in the sorted tile.
     let mut in_tile = 0u32;
     let mut part_counts = [0u32; PARTS as usize];
-    for (p, count) in part_counts.iter_mut().enumerate() {
+    // Index loops, not slice iterators: rust-gpu cannot turn an array into a slice.
+    for p in 0..PARTS {
         // SAFETY: p * RADIX + own < HIST_WORDS.
-        *count = unsafe { hist.load_unchecked(p as u32 * RADIX + own) };
-        in_tile += *count;
+        let count = unsafe { hist.load_unchecked(p * RADIX + own) };
+        part_counts[p as usize] = count;
+        in_tile += count;
     }
     let ([tile_start, digit_start], _) = workgroup_scan(&group, &lanes, &sums, [in_tile, total]);
     let mut slot = tile_start;
-    for (p, count) in part_counts.iter().enumerate() {
+    for p in 0..PARTS {
         // SAFETY: p * RADIX + own < HIST_WORDS.
-        unsafe { hist.store_unchecked(p as u32 * RADIX + own, slot) };
-        slot += *count;
+        unsafe { hist.store_unchecked(p * RADIX + own, slot) };
+        slot += part_counts[p as usize];
     }
     // Sorted slot i of the tile, with digit d, goes to base[d] + i.
     // SAFETY: own < RADIX.
