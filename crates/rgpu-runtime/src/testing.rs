@@ -63,18 +63,27 @@ pub fn report(test: &str, backend: Backend, status: &str, reason: &str) {
     }
 }
 
-/// The backends to test: `RGPU_TEST_BACKENDS`, else every backend built in.
-pub fn backends() -> Vec<Backend> {
-    let only = names(ONLY_VAR);
-    if only.is_empty() {
-        return Backend::ALL.into_iter().filter(|b| b.is_built()).collect();
-    }
-    only.iter()
+fn parsed(var: &str) -> Vec<Backend> {
+    let list = names(var);
+    list.iter()
         .map(|name| {
-            Backend::parse(name).unwrap_or_else(|| {
-                panic!("{ONLY_VAR}={}: `{name}` is not a backend", only.join(","))
-            })
+            Backend::parse(name)
+                .unwrap_or_else(|| panic!("{var}={}: `{name}` is not a backend", list.join(",")))
         })
+        .collect()
+}
+
+/// The backends to test: `RGPU_TEST_BACKENDS`, else every backend built in and every one
+/// `RGPU_REQUIRE_BACKENDS` names (one not built in then fails the test, never passes it).
+pub fn backends() -> Vec<Backend> {
+    let only = parsed(ONLY_VAR);
+    if !only.is_empty() {
+        return only;
+    }
+    let required = parsed(REQUIRE_VAR);
+    Backend::ALL
+        .into_iter()
+        .filter(|b| b.is_built() || required.contains(b))
         .collect()
 }
 

@@ -78,6 +78,10 @@ struct State {
     modules: HashMap<(&'static str, usize), Module>,
     /// Loaded kernels by module and name.
     functions: HashMap<((&'static str, usize), &'static str), CudaFunction>,
+    /// The function each launcher got last time, by the addresses of its kernel record and
+    /// the embedded artifacts (both `'static`): a launch finds it without searching the
+    /// artifacts again (the small sorts are launch-bound).
+    launched: HashMap<(usize, usize), CudaFunction>,
     /// The start event of `Device::timed`.
     timing: Option<CudaEvent>,
 }
@@ -264,6 +268,23 @@ impl CudaDevice {
 
     /// The kernel's function: the newest PTX the device runs, loaded once per device.
     fn function(
+        &self,
+        kernel: &'static KernelInfo,
+        artifacts: &'static [Artifact],
+    ) -> Result<CudaFunction, Error> {
+        let fast = (
+            std::ptr::from_ref(kernel) as usize,
+            artifacts.as_ptr() as usize,
+        );
+        if let Some(f) = self.state().launched.get(&fast) {
+            return Ok(f.clone());
+        }
+        let function = self.find_function(kernel, artifacts)?;
+        self.state().launched.insert(fast, function.clone());
+        Ok(function)
+    }
+
+    fn find_function(
         &self,
         kernel: &'static KernelInfo,
         artifacts: &'static [Artifact],

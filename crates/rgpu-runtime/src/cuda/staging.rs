@@ -21,8 +21,10 @@ use cudarc::driver::{result, sys, CudaContext, CudaEvent, CudaStream, DriverErro
 
 use crate::copy::host_copy;
 
-/// Bytes per chunk (and the most a slot holds).
-const CHUNK: usize = 8 << 20;
+/// Bytes per chunk (and the most a slot holds). Measured on an H100 (64 MiB, median of 20):
+/// 2 MiB chunks 4.9 ms per upload, 4 MiB 3.4, 8 MiB 2.3, 16 MiB 1.9-2.3 ms (and 1.9 ms
+/// per read_into against 2.0): fewer, larger chunks, 32 MiB of pinned memory in all.
+const CHUNK: usize = 16 << 20;
 /// Slots the chunks rotate through: a DMA into/out of one while the host copies another.
 const SLOTS: usize = 2;
 /// The smallest slot allocated (small transfers do not need more).
