@@ -10,7 +10,11 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from typing import Any, NoReturn
+
+# `typing` costs milliseconds to import; the handler below must be in place before that.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 
 def _interrupted(signum: int, frame: Any) -> None:
