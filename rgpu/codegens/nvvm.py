@@ -266,10 +266,10 @@ class NvvmCodegen:
         from rgpu.doctor.pins import pin_checks
 
         try:
-            status, problem = rustup.status(pin, env), None
+            status, problem, fix = rustup.status(pin, env), None, None
         except RgpuError as error:
-            status, problem = None, error.message
-        checks = (*pin_checks(pin, status, problem), *native_checks(pin, env))
+            status, problem, fix = None, error.message, error.hint
+        checks = (*pin_checks(pin, status, problem, fix), *native_checks(pin, env))
         return NvvmToolchain(nvvm_pin(pin), full, checks)
 
     def checks(self, pin: Pin, toolchain: NvvmToolchain) -> list[Check]:
