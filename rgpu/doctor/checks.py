@@ -55,7 +55,19 @@ def check_ptxas(env: Mapping[str, str]) -> list[Check]:
                 tools.PTXAS_HINT,
             )
         ]
-    version = tools.ptxas_version(ptxas, env) or "version unknown"
+    version = tools.ptxas_version(ptxas, env)
+    if version is None:
+        # Builds use this ptxas too (tools.find_ptxas): every PTX check would fail.
+        return [
+            Check(
+                "ptxas",
+                "fail",
+                f"{ptxas} does not run (`{ptxas} --version` failed): every PTX check with it "
+                "would fail",
+                f"reinstall it, or take it off PATH; {tools.PTXAS_HINT}",
+                ("nvptx", "nvvm"),
+            )
+        ]
     return [Check("ptxas", "ok", f"{ptxas} ({version})")]
 
 
