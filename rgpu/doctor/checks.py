@@ -16,6 +16,7 @@ from rgpu.doctor.check import Check, CheckStatus
 from rgpu.errors import ContainerError
 from rgpu.toolchains import tools
 from rgpu.toolchains.pins import Pin
+from rgpu.util import cmd
 
 GIB = 1024**3
 
@@ -29,8 +30,7 @@ def check_tool(name: str, argv: Sequence[str], env: Mapping[str, str], site: str
     if result is None:
         return [Check(name, level, f"`{name}` is not on PATH", f"install Rust from {site}", need)]
     if result.returncode != 0:
-        lines = (result.stderr or result.stdout).strip().splitlines()
-        why = lines[-1] if lines else f"exit code {result.returncode}"
+        why = cmd.error_line(result.stderr or result.stdout, result.returncode)
         command = " ".join(argv)
         return [
             Check(

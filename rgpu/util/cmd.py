@@ -88,6 +88,17 @@ def _env_for(argv: Sequence[str], env: Mapping[str, str] | None) -> dict[str, st
     return with_runtime_dir(child_env(argv, env))
 
 
+def error_line(text: str, returncode: int) -> str:
+    """The line of a failed program's output that says why: its first `error:` line (a
+    RUST_BACKTRACE=1 rustup or cargo ends with a stack backtrace, not with the reason),
+    else its last line."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    for line in lines:
+        if line.lower().startswith(("error:", "error[", "fatal:")):
+            return line
+    return lines[-1] if lines else f"exit code {returncode}"
+
+
 def run(
     argv: Sequence[str],
     *,
@@ -137,7 +148,7 @@ def run(
         ) from exc
     result = Result(tuple(argv), proc.returncode, proc.stdout or "", proc.stderr or "")
     if check and proc.returncode != 0:
-        detail = f": {result.stderr.strip().splitlines()[-1]}" if result.stderr.strip() else ""
+        detail = f": {error_line(result.stderr, proc.returncode)}" if result.stderr.strip() else ""
         raise CommandFailedError(
             f"`{format_argv(argv)}` failed with exit code {proc.returncode}{detail}",
             hint,
