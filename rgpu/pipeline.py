@@ -247,9 +247,12 @@ def compile_kernels(
     """Run each codegen (unless its stamp says nothing changed), take the external files,
     then write the kernels directory's manifest."""
     if not parts.kernels and not parts.external and not parts.reused_external:
-        if (ws.kernels_dir / "manifest.json").is_file() and not needed_kinds(parts.backends):
+        if not needed_kinds(parts.backends):
             from rgpu.artifacts.manifest import write_manifest
 
+            # Written before cargo starts, even when empty: `embed_kernels!` would create it
+            # during the build otherwise, and cargo (which sees an input newer than its
+            # build) would then compile again on the next plain `cargo build`.
             write_manifest(ws.kernels_dir, [])
         return []
     from rgpu.artifacts import external as ext
