@@ -192,16 +192,18 @@ def check_containers(env: Mapping[str, str], pins: Sequence[Pin]) -> list[Check]
                         f"{engine.name} pull {image}",
                     )
                 )
-    image = engines.DEFAULT_IMAGE
+    # The image a container nvptx build uses: RGPU_IMAGE when set, as builds read it.
+    image = env.get("RGPU_IMAGE", "").strip() or engines.DEFAULT_IMAGE
+    via = " (from RGPU_IMAGE)" if image != engines.DEFAULT_IMAGE else ""
     if engines.image_present(engine, image, env):
-        checks.append(Check("image rgpu", "ok", f"{image} present (container nvptx builds)"))
+        checks.append(Check("image rgpu", "ok", f"{image}{via} present (container nvptx builds)"))
     else:
         checks.append(
             Check(
                 "image rgpu",
                 "warn",
-                f"{image} is not built (used by `rgpu build --docker` for nvptx)",
-                engines.BUILD_IMAGE_HINT,
+                f"{image}{via} is not available (used by `rgpu build --docker` for nvptx)",
+                engines.image_hint(engine, image),
             )
         )
     return checks
