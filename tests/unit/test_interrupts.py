@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import types
 
@@ -27,8 +28,8 @@ def test_an_interrupt_inside_an_import_stops_at_once(monkeypatch: pytest.MonkeyP
     def fake_exit(code: int) -> None:
         raise SystemExit(code)
 
-    monkeypatch.setattr(entry.os, "write", lambda fd, data: written.append(data))
-    monkeypatch.setattr(entry.os, "_exit", fake_exit)
+    monkeypatch.setattr(os, "write", lambda fd, data: written.append(data))
+    monkeypatch.setattr(os, "_exit", fake_exit)
     frame = frame_in("/x/rgpu/codegens/nvvm.py", frame_in("<frozen importlib._bootstrap>"))
     with pytest.raises(SystemExit) as done:
         entry._keyboard_interrupt(signal.SIGINT, frame)
