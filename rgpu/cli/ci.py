@@ -59,7 +59,7 @@ def ci_cache_key() -> None:
 @ci.command("check-ptx")
 @dir_option
 def ci_check_ptx(directory: Path | None) -> None:
-    """Check every PTX in target/rgpu/manifest.json with ptxas, for its arch."""
+    """Check every PTX in target/rgpu/kernels/manifest.json with ptxas, for its arch."""
     from rgpu.ci.check import check_ptx
     from rgpu.errors import ArtifactError
 
