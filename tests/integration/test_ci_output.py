@@ -173,6 +173,7 @@ def test_a_compile_error_becomes_an_annotation_and_a_summary(tmp_path: Path) -> 
     assert "::group::host build (cpu; release)" in proc.stderr
     assert "error[E0308]: mismatched types" in proc.stderr  # the human rendering too
     assert "\x1b[" not in proc.stderr and "Traceback" not in proc.stderr
+    assert f"fix: fix the error at kernel/src/key.rs:{line}:{col}" in proc.stderr
     report = summary.read_text(encoding="utf-8")
     assert "### rgpu build (cpu): failed" in report
     assert f"`kernel/src/key.rs:{line}:{col}`: mismatched types" in report
