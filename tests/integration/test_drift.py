@@ -222,6 +222,27 @@ def test_a_nightly_lacking_a_component_sends_both_to_the_system_rustc(
 
 
 @needs_system_rust
+def test_a_rustup_that_fails_sends_both_to_the_system_rustc_and_says_why(
+    ws: Path, tmp_path: Path
+) -> None:
+    fake = fake_tool(
+        tmp_path / "fake-rustup",
+        "rustup",
+        "# FAKE rustup: lists a nightly, then fails to list its components (damaged).\n"
+        'case "$1" in\n'
+        '  --version) echo "rustup 1.29.0 (fake)";;\n'
+        '  toolchain) echo "nightly-2026-01-05-x86_64-unknown-linux-gnu";;\n'
+        '  *) echo "error: toolchain is damaged" >&2; exit 1;;\n'
+        "esac\n",
+    )
+    env = environ(PATH=f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    line, build = nvptx_answers(env, ws)
+    assert line["detail"].startswith("system rustc")
+    assert "`rustup component list --installed --toolchain nightly-2026-01-05" in line["detail"]
+    assert build["argv"][0] == "/usr/bin/cargo" and build["env"]["RUSTC_BOOTSTRAP"] == "1"
+
+
+@needs_system_rust
 def test_without_rustup_both_use_the_system_rustc(ws: Path) -> None:
     dirs = os.environ["PATH"].split(os.pathsep)
     path = os.pathsep.join(d for d in dirs if not (Path(d) / "rustup").exists())
