@@ -128,6 +128,7 @@ def test_every_backend_combination_passes_actionlint(tmp_path: Path) -> None:
 
 def test_the_rendered_workflow_parses_as_yaml(tmp_path: Path) -> None:
     import yaml
+
     data = yaml.safe_load(workflow.render(tmp_path, ALL, SOURCE).text)
     assert list(data["jobs"]) == ["cpu", "wgpu", "ash", "cuda-nvptx", "cuda-nvvm"]
 
