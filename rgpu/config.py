@@ -86,11 +86,16 @@ def _names(value: Any, where: str, forms: str) -> tuple[str, ...]:
 
 
 def _show(value: Any) -> str:
+    """A value as the user wrote it in TOML (not as Python prints it)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
         return f'"{value}"'
-    return repr(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_show(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_show(v)}" for k, v in value.items()) + " }"
+    return str(value)
 
 
 def parse_bool(value: Any, where: str) -> bool:

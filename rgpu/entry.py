@@ -2,7 +2,8 @@
 
 Ctrl-C is answered from the first instruction on: while the CLI's modules load (click alone
 takes tens of milliseconds) an interrupt exits 130 with one line, not a traceback; once the
-CLI runs, it handles KeyboardInterrupt itself.
+CLI runs, it handles KeyboardInterrupt itself (except inside an import: see
+`_keyboard_interrupt`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,11 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from typing import Any, NoReturn
+
+# `typing` costs milliseconds to import; the handler below must be in place before that.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 
 def _interrupted(signum: int, frame: Any) -> None:
@@ -18,11 +23,24 @@ def _interrupted(signum: int, frame: Any) -> None:
     os._exit(130)
 
 
+def _keyboard_interrupt(signum: int, frame: Any) -> None:
+    """Once the CLI runs: KeyboardInterrupt, so that rgpu stops what it started and cleans
+    up (cli.main turns it into one line and exit 130). Except inside Python's import
+    system: raised there, it can leave the import lock held (or be swallowed by one of its
+    callbacks), and the next import, in any thread, waits forever; there rgpu stops at
+    once, as during start-up."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            _interrupted(signum, frame)
+        frame = frame.f_back
+    raise KeyboardInterrupt
+
+
 def main() -> NoReturn:
     signal.signal(signal.SIGINT, _interrupted)
     from rgpu.cli import main as run
 
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGINT, _keyboard_interrupt)
     run(sys.argv[1:])
 
 

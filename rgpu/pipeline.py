@@ -141,11 +141,17 @@ def plan_build(
     kinds = needed_kinds(backends)
     ext.check_kinds(external, kinds)
     given = {ext.kind_of(p) for p in external}
-    remembered = (
-        [] if recompile else ext.reusable(read_manifest(ws.kernels_dir), set(kinds) - given)
-    )
+    earlier = [] if recompile else ext.reusable(read_manifest(ws.kernels_dir), set(kinds) - given)
+    archs = _archs(options) if any(a.kind == "ptx" for a in earlier) else None
+    remembered = ext.reusable(earlier, set(kinds) - given, archs)
     covered = given | {a.kind for a in remembered}
     notes = [f"embedding --kernel-artifact {p} (checked, not built)" for p in external]
+    notes += [
+        f"no longer embedding {a.source} (given earlier with --kernel-artifact): it is PTX "
+        f"for {a.target}, and the build asks for {', '.join(archs or ())}"
+        for a in earlier
+        if a not in remembered
+    ]
     notes += [
         f"reusing {a.source} (given earlier with --kernel-artifact) for {a.kind}; compile "
         f"instead with `rgpu build --backend {kinds[a.kind][0]} --recompile`"
@@ -241,9 +247,12 @@ def compile_kernels(
     """Run each codegen (unless its stamp says nothing changed), take the external files,
     then write the kernels directory's manifest."""
     if not parts.kernels and not parts.external and not parts.reused_external:
-        if (ws.kernels_dir / "manifest.json").is_file() and not needed_kinds(parts.backends):
+        if not needed_kinds(parts.backends):
             from rgpu.artifacts.manifest import write_manifest
 
+            # Written before cargo starts, even when empty: `embed_kernels!` would create it
+            # during the build otherwise, and cargo (which sees an input newer than its
+            # build) would then compile again on the next plain `cargo build`.
             write_manifest(ws.kernels_dir, [])
         return []
     from rgpu.artifacts import external as ext

@@ -23,6 +23,15 @@ class Step:
     # What to tell the user when the command fails (the exact command that fixes it).
     hint: str | None = None
 
+    @property
+    def failure_hint(self) -> str:
+        """What to do when the command fails: its own hint, else the general one (what
+        the program printed says what is wrong)."""
+        if self.hint:
+            return self.hint
+        program = Path(self.argv[0]).name if self.argv else "the command"
+        return f"fix what {program} reported above, then run the same rgpu command again"
+
     def child_env(self, base: Mapping[str, str]) -> dict[str, str]:
         merged = {k: v for k, v in base.items() if k not in self.unset_env}
         merged.update(self.env)

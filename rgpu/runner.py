@@ -10,6 +10,7 @@ import os
 from collections.abc import Mapping
 from typing import Protocol
 
+from rgpu.errors import CommandFailedError
 from rgpu.plan import Plan, Step
 from rgpu.util import cmd
 from rgpu.util.output import in_github_actions, reporter
@@ -21,6 +22,17 @@ class StepRunner(Protocol):
 
 def run_step(
     step: Step, base_env: Mapping[str, str] | None = None, container: StepRunner | None = None
+) -> cmd.Result:
+    """Run one step; a failure always says what fixes it (CommandFailedError's hint)."""
+    try:
+        return _run_step(step, base_env, container)
+    except CommandFailedError as error:
+        error.hint = error.hint or step.failure_hint
+        raise
+
+
+def _run_step(
+    step: Step, base_env: Mapping[str, str] | None, container: StepRunner | None
 ) -> cmd.Result:
     with reporter().group(step.description):
         if container is not None and step.container_ok:

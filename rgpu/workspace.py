@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rgpu.errors import ConfigError, NotAWorkspaceError
+from rgpu.util.files import is_utf8, shown
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,12 +65,12 @@ def find_root(start: Path) -> Path:
     start = start.absolute()
     if start.exists() and not start.is_dir():
         raise NotAWorkspaceError(
-            f"{start} is a file, not a directory",
-            f"pass the workspace's directory: `-C {start.parent}`",
+            f"{shown(start)} is a file, not a directory",
+            f"pass the workspace's directory: `-C {shown(start.parent)}`",
         )
     if not start.is_dir():
         raise NotAWorkspaceError(
-            f"{start} does not exist", "pass an existing directory to -C (or cd into it)"
+            f"{shown(start)} does not exist", "pass an existing directory to -C (or cd into it)"
         )
     plain: Path | None = None
     for directory in (start, *start.parents):
@@ -92,7 +93,7 @@ def find_root(start: Path) -> Path:
             "--dry-run), or create a new workspace with `rgpu new NAME`",
         )
     raise NotAWorkspaceError(
-        f"no rgpu workspace found in {start} or any parent directory",
+        f"no rgpu workspace found in {shown(start)} or any parent directory",
         "run `rgpu new NAME` to create one, `rgpu init` in an existing Cargo project, "
         "or pass its directory with `-C DIR`",
     )
@@ -120,6 +121,12 @@ def target_dir(root: Path, env: Mapping[str, str]) -> Path:
 def load(start: Path, env: Mapping[str, str] | None = None) -> Workspace:
     env = os.environ if env is None else env
     root = find_root(start)
+    if not is_utf8(root):
+        raise ConfigError(
+            f"the workspace {shown(root)} is at a path that is not valid UTF-8: cargo and "
+            "rustc need UTF-8 paths",
+            "rename the directory (or move the workspace) to a name that is valid UTF-8",
+        )
     meta: dict[str, Any] = load_toml(root / "Cargo.toml")["workspace"]["metadata"]["rgpu"]
     kernel = meta.get("kernel", "kernel")
     if not isinstance(kernel, str) or not kernel.strip():

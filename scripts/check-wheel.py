@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check that a built rgpu wheel carries its data: every file of templates/, toolchains/ and
 crates/ (rgpu's Rust crates, which `rgpu new` vendors) that git tracks, under rgpu/_data/,
-byte for byte, and no build output (crates' target/). Used by .github/workflows/ci.yml and
+byte for byte, and nothing else there (no build output such as crates' target/). Used by .github/workflows/ci.yml and
 tests/integration.
 
 Usage: python scripts/check-wheel.py dist/rgpu-*.whl
@@ -41,13 +41,18 @@ def problems(wheel: Path) -> list[str]:
         for data_dir in DATA_DIRS:
             if not any(n.startswith(f"rgpu/_data/{data_dir}/") for n in names):
                 found.append(f"rgpu/_data/{data_dir}/ is missing")
+            expected = set()
             for path in tracked(data_dir):
                 inside = f"rgpu/_data/{path.relative_to(REPO).as_posix()}"
+                expected.add(inside)
                 if inside not in names:
                     found.append(f"{inside} is missing")
                 elif archive.read(inside) != path.read_bytes():
                     found.append(f"{inside} differs from {path.relative_to(REPO)}")
-        found += [f"{n}: build output in the wheel" for n in names if "/target/" in n]
+            extra = sorted(
+                n for n in names if n.startswith(f"rgpu/_data/{data_dir}/") and n not in expected
+            )
+            found += [f"{n} is not a tracked file of {data_dir}/ (build output?)" for n in extra]
     return found
 
 

@@ -14,7 +14,7 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 BASE_IMAGE="debian:bookworm-slim"
 VERSION="$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' rgpu/__init__.py)"
-# Keep in step with rgpu/container.py (DEFAULT_IMAGE).
+# Keep in step with rgpu/containers/engine.py (DEFAULT_IMAGE).
 OFFLINE_IMAGE="${RGPU_IMAGE:-rgpu-toolchain:${VERSION}-offline}"
 
 timed() {

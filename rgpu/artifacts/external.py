@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from rgpu.artifacts import manifest, ptx, spirv_module
@@ -78,6 +79,38 @@ def _check_spirv(path: Path, required: Sequence[str]) -> tuple[tuple[str, ...], 
     return info.compute_entry_points, extra
 
 
+@dataclass(frozen=True)
+class _Accepted:
+    """A file that passed every check, not yet copied."""
+
+    path: Path
+    kind: str
+    target: str
+    entry_points: tuple[str, ...]
+    extra: dict[str, str]
+
+
+def _check_one(
+    path: Path, required: Sequence[str], cuda_archs: Sequence[str], ptxas: str | None
+) -> _Accepted:
+    if not path.is_file():
+        raise UsageError(f"--kernel-artifact {path}: no such file", "check the path")
+    kind = kind_of(path)
+    if kind == "spirv":
+        entries, extra = _check_spirv(path, required)
+        return _Accepted(path, kind, SPIRV_TARGET, entries, extra)
+    checked = ptx.check(
+        path,
+        ptxas,
+        os.environ,
+        shown_as=f"--kernel-artifact {path}",
+        allowed_archs=cuda_archs,
+    )
+    _missing_entries(path, checked.entry_points, required)
+    extra = {"ptx_isa": checked.isa, "ptxas": checked.ptxas}
+    return _Accepted(path, kind, checked.arch, checked.entry_points, extra)
+
+
 def collect(
     paths: Sequence[Path],
     out_dir: Path,
@@ -86,57 +119,41 @@ def collect(
     cuda_archs: Sequence[str],
     ptxas: str | None,
 ) -> list[manifest.Artifact]:
-    """Check each file in place, then copy it under `out_dir/external/` and describe it."""
+    """Check every file in place first; only when all passed, copy each under
+    `out_dir/external/` and describe it (a refused build leaves the kernels as they were)."""
+    accepted = [_check_one(path, required, cuda_archs, ptxas) for path in paths]
+    _one_per_target(accepted)
     found: list[manifest.Artifact] = []
-    for path in paths:
-        if not path.is_file():
-            raise UsageError(f"--kernel-artifact {path}: no such file", "check the path")
-        kind = kind_of(path)
-        source = str(path.resolve())
-        if kind == "spirv":
-            entries, extra = _check_spirv(path, required)
-            target = SPIRV_TARGET
-        else:
-            checked = ptx.check(
-                path,
-                ptxas,
-                os.environ,
-                shown_as=f"--kernel-artifact {path}",
-                allowed_archs=cuda_archs,
-            )
-            _missing_entries(path, checked.entry_points, required)
-            entries, target = checked.entry_points, checked.arch
-            extra = {"ptx_isa": checked.isa, "ptxas": checked.ptxas}
-        copy = out_dir / EXTERNAL_DIR / path.name
-        write_bytes_if_changed(copy, path.read_bytes())
+    for item in accepted:
+        copy = out_dir / EXTERNAL_DIR / item.path.name
+        write_bytes_if_changed(copy, item.path.read_bytes())
         found.append(
             manifest.describe(
                 copy,
                 out_dir,
-                kind=kind,
+                kind=item.kind,
                 codegen="external",
-                target=target,
-                entry_points=entries,
-                source=source,
-                extra=extra,
+                target=item.target,
+                entry_points=item.entry_points,
+                source=str(item.path.resolve()),
+                extra=item.extra,
             )
         )
-    _one_per_target(found)
     return found
 
 
-def _one_per_target(found: Sequence[manifest.Artifact]) -> None:
-    seen: dict[tuple[str, str], str] = {}
-    for artifact in found:
-        key = (artifact.kind, artifact.target)
+def _one_per_target(accepted: Sequence[_Accepted]) -> None:
+    seen: dict[tuple[str, str], Path] = {}
+    for item in accepted:
+        key = (item.kind, item.target)
         if key in seen:
             raise UsageError(
-                f"--kernel-artifact {seen[key]} and {artifact.source} are both "
-                f"{KIND_NAMES[artifact.kind]} for {artifact.target}",
+                f"--kernel-artifact {seen[key]} and {item.path} are both "
+                f"{KIND_NAMES[item.kind]} for {item.target}",
                 "pass one file per kind and target",
             )
-        seen[key] = artifact.source
-    names = [a.path for a in found]
+        seen[key] = item.path
+    names = [item.path.name for item in accepted]
     if len(set(names)) != len(names):
         raise UsageError(
             "two --kernel-artifact files have the same name",
@@ -145,8 +162,18 @@ def _one_per_target(found: Sequence[manifest.Artifact]) -> None:
 
 
 def reusable(
-    previous: Sequence[manifest.Artifact], kinds: Iterable[str]
+    previous: Sequence[manifest.Artifact],
+    kinds: Iterable[str],
+    cuda_archs: Iterable[str] | None = None,
 ) -> list[manifest.Artifact]:
-    """External artifacts of an earlier build for these kinds, when still in place."""
+    """External artifacts of an earlier build for these kinds; with `cuda_archs`, PTX only
+    for an arch still asked for (PTX for an arch dropped from cuda-archs is stale)."""
     wanted = set(kinds)
-    return [a for a in previous if a.codegen == "external" and a.kind in wanted]
+    archs = None if cuda_archs is None else set(cuda_archs)
+    return [
+        a
+        for a in previous
+        if a.codegen == "external"
+        and a.kind in wanted
+        and (archs is None or a.kind != "ptx" or a.target in archs)
+    ]

@@ -99,13 +99,14 @@ def check_requirement(source: str) -> str:
         )
     name = _normalized(match.group(1))
     if name != DIST_NAME:
-        why = (
-            "`rgpu` on PyPI is an unrelated project (a PyTorch remote-GPU device)"
+        what = (
+            f"the PyPI project `rgpu`, not this rgpu ({DIST_NAME}): `rgpu` on PyPI is an "
+            "unrelated project (a PyTorch remote-GPU device)"
             if name == "rgpu"
-            else f"`{match.group(1)}` is not rgpu's distribution"
+            else f"`{match.group(1)}`, not rgpu: `{match.group(1)}` is not rgpu's distribution"
         )
         raise UsageError(
-            f"--rgpu-source {source!r} would install {match.group(1)}, not rgpu: {why}",
+            f"--rgpu-source {source!r} would install {what}",
             f"rgpu is published as `{DIST_NAME}`: pass e.g. "
             f"`{DIST_NAME} @ git+https://github.com/ORG/rgpu@<commit>`",
         )

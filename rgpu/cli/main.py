@@ -94,12 +94,15 @@ def _interrupted(debug: bool) -> NoReturn:
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
-    from rgpu.cli import commands  # noqa: F401  (registers every command on `cli`)
-
-    args = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in args
-    as_json = "--json" in args and "--" not in args[: args.index("--json")]
+    debug = as_json = False
+    # Everything inside the try, the commands' imports too: a Ctrl-C at any point of them
+    # is one line and exit 130, never a traceback.
     try:
+        args = list(sys.argv[1:] if argv is None else argv)
+        debug = "--debug" in args
+        as_json = "--json" in args and "--" not in args[: args.index("--json")]
+        from rgpu.cli import commands  # noqa: F401  (registers every command on `cli`)
+
         cli.main(args=args, prog_name="rgpu", standalone_mode=False)
     except RgpuError as error:
         _fail(error, as_json, debug)

@@ -117,6 +117,9 @@ def cuda_root(p: NvvmPin, env: Mapping[str, str]) -> Path | None:
 
 
 def toolchain_env(pin: Pin, placement: Placement, env: Mapping[str, str]) -> dict[str, str]:
+    """The variables the build runs with: the toolkit doctor finds (cuda_root) and the
+    llvm-config it accepts; none for what is not found here (doctor says so, and a build
+    stops on that check before it runs)."""
     p = nvvm_pin(pin)
     if placement.in_container:
         llvm, cuda, rest = IMAGE_LLVM_CONFIG, IMAGE_CUDA, ""
@@ -124,11 +127,11 @@ def toolchain_env(pin: Pin, placement: Placement, env: Mapping[str, str]) -> dic
         found = local_llvm(pin, env)
         llvm = found.program if found else ""
         root = cuda_root(p, env)
-        cuda, rest = (str(root) if root else IMAGE_CUDA), env.get("LD_LIBRARY_PATH", "")
-    out = {
-        "CUDA_PATH": cuda,
-        "LD_LIBRARY_PATH": ":".join(x for x in (f"{cuda}/nvvm/lib64", rest) if x),
-    }
+        cuda, rest = (str(root) if root else ""), env.get("LD_LIBRARY_PATH", "")
+    out = {}
+    if cuda:
+        out["CUDA_PATH"] = cuda
+        out["LD_LIBRARY_PATH"] = ":".join(x for x in (f"{cuda}/nvvm/lib64", rest) if x)
     if llvm:
         out["LLVM_CONFIG"] = llvm
     return out
@@ -265,10 +268,10 @@ class NvvmCodegen:
         from rgpu.doctor.pins import pin_checks
 
         try:
-            status, problem = rustup.status(pin, env), None
+            status, problem, fix = rustup.status(pin, env), None, None
         except RgpuError as error:
-            status, problem = None, error.message
-        checks = (*pin_checks(pin, status, problem), *native_checks(pin, env))
+            status, problem, fix = None, error.message, error.hint
+        checks = (*pin_checks(pin, status, problem, fix), *native_checks(pin, env))
         return NvvmToolchain(nvvm_pin(pin), full, checks)
 
     def checks(self, pin: Pin, toolchain: NvvmToolchain) -> list[Check]:

@@ -76,6 +76,7 @@ class SpirvToolchain:
     cargo_gpu: Path  # where rgpu keeps (or will install) cargo-gpu
     status: rustup.Status | None
     problem: str | None  # rustup failed to answer
+    problem_fix: str | None = None  # and how to make it answer
 
 
 def cargo_gpu_root(p: SpirvPin, env: Mapping[str, str]) -> Path:
@@ -149,16 +150,17 @@ class SpirvCodegen:
     def toolchain(self, pin: Pin, placement: Placement, env: Mapping[str, str]) -> SpirvToolchain:
         p = spirv_pin(pin)
         try:
-            status, problem = rustup.status(pin, env), None
+            status, problem, fix = rustup.status(pin, env), None, None
         except RgpuError as error:
-            status, problem = None, error.message
-        return SpirvToolchain(p, cargo_gpu_root(p, env) / "bin" / "cargo-gpu", status, problem)
+            status, problem, fix = None, error.message, error.hint
+        cargo_gpu = cargo_gpu_root(p, env) / "bin" / "cargo-gpu"
+        return SpirvToolchain(p, cargo_gpu, status, problem, fix)
 
     def checks(self, pin: Pin, toolchain: SpirvToolchain) -> list[Check]:
         from rgpu.doctor.pins import pin_checks
 
         found = toolchain
-        checks = pin_checks(pin, found.status, found.problem)
+        checks = pin_checks(pin, found.status, found.problem, found.problem_fix)
         if found.cargo_gpu.is_file():
             checks.append(Check("spirv cargo-gpu", "ok", str(found.cargo_gpu), None, ("spirv",)))
         else:

@@ -121,8 +121,7 @@ def probe(program: str, env: Mapping[str, str]) -> Engine:
         ) from exc
     version, _, options = result.stdout.strip().partition("|")
     if result.returncode != 0 or not version.strip():
-        lines = (result.stderr or result.stdout).strip().splitlines()
-        detail = lines[-1] if lines else f"exit code {result.returncode}"
+        detail = cmd.error_line(result.stderr or result.stdout, result.returncode)
         raise ContainerError(
             f"the {kind} engine is not answering (`{Path(program).name} info` failed: {detail})",
             _daemon_hint(kind, detail),

@@ -226,7 +226,16 @@ class ContainerRunner:
         argv = run_argv(self.engine, spec, step.argv)
         try:
             return cmd.run(argv, env=self.env)
-        except (CommandFailedError, InterruptedByUser, KeyboardInterrupt):
+        except CommandFailedError as error:
+            self.cleanup(spec)
+            # The step's own command, not the whole `docker run` (echoed above).
+            raise CommandFailedError(
+                f"`{cmd.format_argv(step.argv)}` failed with exit code {error.returncode} in a "
+                f"container of {self.image}",
+                error.hint,
+                returncode=error.returncode,
+            ) from error
+        except (InterruptedByUser, KeyboardInterrupt):
             self.cleanup(spec)
             raise
 

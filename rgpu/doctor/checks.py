@@ -16,6 +16,7 @@ from rgpu.doctor.check import Check, CheckStatus
 from rgpu.errors import ContainerError
 from rgpu.toolchains import tools
 from rgpu.toolchains.pins import Pin
+from rgpu.util import cmd
 
 GIB = 1024**3
 
@@ -29,8 +30,7 @@ def check_tool(name: str, argv: Sequence[str], env: Mapping[str, str], site: str
     if result is None:
         return [Check(name, level, f"`{name}` is not on PATH", f"install Rust from {site}", need)]
     if result.returncode != 0:
-        lines = (result.stderr or result.stdout).strip().splitlines()
-        why = lines[-1] if lines else f"exit code {result.returncode}"
+        why = cmd.error_line(result.stderr or result.stdout, result.returncode)
         command = " ".join(argv)
         return [
             Check(
@@ -55,7 +55,19 @@ def check_ptxas(env: Mapping[str, str]) -> list[Check]:
                 tools.PTXAS_HINT,
             )
         ]
-    version = tools.ptxas_version(ptxas, env) or "version unknown"
+    version = tools.ptxas_version(ptxas, env)
+    if version is None:
+        # Builds use this ptxas too (tools.find_ptxas): every PTX check would fail.
+        return [
+            Check(
+                "ptxas",
+                "fail",
+                f"{ptxas} does not run (`{ptxas} --version` failed): every PTX check with it "
+                "would fail",
+                f"reinstall it, or take it off PATH; {tools.PTXAS_HINT}",
+                ("nvptx", "nvvm"),
+            )
+        ]
     return [Check("ptxas", "ok", f"{ptxas} ({version})")]
 
 
@@ -180,16 +192,18 @@ def check_containers(env: Mapping[str, str], pins: Sequence[Pin]) -> list[Check]
                         f"{engine.name} pull {image}",
                     )
                 )
-    image = engines.DEFAULT_IMAGE
+    # The image a container nvptx build uses: RGPU_IMAGE when set, as builds read it.
+    image = env.get("RGPU_IMAGE", "").strip() or engines.DEFAULT_IMAGE
+    via = " (from RGPU_IMAGE)" if image != engines.DEFAULT_IMAGE else ""
     if engines.image_present(engine, image, env):
-        checks.append(Check("image rgpu", "ok", f"{image} present (container nvptx builds)"))
+        checks.append(Check("image rgpu", "ok", f"{image}{via} present (container nvptx builds)"))
     else:
         checks.append(
             Check(
                 "image rgpu",
                 "warn",
-                f"{image} is not built (used by `rgpu build --docker` for nvptx)",
-                engines.BUILD_IMAGE_HINT,
+                f"{image}{via} is not available (used by `rgpu build --docker` for nvptx)",
+                engines.image_hint(engine, image),
             )
         )
     return checks

@@ -7,19 +7,27 @@ from rgpu.toolchains.pins import Pin
 from rgpu.toolchains.rustup import Status
 
 
-def pin_checks(pin: Pin, found: Status | None, problem: str | None = None) -> list[Check]:
+def pin_checks(
+    pin: Pin, found: Status | None, problem: str | None = None, problem_fix: str | None = None
+) -> list[Check]:
     """Three lines for one pin. `found` is what rustup has (None with `problem`: rustup did
-    not answer)."""
+    not answer, and `problem_fix` is how to make it answer: installing the pin would fail
+    the same way)."""
     fix = f"rgpu toolchain install {pin.name}"
     where = "" if pin.exercised_in_ci else " (not exercised in rgpu's CI)"
     need = (pin.name,)
-    if found is None or found.toolchain is None:
-        if found is None:
-            why = f"rustup did not answer: {problem}"
-        else:
-            why = found.summary()
-            if found.rustup_missing:
-                fix = f"install rustup from https://rustup.rs, then run `{fix}`"
+    if found is None:
+        why = f"rustup did not answer: {problem}"
+        fix = problem_fix or f"run `rustup toolchain list` and fix what it reports, then `{fix}`"
+        return [
+            Check(f"{pin.name} toolchain", "fail", f"{why}{where}", fix, need),
+            Check(f"{pin.name} components", "fail", "unknown: rustup did not answer", fix, need),
+            Check(f"{pin.name} commit hash", "fail", "unknown: rustup did not answer", fix, need),
+        ]
+    if found.toolchain is None:
+        why = found.summary()
+        if found.rustup_missing:
+            fix = f"install rustup from https://rustup.rs, then run `{fix}`"
         return [
             Check(f"{pin.name} toolchain", "fail", f"{why}{where}", fix, need),
             Check(

@@ -16,6 +16,7 @@ from typing import Any
 
 from rgpu.backends import Backend
 from rgpu.ci.diagnostics import CargoMessages
+from rgpu.errors import CommandFailedError
 from rgpu.host import stamp
 from rgpu.host.state import Target
 from rgpu.plan import Plan, Step
@@ -142,7 +143,22 @@ def run(ws: Workspace, step: Step, env: Mapping[str, str]) -> list[Target] | Non
     argv = [*step.argv, message_format]
     with reporter().group(step.description):
         detail = inner.first_error if inner is not None else (lambda: "")
-        cmd.stream(argv, messages, cwd=step.cwd, env=child, hint=step.hint, failure_detail=detail)
+        try:
+            cmd.stream(
+                argv, messages, cwd=step.cwd, env=child, hint=step.hint, failure_detail=detail
+            )
+        except CommandFailedError as error:
+            error.hint = error.hint or _failure_hint(step, inner)
+            raise
     outputs = list(dict.fromkeys(messages.outputs))
     stamp.record(ws.rgpu_dir, STAMP, key, outputs, dep_infos(outputs), ws.root, child)
     return messages.targets
+
+
+def _failure_hint(step: Step, inner: CargoMessages | None) -> str:
+    first = next(
+        (d for d in (inner.diagnostics if inner else ()) if d.level == "error" and d.file), None
+    )
+    if first is not None:
+        return f"fix the error at {first.location()} (shown above), then run again"
+    return step.failure_hint

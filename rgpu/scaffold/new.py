@@ -79,13 +79,13 @@ def render_tree(template: Path, out: Path, context: dict[str, str]) -> list[str]
 
 
 def check_utf8(path: Path) -> None:
-    try:
-        str(path).encode("utf-8")
-    except UnicodeEncodeError:
+    from rgpu.util.files import is_utf8, shown
+
+    if not is_utf8(path):
         raise DestinationError(
-            f"{path!s} is not valid UTF-8: cargo and rustc need UTF-8 paths",
+            f"{shown(path)} is not valid UTF-8: cargo and rustc need UTF-8 paths",
             "pick a directory whose path is valid UTF-8",
-        ) from None
+        )
 
 
 def _check_destination(parent: Path, dest: Path, force: bool) -> bool:

@@ -34,8 +34,7 @@ def _rustup(args: list[str], env: Mapping[str, str]) -> cmd.Result:
     )
     if result.returncode != 0:
         command = cmd.format_argv(["rustup", *args])
-        lines = (result.stderr or result.stdout).strip().splitlines()
-        detail = lines[-1] if lines else f"exit code {result.returncode}"
+        detail = cmd.error_line(result.stderr or result.stdout, result.returncode)
         raise ToolchainError(
             f"`{command}` failed: {detail}",
             f"run `{command}` to see rustup's whole message and fix what it reports "

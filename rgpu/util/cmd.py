@@ -48,6 +48,57 @@ def child_env(argv: Sequence[str], env: Mapping[str, str] | None) -> dict[str, s
     return dict(env) if env is not None else None
 
 
+RUNTIME_DIR_ENV = "XDG_RUNTIME_DIR"
+
+
+def runtime_dir() -> Path | None:
+    """A private XDG_RUNTIME_DIR for children when the session has none (a container, ssh,
+    CI): Mesa's Vulkan drivers print "XDG_RUNTIME_DIR is invalid or not set" otherwise.
+    `<tmp>/rgpu-runtime-<uid>`, mode 0700 and ours, as the XDG spec asks; None when that
+    cannot be had (then the variable stays unset)."""
+    if os.name != "posix":
+        return None
+    import stat
+    import tempfile
+
+    path = Path(tempfile.gettempdir()) / f"rgpu-runtime-{os.getuid()}"
+    try:
+        path.mkdir(mode=0o700, exist_ok=True)
+        st = path.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        return None
+    return path
+
+
+def with_runtime_dir(env: dict[str, str] | None) -> dict[str, str] | None:
+    """``env`` (None: ours) with XDG_RUNTIME_DIR set when it is unset or empty."""
+    base = os.environ if env is None else env
+    if base.get(RUNTIME_DIR_ENV):
+        return env
+    found = runtime_dir()
+    if found is None:
+        return env
+    return {**base, RUNTIME_DIR_ENV: str(found)}
+
+
+def _env_for(argv: Sequence[str], env: Mapping[str, str] | None) -> dict[str, str] | None:
+    """What every child rgpu starts gets: `child_env`, and an XDG_RUNTIME_DIR."""
+    return with_runtime_dir(child_env(argv, env))
+
+
+def error_line(text: str, returncode: int) -> str:
+    """The line of a failed program's output that says why: its first `error:` line (a
+    RUST_BACKTRACE=1 rustup or cargo ends with a stack backtrace, not with the reason),
+    else its last line."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    for line in lines:
+        if line.lower().startswith(("error:", "error[", "fatal:")):
+            return line
+    return lines[-1] if lines else f"exit code {returncode}"
+
+
 def run(
     argv: Sequence[str],
     *,
@@ -78,7 +129,7 @@ def run(
         proc = subprocess.run(
             argv,
             cwd=cwd,
-            env=child_env(argv, env),
+            env=_env_for(argv, env),
             stdin=subprocess.DEVNULL if stdin_devnull else None,
             stdout=subprocess.PIPE if capture else None,
             stderr=subprocess.PIPE if capture else None,
@@ -97,7 +148,7 @@ def run(
         ) from exc
     result = Result(tuple(argv), proc.returncode, proc.stdout or "", proc.stderr or "")
     if check and proc.returncode != 0:
-        detail = f": {result.stderr.strip().splitlines()[-1]}" if result.stderr.strip() else ""
+        detail = f": {error_line(result.stderr, proc.returncode)}" if result.stderr.strip() else ""
         raise CommandFailedError(
             f"`{format_argv(argv)}` failed with exit code {proc.returncode}{detail}",
             hint,
@@ -132,7 +183,7 @@ def stream(
         with subprocess.Popen(
             argv,
             cwd=cwd,
-            env=child_env(argv, env),
+            env=_env_for(argv, env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             text=True,
@@ -163,7 +214,7 @@ def exec_replace(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -
     argv = [str(a) for a in argv]
     reporter().command(format_argv(argv))
     try:
-        return subprocess.run(argv, env=child_env(argv, env), check=False).returncode
+        return subprocess.run(argv, env=_env_for(argv, env), check=False).returncode
     except KeyboardInterrupt as exc:
         raise InterruptedByUser(f"interrupted while running {argv[0]}") from exc
     except FileNotFoundError as exc:

@@ -43,3 +43,17 @@ def write_text_if_changed(path: Path, text: str) -> bool:
 
 def atomic_write_text(path: Path, text: str) -> None:
     _atomic_write(path, text.encode("utf-8"))
+
+
+def is_utf8(path: Path) -> bool:
+    """Whether the path's bytes are valid UTF-8 (cargo and rustc accept no others)."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown(path: Path) -> str:
+    """The path for a message: bytes that are not UTF-8 as \\xNN, as `ls -b` shows them."""
+    return os.fsencode(path).decode("utf-8", errors="backslashreplace")

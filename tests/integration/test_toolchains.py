@@ -1,183 +1,204 @@
-"""`rgpu toolchain` against rustup's real state on this machine.
-
-Pins are written into a temporary RGPU_TOOLCHAINS_DIR so that each test names a real state:
-an installed toolchain with its real commit hash, a component that toolchain lacks, a
-commit hash it does not report, a channel that does not exist. stdin is never a terminal
-here (run_rgpu closes it), which is the "no terminal" case. rustup can reach its server
-from some machines and not from others; no test depends on which: nothing here installs
-anything that exists.
-"""
+"""`rgpu toolchain list|show|install` against the real rustup, in a rustup home of each
+test's own (RUSTUP_HOME/CARGO_HOME): the toolchains there are FAKE toolchain directories
+(conftest.fake_toolchain) that rustup reads like installed ones, so every state is the one
+the test names: the pin's toolchain with its commit hash, a component missing, another
+commit hash, nothing installed. Nothing here depends on this machine's own toolchains, and
+nothing touches them. stdin is never a terminal (except where a test opens one), which is
+the "no terminal" case."""
 
 from __future__ import annotations
 
 import json
-import shutil
+import os
+import pty
 import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from rgpu.toolchains import normalize_component, split_host
-from tests.conftest import run_rgpu
+from rgpu.errors import ExitCode
+from tests.conftest import REPO
+from tests.integration.conftest import (
+    RustupState,
+    assert_clean_failure,
+    fake_toolchain,
+    rgpu_in,
+    rustup_state,
+)
 
-pytestmark = pytest.mark.skipif(shutil.which("rustup") is None, reason="rustup is not installed")
-# Components a minimal toolchain usually lacks; the tests pick one this toolchain lacks.
-OPTIONAL = ("rustc-dev", "llvm-bitcode-linker", "miri", "rust-src", "llvm-tools", "rust-analyzer")
-
-
-def rustup(*args: str) -> str:
-    return subprocess.run(["rustup", *args], capture_output=True, text=True, check=True).stdout
-
-
-def default_toolchain() -> str:
-    return rustup("default").split()[0]
+COMMIT = "4f1e0cbd8c1d7b6a5e4f3c2b1a0d9e8f7c6b5a49"
 
 
-def installed_toolchains() -> list[str]:
-    return [line.split()[0] for line in rustup("toolchain", "list").splitlines() if line.strip()]
+@pytest.fixture
+def home(tmp_path: Path) -> RustupState:
+    return rustup_state(tmp_path)
 
 
-@pytest.fixture(scope="module")
-def real_toolchain() -> tuple[str, str, set[str]]:
-    """(channel, commit hash, installed components) of the first installed toolchain."""
-    names = installed_toolchains()
-    if not names or names[0].startswith("no "):
-        pytest.skip("rustup has no toolchain installed")
-    name = names[0]
-    vv = rustup("run", name, "rustc", "-vV")
-    commit = next(ln.split(": ")[1] for ln in vv.splitlines() if ln.startswith("commit-hash"))
-    comps = {normalize_component(c) for c in rustup("component", "list", "--installed",
-                                                    "--toolchain", name).split()}  # fmt: skip
-    return split_host(name)[0], commit, comps
-
-
-def write_pin(directory: Path, name: str, channel: str, commit: str, components: list[str]) -> Path:
+def write_pin(directory: Path, name: str, channel: str, commit: str, components: list[str]) -> None:
     directory.mkdir(exist_ok=True)
-    text = (
+    (directory / f"{name}.toml").write_text(
         f'name = "{name}"\ndescription = "test pin"\nchannel = "{channel}"\n'
         f'commit_hash = "{commit}"\ncomponents = {json.dumps(components)}\n'
         'exercised_in_ci = true\n[source]\nrepository = "https://github.com/rust-lang/rust"\n'
-        'rev = "test"\nfile = "none"\nconfirmed = "2026-11-22"\n'
+        'rev = "test"\nfile = "none"\nconfirmed = "2026-11-22"\n',
+        encoding="utf-8",
     )
-    path = directory / f"{name}.toml"
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
-def show(pins: Path, name: str) -> dict[str, object]:
-    proc = run_rgpu("toolchain", "show", name, "--json", env={"RGPU_TOOLCHAINS_DIR": str(pins)})
-    toolchain: dict[str, object] = json.loads(proc.stdout)["toolchain"]
-    return toolchain
+def pins_env(home: RustupState, pins: Path, **extra: str) -> dict[str, str]:
+    env = home.env()
+    env["RGPU_TOOLCHAINS_DIR"] = str(pins)
+    for name in ("CI", "RGPU_YES"):
+        env.pop(name, None)
+    env.update(extra)
+    return env
 
 
-def test_list_matches_rustups_real_toolchain_list() -> None:
-    rows = json.loads(run_rgpu("toolchain", "list", "--json").stdout)["toolchains"]
-    channels = {split_host(t)[0] for t in installed_toolchains()}
-    by_name = {row["name"]: row for row in rows}
-    assert set(by_name) == {"spirv", "nvvm", "nvptx"}
-    for name in ("spirv", "nvvm"):
-        row = by_name[name]
-        if row["channel"] not in channels:
-            assert row["state"] == "missing"
-            assert row["install_command"].startswith(
-                f"rustup toolchain install {row['channel']} --profile minimal -c "
-            )
+def show(env: dict[str, str], name: str) -> dict[str, Any]:
+    proc = rgpu_in(env, "toolchain", "show", name, "--json")
+    assert proc.returncode == 0, proc.stderr
+    row: dict[str, Any] = json.loads(proc.stdout)["toolchain"]
+    return row
 
 
-def test_installed_toolchain_with_its_real_hash_is_ok_and_install_is_a_no_op(
-    tmp_path: Path, real_toolchain: tuple[str, str, set[str]]
+def test_list_shows_rustups_state_for_every_packaged_pin(home: RustupState) -> None:
+    spirv = (REPO / "toolchains" / "spirv.toml").read_text(encoding="utf-8")
+    channel = next(ln for ln in spirv.splitlines() if ln.startswith("channel = ")).split('"')[1]
+    commit = next(ln for ln in spirv.splitlines() if ln.startswith("commit_hash = ")).split('"')[1]
+    fake_toolchain(home, channel, ["rust-src", "rustc-dev", "llvm-tools"], commit=commit)
+    env = home.env()
+    env.pop("RGPU_TOOLCHAINS_DIR", None)
+    proc = rgpu_in(env, "toolchain", "list", "--json")
+    assert proc.returncode == 0, proc.stderr
+    rows = {row["name"]: row for row in json.loads(proc.stdout)["toolchains"]}
+    assert set(rows) == {"spirv", "nvvm", "nvptx"}
+    assert rows["spirv"]["state"] == "ok" and rows["spirv"]["installed"].startswith(channel)
+    assert rows["spirv"]["install_command"] is None
+    nvvm = rows["nvvm"]
+    assert nvvm["state"] == "missing" and nvvm["installed"] is None
+    assert nvvm["install_command"] == (
+        f"rustup toolchain install {nvvm['channel']} --profile minimal "
+        "-c rust-src -c rustc-dev -c llvm-tools"
+    )
+    text = rgpu_in(env, "toolchain", "list")
+    assert (
+        f"install: rgpu toolchain install nvvm  (runs `{nvvm['install_command']}`)" in text.stdout
+    )
+    assert "[not exercised in rgpu's CI]" in text.stdout
+
+
+def test_show_prints_the_pin_in_full(home: RustupState) -> None:
+    env = home.env()
+    env.pop("RGPU_TOOLCHAINS_DIR", None)
+    proc = rgpu_in(env, "toolchain", "show", "nvvm")
+    assert proc.returncode == 0, proc.stderr
+    for field in ("file:", "channel:     nightly-", "commit hash: (not pinned upstream",
+                  "components:  rust-src, rustc-dev, llvm-tools",
+                  "source:      https://github.com/Rust-GPU/rust-cuda @", "[llvm] major = 7",
+                  "[images]", "state:       missing"):  # fmt: skip
+        assert field in proc.stdout, field
+
+
+def test_the_pinned_toolchain_with_its_hash_is_ok_and_install_is_a_no_op(
+    home: RustupState, tmp_path: Path
 ) -> None:
-    channel, commit, comps = real_toolchain
+    fake_toolchain(home, "nightly-2026-03-03", ["rust-src"], commit=COMMIT)
     pins = tmp_path / "pins"
-    write_pin(pins, "real", channel, commit, sorted(comps & {"cargo", "rustc"}))
-    row = show(pins, "real")
-    assert row["state"] == "ok", row
-    before, default = installed_toolchains(), default_toolchain()
+    write_pin(pins, "real", "nightly-2026-03-03", COMMIT, ["rust-src"])
+    env = pins_env(home, pins)
+    row = show(env, "real")
+    assert row["state"] == "ok" and row["missing_components"] == []
+    before = home.toolchains()
     for _ in range(2):  # safe to run twice, with no terminal and no --yes
-        proc = run_rgpu("toolchain", "install", "real", env={"RGPU_TOOLCHAINS_DIR": str(pins)})
-        assert "already installed, nothing to do" in proc.stderr
+        proc = rgpu_in(env, "toolchain", "install", "real")
+        assert proc.returncode == 0, proc.stderr
+        assert "real: already installed, nothing to do" in proc.stderr
         assert "+ rustup" not in proc.stderr  # nothing was run
-    assert installed_toolchains() == before
-    assert default_toolchain() == default
+    assert home.toolchains() == before
 
 
-def test_missing_component_without_terminal_fails_with_the_exact_command(
-    tmp_path: Path, real_toolchain: tuple[str, str, set[str]]
+def test_a_missing_component_without_a_terminal_fails_with_the_exact_command(
+    home: RustupState, tmp_path: Path
 ) -> None:
-    channel, commit, comps = real_toolchain
-    absent = next((c for c in OPTIONAL if c not in comps), None)
-    if absent is None:
-        pytest.skip("this toolchain has every optional component installed")
+    name = fake_toolchain(home, "nightly-2026-03-03", ["rust-src"], commit=COMMIT)
     pins = tmp_path / "pins"
-    write_pin(pins, "partial", channel, commit, ["rustc", absent])
-    row = show(pins, "partial")
-    assert row["state"] == "incomplete" and row["missing_components"] == [absent]
-    env = {"RGPU_TOOLCHAINS_DIR": str(pins), "CI": "true"}
-    proc = run_rgpu("toolchain", "install", "partial", env=env, check=False)
-    assert proc.returncode == 11, proc.stderr
-    assert f"rustup component add --toolchain {channel}" in proc.stderr
-    assert absent in proc.stderr and "--yes" in proc.stderr
+    write_pin(pins, "partial", "nightly-2026-03-03", COMMIT, ["rust-src", "rustc-dev"])
+    env = pins_env(home, pins, CI="true")
+    row = show(env, "partial")
+    assert row["state"] == "incomplete" and row["missing_components"] == ["rustc-dev"]
+    proc = rgpu_in(env, "toolchain", "install", "partial")
+    assert_clean_failure(proc, ExitCode.TOOLCHAIN)
+    assert f"`rustup component add --toolchain {name} rustc-dev`" in proc.stderr
+    assert "rgpu toolchain install partial --yes" in proc.stderr  # or RGPU_YES=1
+    assert "+ rustup" not in proc.stderr
 
 
-def test_wrong_commit_hash_is_reported_and_install_refuses_to_touch_it(
-    tmp_path: Path, real_toolchain: tuple[str, str, set[str]]
+def test_a_wrong_commit_hash_is_reported_and_install_does_not_touch_it(
+    home: RustupState, tmp_path: Path
 ) -> None:
-    channel, commit, _comps = real_toolchain
+    fake_toolchain(home, "nightly-2026-03-03", ["rust-src"], commit=COMMIT)
     pins = tmp_path / "pins"
-    write_pin(pins, "wronghash", channel, "0" * 40, ["rustc"])
-    row = show(pins, "wronghash")
-    assert row["state"] == "wrong commit hash"
-    env = {"RGPU_TOOLCHAINS_DIR": str(pins)}
-    proc = run_rgpu("toolchain", "install", "wronghash", "--yes", env=env, check=False)
-    assert proc.returncode == 11
-    assert f"reports commit hash {commit}" in proc.stderr
-    assert f"rustup toolchain uninstall {channel}" in proc.stderr
+    write_pin(pins, "wronghash", "nightly-2026-03-03", "0" * 40, ["rust-src"])
+    env = pins_env(home, pins)
+    assert show(env, "wronghash")["state"] == "wrong commit hash"
+    before = home.toolchains()
+    proc = rgpu_in(env, "toolchain", "install", "wronghash", "--yes")
+    assert_clean_failure(proc, ExitCode.TOOLCHAIN)
+    assert f"reports commit hash {COMMIT}" in proc.stderr
+    assert "rustup toolchain uninstall nightly-2026-03-03" in proc.stderr
+    assert home.toolchains() == before
 
 
-@pytest.mark.parametrize("consent", [["--yes"], []], ids=["--yes", "RGPU_YES=1"])
-def test_install_with_consent_reports_rustups_own_failure(
-    tmp_path: Path, consent: list[str]
+@pytest.mark.parametrize("consent", ["--yes", "RGPU_YES=1"])
+def test_install_with_consent_runs_rustup_and_reports_its_failure(
+    home: RustupState, tmp_path: Path, consent: str
 ) -> None:
+    """A channel that does not exist: rustup really runs (and says there is no such
+    release, or that it cannot reach its server); rgpu passes that on."""
     pins = tmp_path / "pins"
     write_pin(pins, "ancient", "nightly-1999-01-01", "", ["rust-src"])
-    env = {"RGPU_TOOLCHAINS_DIR": str(pins), **({} if consent else {"RGPU_YES": "1"})}
-    before, default = installed_toolchains(), default_toolchain()
-    proc = run_rgpu("toolchain", "install", "ancient", *consent, env=env, check=False)
-    assert proc.returncode == 11, proc.stderr
+    env = pins_env(home, pins, **({"RGPU_YES": "1"} if consent == "RGPU_YES=1" else {}))
+    args = ["--yes"] if consent == "--yes" else []
+    proc = rgpu_in(env, "toolchain", "install", "ancient", *args, timeout=300)
+    assert_clean_failure(proc, ExitCode.TOOLCHAIN)
     assert "+ rustup toolchain install nightly-1999-01-01 --profile minimal -c rust-src" in (
         proc.stderr
     )
     assert "failed with exit code" in proc.stderr
-    # rustup's own error (no such release, or no network) is passed through above rgpu's.
+    # rustup's own error comes first, then rgpu's one line about it.
     assert proc.stderr.index("error:") < proc.stderr.index("error: `rustup toolchain install")
-    assert installed_toolchains() == before
-    assert default_toolchain() == default
+    assert home.toolchains() == []
 
 
-def test_unknown_toolchain_name_suggests_the_pinned_one() -> None:
-    proc = run_rgpu("toolchain", "show", "nvvn", check=False)
-    assert proc.returncode == 11
+def test_an_unknown_toolchain_name_suggests_the_pinned_one(home: RustupState) -> None:
+    env = home.env()
+    env.pop("RGPU_TOOLCHAINS_DIR", None)
+    proc = rgpu_in(env, "toolchain", "show", "nvvn")
+    assert_clean_failure(proc, ExitCode.TOOLCHAIN)
     assert "did you mean `nvvm`" in proc.stderr
 
 
-def test_at_a_terminal_install_asks_and_a_no_installs_nothing(tmp_path: Path) -> None:
-    import os
-    import pty
-    import sys
-
+def test_at_a_terminal_install_asks_and_a_no_installs_nothing(
+    home: RustupState, tmp_path: Path
+) -> None:
     pins = tmp_path / "pins"
     write_pin(pins, "ancient", "nightly-1999-01-01", "", ["rust-src"])
-    env = {k: v for k, v in os.environ.items() if k not in ("CI", "RGPU_YES")}
-    env["RGPU_TOOLCHAINS_DIR"] = str(pins)
+    env = pins_env(home, pins)
     primary, secondary = pty.openpty()  # a real terminal on stdin: rgpu may ask
-    with os.fdopen(primary, "wb", buffering=0) as keyboard:
-        keyboard.write(b"n\n")
-        proc = subprocess.run(
-            [sys.executable, "-m", "rgpu", "toolchain", "install", "ancient"],
-            stdin=secondary, capture_output=True, text=True, env=env, timeout=120, check=False,
-        )  # fmt: skip
-    os.close(secondary)
-    assert proc.returncode == 11, proc.stderr
+    try:
+        with os.fdopen(primary, "wb", buffering=0) as keyboard:
+            keyboard.write(b"n\n")
+            proc = subprocess.run(
+                [sys.executable, "-m", "rgpu", "toolchain", "install", "ancient"],
+                stdin=secondary, capture_output=True, text=True, env=env, timeout=120,
+                check=False,
+            )  # fmt: skip
+    finally:
+        os.close(secondary)
+    assert_clean_failure(proc, ExitCode.TOOLCHAIN)
     assert "Run `rustup toolchain install nightly-1999-01-01" in proc.stderr
     assert "did not install the ancient toolchain" in proc.stderr
     assert "+ rustup toolchain install" not in proc.stderr  # nothing ran
+    assert home.toolchains() == []

@@ -220,6 +220,7 @@ def test_jobs_get_their_platform_setup(tmp_path: Path) -> None:
         assert "pip install nvidia-cuda-nvcc" in blocks[cuda]
         assert "actions/upload-artifact@" in blocks[cuda]
         assert "target/rgpu/kernels/*.ptx" in blocks[cuda]
+        assert "target/rgpu/kernels/manifest.json" in blocks[cuda]
     assert "run: rgpu toolchain install nvptx --yes" in blocks["cuda-nvptx"]
     assert "run: rgpu toolchain install spirv --yes" in blocks["ash"]
     assert "rgpu toolchain install" not in blocks["cpu"] + blocks["cuda-nvvm"]

@@ -1,0 +1,59 @@
+"""Issue 11, trust: `rgpu test` never calls a backend that did not run "passed". After a
+cuda build on a machine without a GPU the summary says `skipped cuda: <why>`; asking for
+cuda (`--backend cuda`, or RGPU_REQUIRE_BACKENDS=cuda as the CI jobs do) turns that skip
+into a failure; `--backend cpu` tests the backend every build has (rgpu/host/test.py)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from rgpu.errors import ExitCode
+from tests.conftest import has_nvidia_gpu, run_rgpu
+
+pytestmark = pytest.mark.skipif(has_nvidia_gpu(), reason="checks the answers without a GPU")
+NO_DRIVER = "cuda backend unavailable: no CUDA driver found"
+
+
+def summary(stderr: str) -> dict[str, tuple[str, str]]:
+    """rgpu's per-backend lines: backend -> (status, detail)."""
+    found = {}
+    for line in stderr.splitlines():
+        match = re.match(r"^\s*(passed|failed|skipped|not reported)\s+(\w+): (.*)$", line)
+        if match:
+            found[match[2]] = (match[1], match[3])
+    return found
+
+
+def test_a_cuda_build_without_a_gpu_reports_cuda_skipped_never_passed(cuda_ws: Path) -> None:
+    proc = run_rgpu("test", cwd=cuda_ws)
+    results = summary(proc.stderr)
+    assert set(results) == {"cuda", "cpu"}, proc.stderr
+    status, why = results["cuda"]
+    assert status == "skipped" and NO_DRIVER in why
+    assert re.search(rf"skipped\s+cuda: {NO_DRIVER}", proc.stderr)
+    assert results["cpu"][0] == "passed"
+
+
+def test_asking_for_cuda_makes_the_skip_a_failure(cuda_ws: Path) -> None:
+    proc = run_rgpu("test", "--backend", "cuda", cwd=cuda_ws, check=False)
+    assert proc.returncode == ExitCode.COMMAND_FAILED, proc.stderr
+    assert "Traceback" not in proc.stderr
+    results = summary(proc.stderr)
+    assert set(results) == {"cuda"}  # exactly the backend asked for
+    assert results["cuda"][0] == "failed" and NO_DRIVER in results["cuda"][1]
+
+
+def test_rgpu_require_backends_makes_the_skip_a_failure(cuda_ws: Path) -> None:
+    proc = run_rgpu("test", cwd=cuda_ws, env={"RGPU_REQUIRE_BACKENDS": "cuda"}, check=False)
+    assert proc.returncode == ExitCode.COMMAND_FAILED, proc.stderr
+    results = summary(proc.stderr)
+    assert results["cuda"][0] == "failed" and NO_DRIVER in results["cuda"][1]
+    assert results["cpu"][0] == "passed"
+
+
+def test_backend_cpu_tests_only_the_cpu(cuda_ws: Path) -> None:
+    proc = run_rgpu("test", "--backend", "cpu", cwd=cuda_ws)
+    assert summary(proc.stderr) == {"cpu": ("passed", "parity")}
