@@ -20,8 +20,14 @@ class StepRunner(Protocol):
 
 
 def run_step(
-    step: Step, base_env: Mapping[str, str] | None = None, container: StepRunner | None = None
+    step: Step,
+    base_env: Mapping[str, str] | None = None,
+    container: StepRunner | None = None,
+    *,
+    stdout_to_stderr: bool = False,
 ) -> cmd.Result:
+    """Run one step; with ``stdout_to_stderr`` what it prints goes to rgpu's stderr (see
+    cmd.run)."""
     with reporter().group(step.description):
         if container is not None and step.container_ok:
             return container.run(step)
@@ -32,13 +38,19 @@ def run_step(
 
             if done := diagnostics.run_cargo(step.argv, step.cwd, env):
                 return done
-        return cmd.run(step.argv, cwd=step.cwd, env=env, hint=step.hint)
+        return cmd.run(
+            step.argv, cwd=step.cwd, env=env, hint=step.hint, stdout_to_stderr=stdout_to_stderr
+        )
 
 
 def run_plan(
-    plan: Plan, base_env: Mapping[str, str] | None = None, container: StepRunner | None = None
+    plan: Plan,
+    base_env: Mapping[str, str] | None = None,
+    container: StepRunner | None = None,
+    *,
+    stdout_to_stderr: bool = False,
 ) -> None:
     for note in plan.notes:
         reporter().info(f"note: {note}")
     for step in plan.steps:
-        run_step(step, base_env, container)
+        run_step(step, base_env, container, stdout_to_stderr=stdout_to_stderr)

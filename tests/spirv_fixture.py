@@ -81,6 +81,90 @@ def compile_bitonic_and_saxpy(out_dir: Path) -> Path:
     return link([*bitonic_parts(out_dir), saxpy], out_dir / "bitonic_saxpy.fixture.spv")
 
 
+def interface(spv: Path, entry: str) -> dict[str, object]:
+    """What a host binds to entry point ``entry`` of a module, from its disassembly and
+    independent of how the module names things: the workgroup size, the push constant block
+    flattened to (offset, type) pairs (nested structs inlined), the storage buffers by
+    (set, binding) with element type and whether they are read only, and the workgroup
+    arrays. Equal interfaces mean a host launches either module the same way."""
+    dis = subprocess.run(
+        ["spirv-dis", "--raw-id", str(spv)], capture_output=True, text=True, check=True
+    ).stdout
+    defs: dict[str, list[str]] = {}
+    decorations: dict[str, list[list[str]]] = {}
+    members: dict[tuple[str, int], list[list[str]]] = {}
+    entry_vars: list[str] = []
+    entry_id = ""
+    local_size: tuple[int, ...] = ()
+    lines = [ln.split() for ln in dis.splitlines() if ln.strip() and not ln.startswith(";")]
+    for words in lines:
+        if len(words) > 2 and words[1] == "=":
+            defs[words[0]] = words[2:]
+        elif words[0] == "OpEntryPoint" and words[3] == f'"{entry}"':
+            entry_id, entry_vars = words[2], words[4:]
+        elif words[0] == "OpDecorate":
+            decorations.setdefault(words[1], []).append(words[2:])
+        elif words[0] == "OpMemberDecorate":
+            members.setdefault((words[1], int(words[2])), []).append(words[3:])
+    for words in lines:
+        if words[:3] == ["OpExecutionMode", entry_id, "LocalSize"]:
+            local_size = tuple(int(w) for w in words[3:6])
+    assert entry_id, f"{spv} has no entry point {entry}"
+
+    def constant(ident: str) -> int:
+        op = defs[ident]
+        assert op[0] == "OpConstant", op
+        return int(op[2])
+
+    def scalar(ident: str) -> str:
+        op = defs[ident]
+        if op[0] == "OpTypeInt":
+            return ("i" if op[2] == "1" else "u") + op[1]
+        if op[0] == "OpTypeFloat":
+            return "f" + op[1]
+        raise AssertionError(f"not a scalar: {op}")
+
+    def flatten(ident: str, base: int) -> list[tuple[int, str]]:
+        op = defs[ident]
+        if op[0] != "OpTypeStruct":
+            return [(base, scalar(ident))]
+        out = []
+        for i, member in enumerate(op[1:]):
+            (offset,) = [int(d[1]) for d in members.get((ident, i), []) if d[0] == "Offset"]
+            out += flatten(member, base + offset)
+        return out
+
+    push: list[tuple[int, str]] = []
+    buffers: dict[tuple[int, int], tuple[str, bool]] = {}
+    workgroup: list[tuple[str, int]] = []
+    for var in entry_vars:
+        op = defs[var]
+        assert op[0] == "OpVariable", op
+        pointer = defs[op[1]]
+        storage, pointee = pointer[1], pointer[2]
+        if storage == "PushConstant":
+            push = flatten(pointee, 0)
+        elif storage == "StorageBuffer":
+            decos = {d[0]: d[1:] for d in decorations.get(var, [])}
+            block = defs[pointee]  # a Block struct around the runtime array
+            member_decos = [d[0] for d in members.get((pointee, 0), [])]
+            array = defs[block[1]]
+            assert array[0] == "OpTypeRuntimeArray", array
+            readonly = "NonWritable" in decos or "NonWritable" in member_decos
+            key = (int(decos["DescriptorSet"][0]), int(decos["Binding"][0]))
+            buffers[key] = (scalar(array[1]), readonly)
+        elif storage == "Workgroup":
+            array = defs[pointee]
+            assert array[0] == "OpTypeArray", array
+            workgroup.append((scalar(array[1]), constant(array[2])))
+    return {
+        "local_size": local_size,
+        "push_constant": push,
+        "buffers": dict(sorted(buffers.items())),
+        "workgroup": sorted(workgroup),
+    }
+
+
 if __name__ == "__main__":
     import sys
 

@@ -225,7 +225,8 @@ class ContainerRunner:
         _create_mount_points(spec.mounts)
         argv = run_argv(self.engine, spec, step.argv)
         try:
-            return cmd.run(argv, env=self.env)
+            # Its steps are kernel builds: their stdout is progress (see runner.run_plan).
+            return cmd.run(argv, env=self.env, stdout_to_stderr=True)
         except (CommandFailedError, InterruptedByUser, KeyboardInterrupt):
             self.cleanup(spec)
             raise
