@@ -104,7 +104,9 @@ def compile_one(
         return mine
     stamp.forget(ws.rgpu_dir, name)
     require_ready(kernel)
-    run_plan(kernel.plan, container=container_runner(ws, kernel, env))
+    # A kernel build is progress: its tools' stdout (cargo-gpu prints there) must not mix
+    # with the result on rgpu's stdout (`rgpu build --json`, `rgpu run`'s program).
+    run_plan(kernel.plan, container=container_runner(ws, kernel, env), stdout_to_stderr=True)
     produced = codegen.collect(build)
     if dep_infos is not None:
         outputs = [ws.kernels_dir / a.path for a in produced]

@@ -262,17 +262,21 @@ def compile_kernels(
     from rgpu.toolchains import tools
 
     previous = read_manifest(ws.kernels_dir)
-    produced: list[Artifact] = []
-    for kernel in parts.kernels:
-        produced += compile_one(ws, kernel, previous, env)
+    # The user's files first: a file that is refused stops the build in seconds, before
+    # minutes of compiling the other kinds.
+    external: list[Artifact] = []
     if parts.external:
-        produced += ext.collect(
+        external = ext.collect(
             parts.external,
             ws.kernels_dir,
             required=find(ws.kernel_dir),
             cuda_archs=_archs(options),
             ptxas=tools.find_ptxas(env),
         )
+    produced: list[Artifact] = []
+    for kernel in parts.kernels:
+        produced += compile_one(ws, kernel, previous, env)
+    produced += external
     produced += parts.reused_external
     write_manifest(ws.kernels_dir, produced)
     return produced

@@ -21,18 +21,26 @@ class StepRunner(Protocol):
 
 
 def run_step(
-    step: Step, base_env: Mapping[str, str] | None = None, container: StepRunner | None = None
+    step: Step,
+    base_env: Mapping[str, str] | None = None,
+    container: StepRunner | None = None,
+    *,
+    stdout_to_stderr: bool = False,
 ) -> cmd.Result:
-    """Run one step; a failure always says what fixes it (CommandFailedError's hint)."""
+    """Run one step; a failure always says what fixes it (CommandFailedError's hint). With
+    ``stdout_to_stderr`` what it prints goes to rgpu's stderr (see cmd.run)."""
     try:
-        return _run_step(step, base_env, container)
+        return _run_step(step, base_env, container, stdout_to_stderr)
     except CommandFailedError as error:
         error.hint = error.hint or step.failure_hint
         raise
 
 
 def _run_step(
-    step: Step, base_env: Mapping[str, str] | None, container: StepRunner | None
+    step: Step,
+    base_env: Mapping[str, str] | None,
+    container: StepRunner | None,
+    stdout_to_stderr: bool,
 ) -> cmd.Result:
     with reporter().group(step.description):
         if container is not None and step.container_ok:
@@ -44,13 +52,19 @@ def _run_step(
 
             if done := diagnostics.run_cargo(step.argv, step.cwd, env):
                 return done
-        return cmd.run(step.argv, cwd=step.cwd, env=env, hint=step.hint)
+        return cmd.run(
+            step.argv, cwd=step.cwd, env=env, hint=step.hint, stdout_to_stderr=stdout_to_stderr
+        )
 
 
 def run_plan(
-    plan: Plan, base_env: Mapping[str, str] | None = None, container: StepRunner | None = None
+    plan: Plan,
+    base_env: Mapping[str, str] | None = None,
+    container: StepRunner | None = None,
+    *,
+    stdout_to_stderr: bool = False,
 ) -> None:
     for note in plan.notes:
         reporter().info(f"note: {note}")
     for step in plan.steps:
-        run_step(step, base_env, container)
+        run_step(step, base_env, container, stdout_to_stderr=stdout_to_stderr)

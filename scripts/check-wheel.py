@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Check that a built rgpu wheel carries its data: every file of templates/, toolchains/ and
-crates/ (rgpu's Rust crates, which `rgpu new` vendors) that git tracks, under rgpu/_data/,
-byte for byte, and nothing else there (no build output such as crates' target/). Used by .github/workflows/ci.yml and
-tests/integration.
+crates/ (rgpu's Rust crates, which `rgpu new` vendors) that git tracks, under rgpu/_data/, byte
+for byte, and nothing else there (no build output such as crates' target/). Used by
+.github/workflows/ci.yml and tests/integration.
 
 Usage: python scripts/check-wheel.py dist/rgpu-*.whl
 """

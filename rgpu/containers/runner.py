@@ -225,7 +225,8 @@ class ContainerRunner:
         _create_mount_points(spec.mounts)
         argv = run_argv(self.engine, spec, step.argv)
         try:
-            return cmd.run(argv, env=self.env)
+            # Its steps are kernel builds: their stdout is progress (see runner.run_plan).
+            return cmd.run(argv, env=self.env, stdout_to_stderr=True)
         except CommandFailedError as error:
             self.cleanup(spec)
             # The step's own command, not the whole `docker run` (echoed above).

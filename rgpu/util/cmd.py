@@ -13,6 +13,8 @@ from pathlib import Path
 from rgpu.errors import CommandFailedError, InterruptedByUser, ToolMissingError
 from rgpu.util.output import reporter
 
+STDERR_FD = 2
+
 
 @dataclass(frozen=True)
 class Result:
@@ -110,12 +112,16 @@ def run(
     hint: str | None = None,
     stdin_devnull: bool = True,
     timeout: float | None = None,
+    stdout_to_stderr: bool = False,
 ) -> Result:
     """Run ``argv``; echo ``+ cmd``; raise CommandFailedError on a non-zero exit.
 
     ``env`` is the complete environment of the child (callers merge with os.environ
     themselves, so that tests can pass exactly what they mean). ``timeout`` (seconds) stops
     a child that hangs, such as a container client waiting for a daemon.
+    ``stdout_to_stderr`` (when not capturing) sends what the child prints to rgpu's stderr:
+    for steps whose output is progress, where rgpu's stdout is kept for its own result
+    (`rgpu build --json`).
     """
     argv = [str(a) for a in argv]
     program = argv[0]
@@ -131,7 +137,7 @@ def run(
             cwd=cwd,
             env=_env_for(argv, env),
             stdin=subprocess.DEVNULL if stdin_devnull else None,
-            stdout=subprocess.PIPE if capture else None,
+            stdout=subprocess.PIPE if capture else (STDERR_FD if stdout_to_stderr else None),
             stderr=subprocess.PIPE if capture else None,
             text=True,
             errors="replace",

@@ -1,11 +1,13 @@
-"""The wgpu and ash hosts on Mesa lavapipe (Vulkan on the CPU), with the SPIR-V FIXTURE.
+"""The bitonic demo's wgpu and ash hosts on Mesa lavapipe (Vulkan on the CPU), with the SPIR-V
+FIXTURE.
 
-rust-gpu cannot run here, so the kernel artifact is the GLSL twin of the Rust entry points
-(tests/fixtures/spirv/bitonic_fixture.comp and radix_fixture.comp, named test fixtures, linked
-into one module by tests/spirv_fixture.py), compiled at test time and
-embedded with `rgpu build --kernel-artifact`. What these tests prove is the host side: the
-runners, push constants, dispatch sizes, the embed path and the errors, on a real Vulkan
-driver. They do not prove rust-gpu's output (see tests/unit/test_spirv_codegen.py).
+The kernel artifact here is the GLSL twin of the demo's `#[rgpu::kernel]` functions
+(tests/fixtures/spirv/bitonic_fixture.comp and radix_fixture.comp: the interface the kernel
+attribute generates, linked into one module by tests/spirv_fixture.py), compiled at test time and
+embedded with `rgpu build --kernel-artifact`. What these tests prove is the host side through the
+kernel API: the generated launchers, push constants, bindings, dispatch sizes, the embed path and
+the errors, on a real Vulkan driver. rust-gpu's own SPIR-V of the same kernels is built and run by
+tests/integration/test_rust_gpu.py.
 
 wgpu is a heavy compile: one workspace is built once, with both hosts, for the module.
 """
@@ -14,18 +16,25 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from rgpu.artifacts.manifest import read_manifest
+from rgpu.errors import ExitCode
 from tests.conftest import TARGET_DIR, run_rgpu
-from tests.spirv_fixture import ALL_ENTRY_POINTS, compile_fixture
+from tests.spirv_fixture import ALL_ENTRY_POINTS, compile_fixture, interface
 
 LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 LAVAPIPE = {"VK_ICD_FILENAMES": LAVAPIPE_ICD, "VK_DRIVER_FILES": LAVAPIPE_ICD}
 NO_DRIVER = {"VK_ICD_FILENAMES": "/nonexistent/icd.json", "VK_DRIVER_FILES": "/nonexistent"}
+KEY_TYPES = ("u32", "i32", "f32")
+ORDERS = ("asc", "desc")
+# tests/parity.rs sorts its edge sizes (0..3, 1000, 2047..2049, 4095, 4097, 2^16, 2^20 + 7)
+# for every type and order; 2^24 (its GPU-only size) takes minutes per sort on lavapipe.
+PARITY_MAX_LEN = (1 << 20) + 7
 
 
 @pytest.fixture(scope="module")
@@ -34,12 +43,15 @@ def fixture_spv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def vulkan_ws(tmp_path_factory: pytest.TempPathFactory, fixture_spv: Path) -> Iterator[Path]:
+def vulkan_ws(tmp_path_factory: pytest.TempPathFactory, fixture_spv: Path) -> Path:
     parent = tmp_path_factory.mktemp("vk")
     run_rgpu("new", "vkdemo", "--dir", str(parent))
     ws = parent / "vkdemo"
-    run_rgpu("build", "--backend", "wgpu,ash", "--kernel-artifact", str(fixture_spv), cwd=ws)
-    yield ws
+    result = run_rgpu(
+        "build", "--backend", "wgpu,ash", "--kernel-artifact", str(fixture_spv), "--json", cwd=ws
+    )
+    (ws / "build-result.json").write_text(result.stdout)
+    return ws
 
 
 def binary(ws: Path) -> Path:
@@ -67,34 +79,60 @@ def test_spirv_val_accepts_the_fixture(fixture_spv: Path) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-def test_the_fixture_binary_has_the_declared_interface(fixture_spv: Path) -> None:
+def test_the_fixture_has_the_kernel_attributes_interface(fixture_spv: Path) -> None:
     dis = subprocess.run(
         ["spirv-dis", str(fixture_spv)], capture_output=True, text=True, check=True
     ).stdout
     for entry in ALL_ENTRY_POINTS:
         assert f'OpEntryPoint GLCompute %{entry} "{entry}"' in dis
         assert f"OpExecutionMode %{entry} LocalSize 256 1 1" in dis
-    for member, offset in enumerate((0, 4, 8, 12)):
-        assert f"OpMemberDecorate %SortParams {member} Offset {offset}" in dis
+    # The launch's params struct as the push constant block: count, len_0, then SortParams'
+    # four u32 fields (len, block, distance, key_order), 4 bytes apart.
+    for entry in ("bitonic_tile", "bitonic_global"):
+        push = interface(fixture_spv, entry)["push_constant"]
+        assert push == [(offset, "u32") for offset in (0, 4, 8, 12, 16, 20)], push
     assert "OpDecorate %_ DescriptorSet 0" in dis and "OpDecorate %_ Binding 0" in dis
     # The tile entry point's workgroup array: TILE_KEYS (4096) u32s.
     assert "OpTypeArray %uint %uint_4096" in dis and "Workgroup" in dis
 
 
-def test_the_manifest_records_the_fixture_as_external(vulkan_ws: Path, fixture_spv: Path) -> None:
-    manifest = json.loads((vulkan_ws / "target/rgpu/manifest.json").read_text())
-    (artifact,) = manifest["artifacts"]
-    assert artifact["codegen"] == "external"
-    assert artifact["source"] == str(fixture_spv.resolve())
-    assert artifact["extra"]["spirv_val"] is True
-    assert sorted(artifact["entry_points"]) == sorted(ALL_ENTRY_POINTS)
+def test_the_build_embeds_the_fixture_as_external(vulkan_ws: Path, fixture_spv: Path) -> None:
+    result = json.loads((vulkan_ws / "build-result.json").read_text())
+    assert result["ok"] and result["backends"] == ["wgpu", "ash"]
+    (artifact,) = read_manifest(vulkan_ws / "target" / "rgpu" / "kernels")
+    assert artifact.kind == "spirv" and artifact.codegen == "external"
+    assert artifact.source == str(fixture_spv.resolve())
+    assert artifact.extra["spirv_val"] == "accepted"
+    assert sorted(artifact.entry_points) == sorted(ALL_ENTRY_POINTS)
+    assert binary(vulkan_ws).is_file()
 
 
 def test_both_hosts_match_rusts_sort_on_lavapipe(vulkan_ws: Path) -> None:
-    """tests/parity.rs: all key types, both orders, edge sizes; a backend that cannot open
-    fails instead of printing SKIPPED (RGPU_REQUIRE_BACKENDS)."""
-    env = {**LAVAPIPE, "RGPU_REQUIRE_BACKENDS": "wgpu,ash", "RGPU_PARITY_MAX_LEN": "65536"}
-    run_rgpu("test", cwd=vulkan_ws, env=env)
+    """tests/parity.rs on wgpu and ash: every key type and order, the edge sizes up to
+    2^20 + 7; `--backend` makes a backend that cannot open fail instead of skip."""
+    env = {**LAVAPIPE, "RGPU_PARITY_MAX_LEN": str(PARITY_MAX_LEN)}
+    result = run_rgpu("test", "--backend", "wgpu,ash", cwd=vulkan_ws, env=env, timeout=3600)
+    summary = result.stdout + result.stderr
+    for backend in ("wgpu", "ash"):
+        assert re.search(rf"passed\s+{backend}: parity\b", summary), summary
+
+
+@pytest.mark.parametrize("backend", ["wgpu", "ash"])
+@pytest.mark.parametrize("key_type", KEY_TYPES)
+@pytest.mark.parametrize("algorithm", ["bitonic", "radix"])
+def test_the_demo_sorts_each_type_and_order_on_lavapipe(
+    vulkan_ws: Path, backend: str, key_type: str, algorithm: str
+) -> None:
+    for order in ORDERS:
+        proc = demo(vulkan_ws, "--backend", backend, "--algorithm", algorithm, "--len", "4097",
+                    "--type", key_type, "--order", order, "--verify", "--json",
+                    env=LAVAPIPE)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        result = json.loads(proc.stdout)
+        assert result["backend"] == backend and result["len"] == 4097
+        assert result["algorithm"] == algorithm
+        assert result["sorted"] is True and result["verified"] is True
+        assert result["device_ms"] is not None and result["device_ms"] > 0
 
 
 @pytest.mark.parametrize("backend", ["wgpu", "ash"])
@@ -110,21 +148,29 @@ def test_the_demo_reports_the_vulkan_device(vulkan_ws: Path, backend: str) -> No
 
 def test_wgpu_through_nagas_spirv_frontend(vulkan_ws: Path) -> None:
     env = {**LAVAPIPE, "RGPU_WGPU_SHADER": "naga"}
-    proc = demo(
-        vulkan_ws,
-        "--backend",
-        "wgpu",
-        "--len",
-        "3001",
-        "--type",
-        "i32",
-        "--order",
-        "desc",
-        "--verify",
-        env=env,
-    )
+    proc = demo(vulkan_ws, "--backend", "wgpu", "--len", "3001", "--type", "i32",
+                "--order", "desc", "--verify", env=env)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "SPIR-V via naga" in proc.stdout
+
+
+def test_auto_skips_lavapipe_for_the_cpu_and_says_why(vulkan_ws: Path) -> None:
+    """lavapipe is a CPU-type Vulkan device: `--backend auto` prefers the cpu backend (the
+    same cores, without Vulkan's copies) and says why it passed over each Vulkan host."""
+    proc = demo(vulkan_ws, "--backend", "auto", "--len", "1000", "--verify", env=LAVAPIPE)
+    assert proc.returncode == 0, proc.stderr
+    assert "on cpu [" in proc.stdout
+    for backend in ("wgpu", "ash"):
+        assert re.search(
+            rf"notice: {backend}: only a CPU Vulkan device \(llvmpipe[^\n]*\); auto prefers the "
+            rf"cpu backend: ask for it with RGPU_BACKEND={backend}",
+            proc.stderr,
+        ), proc.stderr
+    assert "notice: sorting on cpu" in proc.stderr
+    # Asked for by name, lavapipe is used.
+    named = demo(vulkan_ws, "--len", "1000", "--verify", env={**LAVAPIPE, "RGPU_BACKEND": "ash"})
+    assert named.returncode == 0, named.stderr
+    assert "on ash [llvmpipe" in named.stdout
 
 
 @pytest.mark.parametrize(
@@ -160,8 +206,24 @@ def test_a_module_spirv_val_rejects_is_refused(
     proc = run_rgpu(
         "build", "--backend", "ash", "--kernel-artifact", str(bad), cwd=vulkan_ws, check=False
     )
-    assert proc.returncode == 10, proc.stderr  # ExitCode.ARTIFACT
-    assert "spirv-val rejects" in proc.stderr
+    assert proc.returncode == ExitCode.ARTIFACT, proc.stderr
+    assert f"spirv-val rejects {bad}" in proc.stderr
+
+
+def test_a_module_without_the_workspaces_kernels_is_refused(
+    vulkan_ws: Path, tmp_path: Path
+) -> None:
+    from tests.spirv_fixture import SAXPY_GLSL, compile_entry
+
+    other = compile_entry(SAXPY_GLSL, "saxpy", tmp_path / "saxpy.spv")
+    proc = run_rgpu(
+        "build", "--backend", "ash", "--kernel-artifact", str(other), cwd=vulkan_ws, check=False
+    )
+    assert proc.returncode == ExitCode.ARTIFACT, proc.stderr
+    assert (
+        f"--kernel-artifact {other} lacks the workspace's kernels "
+        f"{', '.join(sorted(ALL_ENTRY_POINTS))} (it has: saxpy)"
+    ) in proc.stderr
 
 
 def test_an_unknown_artifact_kind_is_a_usage_error(vulkan_ws: Path, tmp_path: Path) -> None:
@@ -170,5 +232,5 @@ def test_an_unknown_artifact_kind_is_a_usage_error(vulkan_ws: Path, tmp_path: Pa
     proc = run_rgpu(
         "build", "--backend", "ash", "--kernel-artifact", str(odd), cwd=vulkan_ws, check=False
     )
-    assert proc.returncode == 2
+    assert proc.returncode == ExitCode.USAGE
     assert "unknown kind of kernel artifact" in proc.stderr
