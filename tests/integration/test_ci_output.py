@@ -121,7 +121,8 @@ def test_the_cpu_jobs_commands_pass_as_the_workflow_runs_them(tmp_path: Path) ->
     report = summary.read_text(encoding="utf-8")
     assert "### rgpu build: ok (cpu)" in report
     assert "| host build (cpu; release) |" in report
-    assert "### rgpu test: passed" in report and "| cpu | passed | parity |" in report
+    assert "### rgpu test: passed" in report
+    assert "| cpu | passed | parity, parity-radix, radix-pass |" in report
 
 
 def test_the_gpu_jobs_lines_are_commands_rgpu_accepts(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from rgpu.artifacts.ptx import check_with_ptxas
 from rgpu.toolchains.tools import find_ptxas
 from tests.conftest import has_nvidia_gpu, run_rgpu
 from tests.integration.conftest import CUDA_ARCHS, binary, kernels_dir, manifest_of
+from tests.spirv_fixture import ALL_ENTRY_POINTS
 
 no_gpu_here = pytest.mark.skipif(has_nvidia_gpu(), reason="checks the answers without a GPU")
 
@@ -28,7 +29,7 @@ def test_ptx_for_three_archs_each_accepted_by_ptxas(cuda_ws: Path) -> None:
     built = {a.target: a for a in manifest_of(cuda_ws)}
     assert tuple(sorted(built)) == CUDA_ARCHS
     kernels = find(cuda_ws / "kernel")  # the #[rgpu::kernel] functions of the source
-    assert kernels == ("bitonic_global", "bitonic_tile")
+    assert kernels == tuple(sorted(ALL_ENTRY_POINTS))
     for arch, artifact in built.items():
         file = kernels_dir(cuda_ws) / artifact.path
         assert file.name == f"cudademo_kernel-{arch}.ptx"

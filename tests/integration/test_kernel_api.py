@@ -31,7 +31,7 @@ from rgpu.artifacts.manifest import read_manifest
 from rgpu.toolchains.tools import find_ptxas
 from tests.conftest import TARGET_DIR, run_rgpu
 from tests.saxpy import SAXPY_CALL, SAXPY_KERNEL, add_saxpy, floats, saxpy_expected, user_lines
-from tests.spirv_fixture import compile_bitonic_and_saxpy
+from tests.spirv_fixture import ALL_ENTRY_POINTS, compile_bitonic_and_saxpy
 
 LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 LAVAPIPE = {"VK_ICD_FILENAMES": LAVAPIPE_ICD, "VK_DRIVER_FILES": LAVAPIPE_ICD}
@@ -122,7 +122,8 @@ def test_the_user_code_for_kernel_and_call_is_at_most_ten_lines(ws: Path) -> Non
 def test_saxpy_runs_on_the_cpu(cpu_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     result, out = cpu_run
     # rgpu test's per-backend summary: the demo's parity test and the new one, on the cpu.
-    assert re.search(r"passed\s+cpu: parity, saxpy", result.stderr + result.stdout), result.stderr
+    summary = result.stderr + result.stdout
+    assert re.search(r"passed\s+cpu: parity, parity-radix, radix-pass, saxpy", summary), summary
     assert floats(out.with_name("y.cpu")) == saxpy_expected()
 
 
@@ -190,7 +191,7 @@ def test_the_manifest_embeds_ptx_and_the_spirv_fixture(
     spirv = [a for a in built if a.kind == "spirv"]
     assert len(spirv) == 1 and spirv[0].codegen == "external"  # the FIXTURE, not rust-gpu
     assert spirv[0].source == str(Path(str(vulkan_runs["fixture"])).resolve())
-    assert sorted(spirv[0].entry_points) == ["bitonic_global", "bitonic_tile", "saxpy"]
+    assert sorted(spirv[0].entry_points) == sorted([*ALL_ENTRY_POINTS, "saxpy"])
     assert sorted(a.target for a in built if a.kind == "ptx") == ["sm_75", "sm_80", "sm_90"]
 
 
@@ -247,7 +248,8 @@ def test_the_libm_dependency_is_one_line(libm_ws: Path) -> None:
 def test_a_kernel_calling_libm_runs_on_the_cpu(libm_ws: Path) -> None:
     out = libm_ws / "norm-out"
     result = run_rgpu("test", "--backend", "cpu", cwd=libm_ws, env={"NORM_OUT": str(out)})
-    assert re.search(r"passed\s+cpu: norm, parity", result.stderr + result.stdout), result.stderr
+    summary = result.stderr + result.stdout
+    assert re.search(r"passed\s+cpu: norm, parity, parity-radix, radix-pass", summary), summary
     got = floats(out.with_name("norm-out.cpu"))
     # sqrt of an exact f32 sum, rounded once to f32: what sqrtf must return.
     want = [f32(math.sqrt((i % 97) ** 2 + ((i % 89) - 40) ** 2)) for i in range(5000)]

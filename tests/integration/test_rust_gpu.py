@@ -27,11 +27,11 @@ import pytest
 from rgpu.artifacts.manifest import read_manifest
 from tests.conftest import TARGET_DIR, run_rgpu
 from tests.saxpy import add_saxpy, floats, saxpy_expected
-from tests.spirv_fixture import compile_bitonic_and_saxpy, interface
+from tests.spirv_fixture import ALL_ENTRY_POINTS, compile_bitonic_and_saxpy, interface
 
 LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 LAVAPIPE = {"VK_ICD_FILENAMES": LAVAPIPE_ICD, "VK_DRIVER_FILES": LAVAPIPE_ICD}
-ENTRY_POINTS = ["bitonic_global", "bitonic_tile", "saxpy"]
+ENTRY_POINTS = sorted([*ALL_ENTRY_POINTS, "saxpy"])
 RUST_GPU = "0.11.0"
 # The installs on a fresh machine (measured: 28 min with the nightly already there) plus the
 # builds, with room to spare.
@@ -146,7 +146,8 @@ def test_every_type_order_and_edge_size_and_saxpy_match_the_cpu(rg_ws: Path) -> 
     result = run_rgpu("test", "--backend", "wgpu,ash,cpu", cwd=rg_ws, env=env, timeout=3600)
     summary = result.stdout + result.stderr
     for backend in ("wgpu", "ash", "cpu"):
-        assert re.search(rf"passed\s+{backend}: parity, saxpy", summary), summary
+        tests = "parity, parity-radix, radix-pass, saxpy"
+        assert re.search(rf"passed\s+{backend}: {tests}", summary), summary
     cpu = out.with_name("y.cpu").read_bytes()
     assert floats(out.with_name("y.cpu")) == saxpy_expected()
     for backend in ("wgpu", "ash"):
