@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
-# Debian packages. rustc-web/cargo-web/rust-web-src + llvm-22: the nvptx codegen (REFERENCE.md
-# section 3). mesa-vulkan-drivers: lavapipe, a Vulkan device on the CPU. spirv-tools and
+# Debian packages. rustc-web/cargo-web/rust-web-src + llvm-22: the nvptx codegen
+# (docs/reference.md). mesa-vulkan-drivers: lavapipe, a Vulkan device on the CPU. spirv-tools and
 # glslang-tools: spirv-val and the test fixture's compiler. docker.io + debootstrap: container
 # builds with a base image made here (no image registry is reachable).
 APT_PACKAGES=(

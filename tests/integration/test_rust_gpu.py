@@ -128,11 +128,14 @@ def test_the_glsl_fixtures_have_rust_gpus_interface(
 
 
 @pytest.mark.parametrize("backend", ["wgpu", "ash"])
-def test_the_demo_sorts_with_rust_gpus_kernels(rg_ws: Path, backend: str) -> None:
-    proc = demo(rg_ws, "--backend", backend, "--len", "300001", "--type", "f32",
-                "--order", "desc", "--verify")  # fmt: skip
+@pytest.mark.parametrize("algorithm", ["bitonic", "radix"])
+def test_the_demo_sorts_with_rust_gpus_kernels(rg_ws: Path, backend: str, algorithm: str) -> None:
+    proc = demo(rg_ws, "--backend", backend, "--algorithm", algorithm, "--len", "300001",
+                "--type", "f32", "--order", "desc", "--verify")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert re.search(rf"sorted 300001 f32 keys \(desc\) on {backend} \[llvmpipe", proc.stdout)
+    assert re.search(
+        rf"sorted 300001 f32 keys \(desc, {algorithm}\) on {backend} \[llvmpipe", proc.stdout
+    ), proc.stdout
     assert "verified: identical to Rust's sort" in proc.stdout
 
 
