@@ -169,10 +169,16 @@ def _ci_run(value: Any, where: str) -> tuple[str, ...]:
     raise ConfigError(f"{where} is {_show(value)}, not a list of strings", f"use {forms}")
 
 
+def _codegen_forms() -> str:
+    from rgpu.codegens import REGISTRY
+
+    return " or ".join(f'codegen = "{e.name}" ({", ".join(e.backends)})' for e in REGISTRY)
+
+
 PARSERS: dict[str, Callable[[Any, str], Any]] = {
     "backend": _backends,
     "profile": _profile,
-    "codegen": lambda v, w: _string(v, w, 'codegen = "nvptx" or "nvvm"'),
+    "codegen": lambda v, w: _string(v, w, _codegen_forms()),
     "cuda-archs": _archs,
     "docker": parse_bool,
     "image": lambda v, w: _string(v, w, 'image = "registry/name:tag"'),

@@ -20,6 +20,7 @@ from rgpu.cli.main import (
     step_summary,
     summary_of_failure,
 )
+from rgpu.codegens import codegen_choices
 from rgpu.config import split_names
 from rgpu.errors import RgpuError
 from rgpu.util.output import reporter
@@ -76,7 +77,7 @@ release_option = click.option(
     metavar="IMAGE",
     help="Container image for --docker (default: the codegen's).",
 )
-@click.option("--codegen", default=None, metavar="C", help="Kernel codegen (cuda: nvptx, nvvm).")
+@click.option("--codegen", default=None, metavar="C", help=f"Kernel codegen ({codegen_choices()}).")
 @click.option(
     "--arch",
     "archs",

@@ -7,6 +7,7 @@ import sys
 import click
 
 from rgpu.cli.main import ChildExit, cli, emit_json
+from rgpu.codegens import codegen_choices
 from rgpu.errors import ExitCode
 from rgpu.util.output import reporter
 
@@ -22,7 +23,12 @@ BACKEND_CHOICES = ("cpu", "cuda", "wgpu", "ash")
     help=f"Exit {int(ExitCode.BACKEND_UNAVAILABLE)} unless rgpu can build backend B "
     f"({', '.join(BACKEND_CHOICES)}) here.",
 )
-@click.option("--codegen", default=None, metavar="C", help="With --backend cuda: nvptx or nvvm.")
+@click.option(
+    "--codegen",
+    default=None,
+    metavar="C",
+    help=f"With --backend: its codegen ({codegen_choices()}).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
 def doctor(backend: str | None, codegen: str | None, as_json: bool) -> None:
     """Check this machine for every backend; each problem comes with its fix."""

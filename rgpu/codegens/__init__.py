@@ -98,6 +98,14 @@ def names() -> tuple[str, ...]:
     return tuple(e.name for e in REGISTRY)
 
 
+def codegen_choices() -> str:
+    """The codegens per backend, for help texts: "cuda: nvptx, nvvm; wgpu/ash: spirv"."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for e in REGISTRY:
+        groups.setdefault(e.backends, []).append(e.name)
+    return "; ".join(f"{'/'.join(b)}: {', '.join(n)}" for b, n in groups.items())
+
+
 def for_backend(backend: str) -> tuple[str, ...]:
     return tuple(e.name for e in REGISTRY if backend in e.backends)
 
