@@ -41,7 +41,7 @@ def ci_note(env: Mapping[str, str]) -> tuple[str, ...]:
     if not names:
         return ()
     return (
-        f"the {', '.join(names)} codegen{'s' if len(names) > 1 else ''} "
+        f"the {' and '.join(names)} codegen{'s' if len(names) > 1 else ''} "
         f"{'are' if len(names) > 1 else 'is'} not executed by rgpu's own test suite "
         "(see `rgpu toolchain show NAME`): doctor's checks say what they need",
     )
