@@ -94,7 +94,10 @@ def test_an_uninstalled_pin_is_three_failed_lines_with_the_install_command() -> 
     lines = pin_lines.pin_checks(spirv, rustup.Status(spirv, None, {}, spirv.components))
     assert [c.name for c in lines] == ["spirv toolchain", "spirv components", "spirv commit hash"]
     assert all(c.failed and c.fix == "rgpu toolchain install spirv" for c in lines)
-    assert "not exercised in rgpu's CI" in lines[0].detail
+    assert "not exercised in rgpu's CI" not in lines[0].detail  # test_rust_gpu.py runs it
+    nvvm = pin("nvvm")
+    nvvm_lines = pin_lines.pin_checks(nvvm, rustup.Status(nvvm, None, {}, nvvm.components))
+    assert "not exercised in rgpu's CI" in nvvm_lines[0].detail
 
 
 def test_a_pin_rustup_cannot_answer_for_says_so() -> None:
