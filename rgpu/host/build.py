@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rgpu.backends import Backend
-from rgpu.ci.diagnostics import CargoMessages
 from rgpu.errors import CommandFailedError
 from rgpu.host import stamp
 from rgpu.host.state import Target
@@ -23,6 +22,9 @@ from rgpu.plan import Plan, Step
 from rgpu.util import cmd
 from rgpu.util.output import in_github_actions, reporter
 from rgpu.workspace import Workspace
+
+if TYPE_CHECKING:
+    from rgpu.ci.diagnostics import CargoMessages
 
 STAMP = "host"
 TARGETS = ("--bins", "--examples", "--tests")
@@ -136,6 +138,8 @@ def run(ws: Workspace, step: Step, env: Mapping[str, str]) -> list[Target] | Non
     inner: CargoMessages | None = None
     message_format = "--message-format=json-render-diagnostics"
     if in_github_actions(child):
+        from rgpu.ci.diagnostics import CargoMessages
+
         inner = CargoMessages(step.cwd, child)
         ansi = "-diagnostic-rendered-ansi" if inner.colour else ""
         message_format = f"--message-format=json{ansi}"
