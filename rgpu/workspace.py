@@ -62,7 +62,9 @@ def load_toml(path: Path) -> dict[str, Any]:
 
 def find_root(start: Path) -> Path:
     """Search ``start`` and its parents for a Cargo.toml with [workspace.metadata.rgpu]."""
-    start = start.absolute()
+    # `..` folded away (as a shell's `cd` does): cargo reports normalized paths, and the
+    # parents searched are the directory's real ancestors.
+    start = Path(os.path.normpath(start.absolute()))
     if start.exists() and not start.is_dir():
         raise NotAWorkspaceError(
             f"{shown(start)} is a file, not a directory",

@@ -86,7 +86,10 @@ class ArtifactMessages:
 
     def _artifact(self, record: Mapping[str, Any]) -> None:
         manifest = Path(str(record.get("manifest_path", "")))
-        if not manifest.is_relative_to(self.root):
+        if not (
+            manifest.is_relative_to(self.root)
+            or manifest.resolve().is_relative_to(self.root.resolve())
+        ):
             return  # a registry or git crate: immutable, pinned by Cargo.lock
         files = [Path(f) for f in record.get("filenames") or []]
         executable = record.get("executable")

@@ -15,6 +15,7 @@ finds everything identical.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from collections.abc import Mapping
@@ -303,7 +304,7 @@ def plan_project(directory: Path, request: Request) -> InitPlan:
     from rgpu.scaffold import project as reading
     from rgpu.scaffold.new import check_utf8
 
-    root = directory.absolute()
+    root = Path(os.path.normpath(directory.absolute()))
     check_utf8(root)
     found = reading.read(root)
     return plan(gather(found, request), request)

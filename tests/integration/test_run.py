@@ -105,3 +105,14 @@ def test_ctrl_c_while_the_program_runs_is_exit_130(signal_ws: Path) -> None:
     assert rgpu.returncode == ExitCode.INTERRUPTED, stderr
     assert "error: interrupted" in stderr
     assert "Traceback" not in stderr
+
+
+def test_a_first_run_through_a_dot_dot_path_finds_the_program(tmp_path: Path) -> None:
+    """`rgpu run -C ../ws` (the README's quick start) on a workspace never built: the
+    programs cargo reports (normalized paths) are the workspace's own."""
+    here = tmp_path / "checkout"
+    here.mkdir()
+    run_rgpu("new", "dotdot", "--dir", str(tmp_path))
+    proc = run_rgpu("run", "-C", "../dotdot", "--", "--len", "10", "--verify", cwd=here)
+    assert "sorted 10 u32 keys" in proc.stdout, proc.stderr
+    assert "verified: identical to Rust's sort" in proc.stdout

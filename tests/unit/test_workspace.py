@@ -16,6 +16,14 @@ def test_root_is_found_from_a_directory_below_it(tmp_path: Path) -> None:
     assert workspace.find_root(tmp_path / "ws" / "kernel" / "src") == tmp_path / "ws"
 
 
+def test_a_path_with_dot_dot_is_normalized_and_searches_the_real_parents(tmp_path: Path) -> None:
+    write_workspace(tmp_path / "ws")
+    # A workspace in the sibling the path climbs out of must not be found instead.
+    write_workspace(tmp_path / "other")
+    found = workspace.find_root(tmp_path / "other" / ".." / "ws" / "kernel")
+    assert found == tmp_path / "ws" and ".." not in found.parts
+
+
 def test_a_plain_cargo_package_is_told_to_run_rgpu_init(tmp_path: Path) -> None:
     (tmp_path / "Cargo.toml").write_text('[package]\nname = "plain"\n')
     (tmp_path / "src").mkdir()
