@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rgpu.errors import ConfigError, NotAWorkspaceError
-from rgpu.util.files import is_utf8, shown
+from rgpu.util.files import absolute, is_utf8, shown
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,7 +64,7 @@ def find_root(start: Path) -> Path:
     """Search ``start`` and its parents for a Cargo.toml with [workspace.metadata.rgpu]."""
     # `..` folded away (as a shell's `cd` does): cargo reports normalized paths, and the
     # parents searched are the directory's real ancestors.
-    start = Path(os.path.normpath(start.absolute()))
+    start = absolute(start)
     if start.exists() and not start.is_dir():
         raise NotAWorkspaceError(
             f"{shown(start)} is a file, not a directory",

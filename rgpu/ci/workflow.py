@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rgpu import __version__
 from rgpu.errors import DestinationError, UsageError
+from rgpu.util.files import atomic_write_text
 
 WORKFLOW_PATH = Path(".github") / "workflows" / "rgpu.yml"
 TEMPLATE = Path("ci") / "rgpu.yml.jinja"
@@ -184,11 +185,8 @@ def write_workflow(rendered: Rendered, *, force: bool) -> str:
             )
     elif path.exists():
         raise DestinationError(f"{path} exists and is not a file", f"move {path} away")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.rgpu-tmp")
-    tmp.write_text(rendered.text, encoding="utf-8")
     word = "overwrite" if path.exists() else "create"
-    os.replace(tmp, path)
+    atomic_write_text(path, rendered.text)
     return word
 
 

@@ -70,6 +70,7 @@ class ArtifactMessages:
 
     def __init__(self, root: Path, inner: Callable[[str], None] | None) -> None:
         self.root = root
+        self.real_root = root.resolve()  # the workspace reached through a symlink
         self.inner = inner
         self.outputs: list[Path] = []
         self.targets: list[Target] = []
@@ -87,8 +88,7 @@ class ArtifactMessages:
     def _artifact(self, record: Mapping[str, Any]) -> None:
         manifest = Path(str(record.get("manifest_path", "")))
         if not (
-            manifest.is_relative_to(self.root)
-            or manifest.resolve().is_relative_to(self.root.resolve())
+            manifest.is_relative_to(self.root) or manifest.resolve().is_relative_to(self.real_root)
         ):
             return  # a registry or git crate: immutable, pinned by Cargo.lock
         files = [Path(f) for f in record.get("filenames") or []]

@@ -15,7 +15,6 @@ finds everything identical.
 
 from __future__ import annotations
 
-import os
 import posixpath
 import re
 from collections.abc import Mapping
@@ -39,6 +38,7 @@ from rgpu.scaffold.manifest_edits import (
 from rgpu.scaffold.naming import RUST_KEYWORDS
 from rgpu.scaffold.project import MANIFEST, Package, Project
 from rgpu.scaffold.vendor import crate_files, vendor_dir
+from rgpu.util.files import absolute
 
 KERNEL_TEMPLATE = "init"  # templates/init: the kernel crate (not a template for `rgpu new`)
 RESERVED_DIRS = ("vendor", "target")
@@ -304,7 +304,7 @@ def plan_project(directory: Path, request: Request) -> InitPlan:
     from rgpu.scaffold import project as reading
     from rgpu.scaffold.new import check_utf8
 
-    root = Path(os.path.normpath(directory.absolute()))
+    root = absolute(directory)
     check_utf8(root)
     found = reading.read(root)
     return plan(gather(found, request), request)

@@ -24,6 +24,7 @@ from rgpu.resources import templates_dir
 from rgpu.scaffold.naming import validate_crate_name
 from rgpu.scaffold.rollback import Rollback
 from rgpu.scaffold.vendor import vendor_files
+from rgpu.util.files import absolute
 
 JINJA_SUFFIX = ".jinja"
 DEFAULT_TEMPLATE = "bitonic"
@@ -193,7 +194,7 @@ def new_workspace(
         )
     if overwrite and not force:
         raise UsageError("--overwrite only goes with --force", "pass --force --overwrite")
-    parent = Path(os.path.normpath(parent.absolute()))
+    parent = absolute(parent)
     dest = parent / name
     exists = _check_destination(parent, dest, force)
     source = templates_dir() / template

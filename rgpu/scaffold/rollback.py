@@ -18,22 +18,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-
-def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename; ``mode`` keeps the
-    permissions of the file it replaces (a new file gets the umask's)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.rgpu-tmp")
-    try:
-        with tmp.open("wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+from rgpu.util.files import write_atomic
 
 
 @contextlib.contextmanager

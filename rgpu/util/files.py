@@ -11,19 +11,28 @@ import os
 from pathlib import Path
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Readers see the old file or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` through a temporary file beside it and a rename: readers
+    see the old file or the new one, never half of one. ``mode`` sets the new file's
+    permissions (to keep those of the file it replaces; without it, the umask's). The
+    directory must exist."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.rgpu-tmp")
     try:
         with tmp.open("wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, data)
 
 
 def write_bytes_if_changed(path: Path, data: bytes) -> bool:
@@ -43,6 +52,13 @@ def write_text_if_changed(path: Path, text: str) -> bool:
 
 def atomic_write_text(path: Path, text: str) -> None:
     _atomic_write(path, text.encode("utf-8"))
+
+
+def absolute(path: Path) -> Path:
+    """``path`` made absolute with ``..`` folded away, as a shell's ``cd`` does (symlinks are
+    not resolved): cargo reports paths that way, and a directory's parents are then its real
+    ancestors."""
+    return Path(os.path.normpath(path.absolute()))
 
 
 def is_utf8(path: Path) -> bool:
