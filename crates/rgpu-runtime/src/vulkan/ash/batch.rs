@@ -6,7 +6,7 @@
 use ash::vk;
 
 use super::context::Context;
-use super::vk_error;
+use super::{begin_one_time, vk_error};
 use crate::error::Error;
 
 /// Timestamp queries around each batch inside `Device::timed`.
@@ -48,14 +48,7 @@ impl Context {
         // SAFETY: the batch command buffer is idle (every submission waits for its fence).
         unsafe {
             let d = &self.device;
-            d.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
-                .map_err(|e| vk_error("vkResetCommandBuffer", e))?;
-            d.begin_command_buffer(
-                cb,
-                &vk::CommandBufferBeginInfo::default()
-                    .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
-            )
-            .map_err(|e| vk_error("vkBeginCommandBuffer", e))?;
+            begin_one_time(d, cb)?;
             if let Some(t) = timestamps {
                 d.cmd_reset_query_pool(cb, t.pool, 0, 2);
                 d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, t.pool, 0);

@@ -15,7 +15,7 @@ use ash::vk;
 
 use super::context::Context;
 use super::memory::Direction;
-use super::{vk_error, AshMemory};
+use super::{begin_one_time, vk_error, AshMemory};
 use crate::copy::host_copy;
 use crate::error::Error;
 
@@ -288,14 +288,7 @@ impl<'a> Chunks<'a> {
         // SAFETY: command buffer `k` is idle (never submitted, or its fence was waited for
         // by `wait`); its fence is unsignalled (reset after each wait).
         unsafe {
-            d.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
-                .map_err(|e| vk_error("vkResetCommandBuffer", e))?;
-            d.begin_command_buffer(
-                cb,
-                &vk::CommandBufferBeginInfo::default()
-                    .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
-            )
-            .map_err(|e| vk_error("vkBeginCommandBuffer", e))?;
+            begin_one_time(d, cb)?;
             record(d, cb);
             d.end_command_buffer(cb)
                 .map_err(|e| vk_error("vkEndCommandBuffer", e))?;
