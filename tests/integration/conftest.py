@@ -31,6 +31,10 @@ from tests.conftest import REPO, TARGET_DIR, run_rgpu
 
 HOST = "x86_64-unknown-linux-gnu"
 CUDA_ARCHS = ("sm_75", "sm_80", "sm_90")
+# Mesa's lavapipe (mesa-vulkan-drivers): a Vulkan device on the CPU, and the environment that
+# makes the loader use it alone.
+LAVAPIPE_ICD = Path("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
+LAVAPIPE = {"VK_ICD_FILENAMES": str(LAVAPIPE_ICD), "VK_DRIVER_FILES": str(LAVAPIPE_ICD)}
 # Variables of the machine that would change what these tests see: GitHub Actions output
 # (the CI tests set it themselves), a toolchain override, Vulkan driver choices.
 UNSET_FOR_TESTS = ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "RUSTUP_TOOLCHAIN", "RGPU_BACKEND")

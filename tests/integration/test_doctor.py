@@ -17,6 +17,8 @@ import pytest
 from rgpu.errors import ExitCode
 from tests.integration.conftest import (
     DOCTOR_SCHEMA,
+    LAVAPIPE,
+    LAVAPIPE_ICD,
     RustupState,
     check_named,
     doctor_json,
@@ -25,7 +27,6 @@ from tests.integration.conftest import (
     rustup_state,
 )
 
-LAVAPIPE = Path("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
 SYSTEM_RUST = Path("/usr/bin/rustc").is_file() and Path("/usr/bin/cargo").is_file()
 AREAS = (
     "python", "cargo", "rustup",
@@ -150,9 +151,11 @@ def test_without_rustup_pins_fail_with_the_rustup_fix() -> None:
         assert "system rustc" in check_named(report, "nvptx toolchain")["detail"]
 
 
-@pytest.mark.skipif(not LAVAPIPE.is_file(), reason="lavapipe (mesa-vulkan-drivers) not installed")
+@pytest.mark.skipif(
+    not LAVAPIPE_ICD.is_file(), reason="lavapipe (mesa-vulkan-drivers) not installed"
+)
 def test_lavapipe_enumerates_as_a_cpu_vulkan_device() -> None:
-    report = doctor_json(environ(VK_ICD_FILENAMES=str(LAVAPIPE), VK_DRIVER_FILES=str(LAVAPIPE)))
+    report = doctor_json(environ(**LAVAPIPE))
     assert check_named(report, "vulkan loader")["status"] == "ok"
     assert "lvp_icd" in check_named(report, "vulkan drivers")["detail"]
     device = check_named(report, "vulkan device")

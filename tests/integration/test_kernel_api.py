@@ -30,11 +30,10 @@ import pytest
 from rgpu.artifacts.manifest import read_manifest
 from rgpu.toolchains.tools import find_ptxas
 from tests.conftest import TARGET_DIR, run_rgpu
+from tests.integration.conftest import LAVAPIPE
 from tests.saxpy import SAXPY_CALL, SAXPY_KERNEL, add_saxpy, floats, saxpy_expected, user_lines
 from tests.spirv_fixture import ALL_ENTRY_POINTS, compile_bitonic_and_saxpy
 
-LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
-LAVAPIPE = {"VK_ICD_FILENAMES": LAVAPIPE_ICD, "VK_DRIVER_FILES": LAVAPIPE_ICD}
 ALL_FEATURES = "cuda,wgpu,ash"
 
 

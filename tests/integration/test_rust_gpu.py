@@ -26,11 +26,10 @@ import pytest
 
 from rgpu.artifacts.manifest import read_manifest
 from tests.conftest import TARGET_DIR, run_rgpu
+from tests.integration.conftest import LAVAPIPE
 from tests.saxpy import add_saxpy, floats, saxpy_expected
 from tests.spirv_fixture import ALL_ENTRY_POINTS, compile_bitonic_and_saxpy, interface
 
-LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
-LAVAPIPE = {"VK_ICD_FILENAMES": LAVAPIPE_ICD, "VK_DRIVER_FILES": LAVAPIPE_ICD}
 ENTRY_POINTS = sorted([*ALL_ENTRY_POINTS, "saxpy"])
 RUST_GPU = "0.11.0"
 # The installs on a fresh machine plus the builds (measured: 546 s on 2 cores), with room to

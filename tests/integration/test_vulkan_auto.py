@@ -20,12 +20,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_rgpu
-from tests.integration.conftest import binary, environ, new_workspace
+from tests.integration.conftest import LAVAPIPE, LAVAPIPE_ICD, binary, environ, new_workspace
 from tests.spirv_fixture import compile_fixture, tools_missing
 
-LAVAPIPE_ICD = Path("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
-# Only lavapipe: the machine's other ICDs (intel, radeon) find no device here anyway.
-LAVAPIPE = {"VK_ICD_FILENAMES": str(LAVAPIPE_ICD), "VK_DRIVER_FILES": str(LAVAPIPE_ICD)}
 MESA_NOISE = "XDG_RUNTIME_DIR is invalid or not set"
 
 
@@ -48,6 +45,7 @@ def vk_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def without_runtime_dir(**extra: str) -> dict[str, str]:
+    # Only lavapipe: the machine's other ICDs (intel, radeon) find no device here anyway.
     return environ(drop=("XDG_RUNTIME_DIR", "RGPU_BACKEND"), **LAVAPIPE, **extra)
 
 

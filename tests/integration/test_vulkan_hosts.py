@@ -25,10 +25,9 @@ import pytest
 from rgpu.artifacts.manifest import read_manifest
 from rgpu.errors import ExitCode
 from tests.conftest import TARGET_DIR, run_rgpu
+from tests.integration.conftest import LAVAPIPE
 from tests.spirv_fixture import ALL_ENTRY_POINTS, compile_fixture, interface
 
-LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
-LAVAPIPE = {"VK_ICD_FILENAMES": LAVAPIPE_ICD, "VK_DRIVER_FILES": LAVAPIPE_ICD}
 NO_DRIVER = {"VK_ICD_FILENAMES": "/nonexistent/icd.json", "VK_DRIVER_FILES": "/nonexistent"}
 KEY_TYPES = ("u32", "i32", "f32")
 ORDERS = ("asc", "desc")
