@@ -36,6 +36,21 @@ def require_ready(kernel: KernelPlan) -> None:
         )
 
 
+def installed(kernel: KernelPlan, env: Mapping[str, str]) -> KernelPlan:
+    """With consent (--yes), a local build whose codegen can install its missing toolchain
+    does so first; then the plan is made again for the toolchain found afterwards."""
+    import dataclasses
+
+    build, codegen = kernel.build, kernel.codegen
+    if not build.options.yes or build.placement.in_container:
+        return kernel
+    toolchain = codegen.install(build, env)
+    if toolchain is None:
+        return kernel
+    build = dataclasses.replace(build, toolchain=toolchain)
+    return dataclasses.replace(kernel, build=build, plan=codegen.plan(build))
+
+
 def container_runner(
     ws: Workspace, kernel: KernelPlan, env: Mapping[str, str]
 ) -> StepRunner | None:
@@ -103,6 +118,8 @@ def compile_one(
         reporter().info(f"{codegen.name} kernels: up to date, not compiled")
         return mine
     stamp.forget(ws.rgpu_dir, name)
+    kernel = installed(kernel, env)
+    key = _key(kernel, env)
     require_ready(kernel)
     # A kernel build is progress: its tools' stdout (cargo-gpu prints there) must not mix
     # with the result on rgpu's stdout (`rgpu build --json`, `rgpu run`'s program).

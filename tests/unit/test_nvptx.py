@@ -140,7 +140,7 @@ def test_a_system_rustc_of_another_llvm_major_fails_with_the_package_to_install(
     found = nvptx.find_toolchain(system_pin(tmp_path, major=21), env)  # type: ignore[arg-type]
     assert not found.ready
     failed = next(c for c in found.checks if c.failed)
-    assert failed.name == "nvptx llvm tools" and failed.fix == "apt-get install llvm-21"
+    assert failed.name == "nvptx llvm tools" and failed.fix.startswith("apt-get install llvm-21")
 
 
 def test_collect_checks_and_copies_each_archs_ptx(tmp_path: Path) -> None:
