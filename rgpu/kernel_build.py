@@ -81,8 +81,28 @@ def container_runner(
     )
 
 
+def checker_identity(kind: str, env: Mapping[str, str]) -> str:
+    """What checks this kind of artifact, as part of the stamp's key: a PTX checked without
+    ptxas is checked again once a ptxas appears, or when it changes (path, size, mtime)."""
+    if kind != "ptx":
+        return ""
+    import os
+
+    from rgpu.toolchains import tools
+
+    ptxas = tools.find_ptxas(env)
+    if ptxas is None:
+        return "ptxas=none"
+    try:
+        st = os.stat(ptxas)
+    except OSError:
+        return f"ptxas={ptxas}"
+    return f"ptxas={os.path.realpath(ptxas)}:{st.st_size}:{st.st_mtime_ns}"
+
+
 def _key(kernel: KernelPlan, env: Mapping[str, str]) -> str:
     parts = [kernel.codegen.name, str(kernel.build.placement)]
+    parts.append(checker_identity(kernel.codegen.artifact_kind, env))
     for step in kernel.plan.steps:
         parts += [*step.argv, *sorted(f"{k}={v}" for k, v in step.env.items())]
     return stamp.request_key(parts, env)

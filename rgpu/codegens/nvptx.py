@@ -5,15 +5,18 @@ nvptx64-nvidia-cuda -Zbuild-std=core --crate-type cdylib`, `-Ctarget-cpu=sm_XX` 
 CARGO_ENCODED_RUSTFLAGS (so core is built for the same arch), and the target's default
 linker flavor `llbc` (`rustc --print target-spec-json`), which runs `llvm-bitcode-linker`;
 that in turn calls `llvm-link`, `opt`, `llc` of rustc's LLVM major. The kernel crate gets
-the nightly features the `#[rgpu::kernel]` entry points use (`abi_ptx` for `extern
-"ptx-kernel"`, `asm_experimental_arch` for workgroup arrays) with `-Zcrate-attr`, so its
-own source needs no nightly attribute.
+the nightly feature the `#[rgpu::kernel]` entry points use (`abi_ptx` for `extern
+"ptx-kernel"`) with `-Zcrate-attr`, so its own source needs no nightly attribute; workgroup
+arrays are written by the `rgpu` crate's macros, which allow `asm_experimental_arch` where
+they expand.
 
-Toolchain, in order: a rustup nightly with the pin's components (rust-src,
-llvm-bitcode-linker, llvm-tools); else the system rustc (Debian's rustc-web) with its
-library sources, nightly flags through RUSTC_BOOTSTRAP=1 (said in a plan note), LLVM's bin
-dir on PATH, and an llvm-bitcode-linker built once from the rustc source package into
-rgpu's cache. `find_toolchain` is the one answer: `rgpu doctor` shows its checks.
+Toolchain (the "route"), in order: the pinned rustup nightly with the pin's components
+(rust-src, llvm-tools, llvm-bitcode-linker); else the system rustc (Debian's rustc-web) with
+its library sources, nightly flags through RUSTC_BOOTSTRAP=1 (said in a plan note), LLVM's
+bin dir on PATH, and an llvm-bitcode-linker built once from the rustc source package into
+rgpu's cache; else, with --yes, rgpu installs one: the pinned nightly through rustup, or
+(without rustup, or when rustup fails) the pin's [system] packages through apt-get as root.
+`find_toolchain` is the one answer: `rgpu doctor` shows its checks.
 """
 
 from __future__ import annotations
@@ -49,8 +52,11 @@ SYSTEM_DEFAULTS = {
     "bitcode_linker_source": "/usr/src/rustc-{version}/src/tools/llvm-bitcode-linker",
 }
 LLVM_TOOLS = ("llc", "opt", "llvm-link")
-# Nightly features the generated entry points use, given to the kernel crate only.
-CRATE_FEATURES = ("abi_ptx", "asm_experimental_arch")
+# Nightly features the generated entry points use, given to the kernel crate only: every
+# kernel is an `extern "ptx-kernel"` fn. (Workgroup arrays need asm_experimental_arch, which
+# the `rgpu` crate's own macros allow where they expand: a crate-level feature would be
+# "declared but not used" in a kernel crate without `Shared`.)
+CRATE_FEATURES = ("abi_ptx",)
 # Variables that would leak the caller's cargo setup into the nested kernel build.
 UNSET_ENV = (
     "RUSTFLAGS",
@@ -545,10 +551,10 @@ class NvptxCodegen:
             source = built_ptx(build, arch)
             if not source.is_file():
                 raise ArtifactError(f"cargo did not produce {source}", "rerun with `rgpu --debug`")
+            dest = artifact_path(build, arch)
             checked = ptx.check(source, ptxas, env, shown_as=str(source), expect_arch=arch)
             if checked.ptxas != "accepted":
-                reporter().warn(f"{source.name}: ptxas check {checked.ptxas}")
-            dest = artifact_path(build, arch)
+                reporter().warn(f"{dest.name}: ptxas check {checked.ptxas}")
             write_bytes_if_changed(dest, source.read_bytes())
             produced.append(describe_ptx(dest, build.out_dir, checked, codegen=self.name))
         return produced

@@ -34,7 +34,7 @@ def test_arch_step_builds_one_cdylib_per_arch_in_its_own_target_dir(tmp_path: Pa
         "cargo", "+nightly-2026-11-01", "rustc", "--release", "-p", "demo-kernel", "--lib",
         "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core", "--crate-type", "cdylib",
         "--target-dir", str(ws / "target" / "rgpu-nvptx" / "sm_80"),
-        "--", "-Zcrate-attr=feature(abi_ptx)", "-Zcrate-attr=feature(asm_experimental_arch)",
+        "--", "-Zcrate-attr=feature(abi_ptx)",
     )  # fmt: skip
     assert step.env == {"CARGO_ENCODED_RUSTFLAGS": "-Ctarget-cpu=sm_80"}
     assert {"RUSTFLAGS", "CARGO_TARGET_DIR", "RUSTUP_TOOLCHAIN"} <= set(step.unset_env)

@@ -123,7 +123,7 @@ pub(crate) fn cpu_device_reason(backend: Backend, name: &str) -> String {
 pub(crate) fn open(backend: Backend, cpu_devices: CpuDevices) -> Result<Device, Error> {
     let _ = cpu_devices; // unused when no Vulkan backend is built
     let kind = match backend {
-        Backend::Cpu => crate::device::DeviceKind::Cpu(crate::cpu::CpuDevice::new()),
+        Backend::Cpu => crate::device::DeviceKind::Cpu(crate::cpu::CpuDevice::from_env()?),
         #[cfg(feature = "cuda")]
         Backend::Cuda => crate::device::DeviceKind::Cuda(crate::cuda::CudaDevice::open()?),
         #[cfg(feature = "wgpu")]
@@ -153,7 +153,7 @@ pub(crate) fn auto() -> (Device, Vec<Skipped>) {
     }
     // Unreachable in practice: the cpu backend, last in AUTO_ORDER, never fails to open.
     (
-        Device::from_kind(crate::device::DeviceKind::Cpu(crate::cpu::CpuDevice::new())),
+        Device::from_kind(crate::device::DeviceKind::Cpu(crate::cpu::CpuDevice::global())),
         skipped,
     )
 }

@@ -14,15 +14,92 @@ pub use items::{run_items, Item, MIN_ITEMS_PER_TASK};
 pub(crate) use memory::HostMemory;
 pub use shared::{Shared, Word};
 
-/// The cpu as a `Device`: rayon's global thread pool.
-pub(crate) struct CpuDevice;
+/// The variable that sets the cpu backend's thread count (a positive integer; unset, empty
+/// or `0`: rayon's global pool, which has one thread per core unless `RAYON_NUM_THREADS`).
+pub const CPU_THREADS_VAR: &str = "RGPU_CPU_THREADS";
+
+/// The cpu as a `Device`: rayon's global thread pool, or a pool of its own with a set
+/// number of threads (`RGPU_CPU_THREADS`, `Device::cpu_with_threads`).
+pub(crate) struct CpuDevice {
+    pool: Option<rayon::ThreadPool>,
+}
 
 impl CpuDevice {
-    pub(crate) fn new() -> Self {
-        Self
+    /// The cpu device `RGPU_CPU_THREADS` asks for; an invalid value is `Error::Config`.
+    pub(crate) fn from_env() -> Result<Self, crate::Error> {
+        let value = std::env::var_os(CPU_THREADS_VAR);
+        let text = value.as_ref().map(|v| v.to_str().map(str::trim));
+        match text {
+            None | Some(Some("")) | Some(Some("0")) => Ok(Self::global()),
+            Some(Some(t)) => match t.parse::<usize>() {
+                Ok(n) => Self::with_threads(n),
+                Err(_) => Err(invalid(&format!("{value:?}"))),
+            },
+            Some(None) => Err(invalid(&format!("{value:?}"))),
+        }
+    }
+
+    /// rayon's global pool.
+    pub(crate) fn global() -> Self {
+        Self { pool: None }
+    }
+
+    /// A pool of its own with `threads` threads (at least 1).
+    pub(crate) fn with_threads(threads: usize) -> Result<Self, crate::Error> {
+        if threads == 0 {
+            return Err(invalid("0 threads"));
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("rgpu-cpu-{i}"))
+            .build()
+            .map_err(|e| crate::Error::Config {
+                reason: format!("cannot start {threads} cpu threads: {e}"),
+            })?;
+        Ok(Self { pool: Some(pool) })
+    }
+
+    pub(crate) fn threads(&self) -> usize {
+        self.pool
+            .as_ref()
+            .map_or_else(rayon::current_num_threads, rayon::ThreadPool::current_num_threads)
+    }
+
+    /// Runs `f` (a launch) on this device's threads.
+    pub(crate) fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(pool) => pool.install(f),
+            None => f(),
+        }
     }
 
     pub(crate) fn description(&self) -> String {
-        format!("CPU, {} threads (rayon)", rayon::current_num_threads())
+        format!("CPU, {} threads (rayon)", self.threads())
     }
+}
+
+fn invalid(value: &str) -> crate::Error {
+    crate::Error::Config {
+        reason: format!(
+            "{CPU_THREADS_VAR}={value} is not a thread count: set it to a positive integer \
+             (or unset it for one thread per core)"
+        ),
+    }
+}
+
+/// `run_items` on `device`'s threads (the cpu device's pool); what the launchers call.
+pub fn run_items_on(device: &crate::Device, count: u32, threads: u32, f: &(dyn Fn(Item) + Sync)) {
+    device.cpu_install(|| run_items(count, threads, f));
+}
+
+/// `run_groups_named` on `device`'s threads (the cpu device's pool); what the launchers call.
+pub fn run_groups_on(
+    device: &crate::Device,
+    kernel: &str,
+    groups: u32,
+    threads: u32,
+    shared_bytes: usize,
+    f: &(dyn Fn(Group, *mut u8) + Sync),
+) {
+    device.cpu_install(|| run_groups_named(kernel, groups, threads, shared_bytes, f));
 }

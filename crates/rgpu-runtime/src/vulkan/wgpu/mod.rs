@@ -99,6 +99,7 @@ fn one_line(text: &str) -> String {
 
 impl WgpuDevice {
     pub(crate) fn open(cpu_devices: CpuDevices) -> Result<Self, Error> {
+        super::ensure_runtime_dir();
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
         let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
         // Vulkan first (SPIR-V passes through), then the best device type.
