@@ -178,7 +178,8 @@ def find_toolchain(pin: Pin, env: Mapping[str, str], *, root: bool | None = None
     if problem is None:
         problem = found.summary() if found is not None else f"{pin.channel} is not installed"
     fix = install_fix(pin, found)
-    system = system_toolchain(pin, env, f"pinned {pin.channel}: {problem}", fix)
+    why = f"the pinned {problem}" if pin.channel in problem else f"pinned {pin.channel}: {problem}"
+    system = system_toolchain(pin, env, why, fix)
     if system.ready:
         return system
     installs: list[tuple[str, ...]] = []
@@ -202,8 +203,7 @@ def find_toolchain(pin: Pin, env: Mapping[str, str], *, root: bool | None = None
             Check(
                 "nvptx toolchain",
                 "fail",
-                f"pinned {pin.channel}: {problem}; system rustc: {missing.detail}; "
-                f"route: {plan.route}",
+                f"{why}; system rustc: {missing.detail}; route: {plan.route}",
                 "rgpu build --backend cuda --yes (or `rgpu toolchain install nvptx --yes`) "
                 "installs it",
                 NEED,
