@@ -9,9 +9,13 @@ caused. Downloads the pinned nightly (about 300 MB) from static.rust-lang.org.""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import sys
 from pathlib import Path
+
+import pytest
 
 from rgpu.errors import ExitCode
 from tests.conftest import REPO
@@ -79,3 +83,34 @@ def test_yes_installs_the_pinned_nightlys_missing_components_and_builds(tmp_path
     listed = rgpu_in(env, "toolchain", "list", "--json")
     rows = {r["name"]: r for r in json.loads(listed.stdout)["toolchains"]}
     assert rows["nvptx"]["state"] == "ok" and rows["nvptx"]["missing_components"] == []
+
+
+def test_without_rustup_yes_runs_apt_get_as_root_and_says_what_is_still_missing(
+    tmp_path: Path,
+) -> None:
+    """No rustup on PATH and no system rustc where the pin says (it points nowhere), as
+    root with apt-get: `rgpu toolchain install nvptx --yes` runs the real `apt-get install`
+    of the pin's Debian packages (installed on this machine already, so apt changes
+    nothing), finds the toolchain still incomplete and says so in one message."""
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        pytest.skip("needs root and apt-get (Debian), as scripts/test.sh runs")
+    pins = pins_without_system_rustc(tmp_path / "pins")
+    python_dir = str(Path(sys.executable).parent)
+    env = {
+        "PATH": os.pathsep.join([python_dir, "/usr/sbin", "/usr/bin", "/sbin", "/bin"]),
+        "HOME": str(tmp_path),
+        "RGPU_TOOLCHAINS_DIR": str(pins),
+        "RGPU_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    assert shutil.which("rustup", path=env["PATH"]) is None
+    report = doctor_json(env, "--backend", "cuda", code=ExitCode.BACKEND_UNAVAILABLE)
+    line = check_named(report, "nvptx toolchain")["detail"]
+    assert "rustup is not installed" in line
+    assert (
+        "route: install with --yes: `apt-get install -y --no-install-recommends rustc-web" in line
+    )
+    done = rgpu_in(env, "toolchain", "install", "nvptx", "--yes")
+    assert_clean_failure(done, ExitCode.TOOLCHAIN)
+    assert "apt-get install -y --no-install-recommends rustc-web" in done.stderr
+    assert "could not install the nvptx toolchain" in done.stderr
+    assert "no-such-rustc" in done.stderr  # what is still missing, named
