@@ -220,15 +220,53 @@ def install_toolchain(
     interactive: bool = False,
     confirm: Callable[[str], bool] = lambda _question: False,
     root: bool | None = None,
+    pinned: bool = False,
 ) -> NvptxToolchain:
     """Make the nvptx toolchain ready: nothing when it is; else each install of
     `find_toolchain` in turn (rustup, then apt-get) until it is, asking first unless
-    `yes`. Every failure is one message; a tool's own backtrace never is."""
+    `yes`. `pinned` (`rgpu toolchain install nvptx`): install the pinned nightly through
+    rustup even when the system rustc would do, keeping the system route when rustup is
+    not there or fails. Every failure is one message; a tool's own backtrace never is."""
     found = find_toolchain(pin, env, root=root)
+    if found.ready and pinned and found.kind == "system":
+        pin_install = _rustup_install(pin, env)
+        if pin_install is not None:
+            found = dataclasses.replace(found, installs=(pin_install,))
+            if not (yes or interactive):  # says that rgpu asks first, with the command
+                return _run_installs(pin, env, found, yes, interactive, confirm, root)
+            try:
+                return _run_installs(pin, env, found, yes, interactive, confirm, root)
+            except ToolchainError as error:
+                reporter().warn(f"{error.message}; the system rustc still builds nvptx")
+                return find_toolchain(pin, env, root=root)
     if found.ready:
         return found
     if not found.installs:
         found.require()
+    return _run_installs(pin, env, found, yes, interactive, confirm, root)
+
+
+def _rustup_install(pin: Pin, env: Mapping[str, str]) -> tuple[str, ...] | None:
+    """The rustup command that completes the pinned nightly; None without rustup."""
+    try:
+        status = rustup.status(pin, env)
+    except RgpuError:
+        return None
+    if status.rustup_missing or status.hash_ok is False:
+        return None
+    argv = status.install_argv()
+    return tuple(argv) if argv else None
+
+
+def _run_installs(
+    pin: Pin,
+    env: Mapping[str, str],
+    found: NvptxToolchain,
+    yes: bool,
+    interactive: bool,
+    confirm: Callable[[str], bool],
+    root: bool | None,
+) -> NvptxToolchain:
     commands = " , else ".join(f"`{cmd.format_argv(a)}`" for a in found.installs)
     if not yes:
         if not interactive:
@@ -522,7 +560,9 @@ class NvptxCodegen:
         confirm: Callable[[str], bool],
     ) -> str:
         """`rgpu toolchain install nvptx`: the route, installed if needed; its summary."""
-        found = install_toolchain(pin, env, yes=yes, interactive=interactive, confirm=confirm)
+        found = install_toolchain(
+            pin, env, yes=yes, interactive=interactive, confirm=confirm, pinned=True
+        )
         return found.checks[0].detail
 
     def dep_infos(self, build: KernelBuild) -> list[Path]:

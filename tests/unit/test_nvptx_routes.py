@@ -156,3 +156,18 @@ def test_a_failing_rustup_falls_back_to_apt_and_its_backtrace_is_never_the_messa
     message = raised.value.message
     assert "could not download file" in message
     assert "backtrace" not in message.lower() and "rustup::" not in message
+
+
+def test_toolchain_install_installs_the_pin_even_where_the_system_rustc_would_do(
+    tmp_path: Path,
+) -> None:
+    env = machine(tmp_path, {})
+    target = system_pin(tmp_path)
+    assert nvptx.find_toolchain(target, env, root=False).kind == "system"  # type: ignore[arg-type]
+    with pytest.raises(ToolchainError, match="asks before installing"):
+        nvptx.install_toolchain(target, env, yes=False, root=False, pinned=True)  # type: ignore[arg-type]
+    found = nvptx.install_toolchain(target, env, yes=True, root=False, pinned=True)  # type: ignore[arg-type]
+    assert found.kind == "rustup-nightly" and found.cargo == ("cargo", "+nightly-2026-10-30")
+    # A build (pinned=False) on the same machine uses what is there and installs nothing.
+    again = machine(tmp_path / "b", {})
+    assert nvptx.install_toolchain(target, again, yes=True, root=False).kind == "system"  # type: ignore[arg-type]
