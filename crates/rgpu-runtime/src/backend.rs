@@ -153,7 +153,9 @@ pub(crate) fn auto() -> (Device, Vec<Skipped>) {
     }
     // Unreachable in practice: the cpu backend, last in AUTO_ORDER, never fails to open.
     (
-        Device::from_kind(crate::device::DeviceKind::Cpu(crate::cpu::CpuDevice::global())),
+        Device::from_kind(crate::device::DeviceKind::Cpu(
+            crate::cpu::CpuDevice::global(),
+        )),
         skipped,
     )
 }

@@ -92,7 +92,9 @@ impl Device {
     /// (`Device::open(Backend::Cpu)` and `select` read `RGPU_CPU_THREADS`; unset, every
     /// core). `threads` 0 is `Error::Config`.
     pub fn cpu_with_threads(threads: usize) -> Result<Device, Error> {
-        Ok(Device::from_kind(DeviceKind::Cpu(CpuDevice::with_threads(threads)?)))
+        Ok(Device::from_kind(DeviceKind::Cpu(CpuDevice::with_threads(
+            threads,
+        )?)))
     }
 
     /// Runs `f` on this device's cpu threads (its pool); on another backend, here.

@@ -57,7 +57,10 @@ fn the_cpu_thread_count_is_honoured_by_the_launch() {
             Ok(_) => panic!("{bad}: opened"),
         }
     }
-    assert!(matches!(Device::cpu_with_threads(0), Err(Error::Config { .. })));
+    assert!(matches!(
+        Device::cpu_with_threads(0),
+        Err(Error::Config { .. })
+    ));
 
     // Unset (or 0): rayon's global pool, one thread per core.
     std::env::remove_var(CPU_THREADS_VAR);

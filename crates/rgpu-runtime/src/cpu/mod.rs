@@ -60,9 +60,10 @@ impl CpuDevice {
     }
 
     pub(crate) fn threads(&self) -> usize {
-        self.pool
-            .as_ref()
-            .map_or_else(rayon::current_num_threads, rayon::ThreadPool::current_num_threads)
+        self.pool.as_ref().map_or_else(
+            rayon::current_num_threads,
+            rayon::ThreadPool::current_num_threads,
+        )
     }
 
     /// Runs `f` (a launch) on this device's threads.
