@@ -54,6 +54,8 @@ def find_ptxas(env: Mapping[str, str]) -> str | None:
     if found:
         return found
     for base in _wheel_dirs():
+        if not (base / "nvidia").is_dir():  # one stat instead of a glob (no-op builds ask)
+            continue
         for candidate in sorted(base.glob("nvidia/cu*/bin/ptxas"), reverse=True):
             if candidate.is_file():
                 return str(candidate)
