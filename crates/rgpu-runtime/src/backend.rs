@@ -128,11 +128,11 @@ pub(crate) fn open(backend: Backend, cpu_devices: CpuDevices) -> Result<Device, 
         Backend::Cuda => crate::device::DeviceKind::Cuda(crate::cuda::CudaDevice::open()?),
         #[cfg(feature = "wgpu")]
         Backend::Wgpu => {
-            crate::device::DeviceKind::Wgpu(crate::vulkan::wgpu::WgpuDevice::open(cpu_devices)?)
+            crate::device::DeviceKind::Wgpu(crate::wgpu::WgpuDevice::open(cpu_devices)?)
         }
         #[cfg(feature = "ash")]
         Backend::Ash => {
-            crate::device::DeviceKind::Ash(crate::vulkan::ash::AshDevice::open(cpu_devices)?)
+            crate::device::DeviceKind::Ash(crate::ash::AshDevice::open(cpu_devices)?)
         }
         #[allow(unreachable_patterns)]
         other => return Err(Error::NotBuilt { backend: other }),

@@ -17,9 +17,9 @@ pub(crate) enum Memory {
     #[cfg(feature = "cuda")]
     Cuda(crate::cuda::CudaMemory),
     #[cfg(feature = "wgpu")]
-    Wgpu(crate::vulkan::wgpu::WgpuMemory),
+    Wgpu(crate::wgpu::WgpuMemory),
     #[cfg(feature = "ash")]
-    Ash(crate::vulkan::ash::AshMemory),
+    Ash(crate::ash::AshMemory),
 }
 
 /// Device memory without its element type: what `Src`/`Dst` carry to `launch`.

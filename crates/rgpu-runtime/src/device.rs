@@ -32,9 +32,9 @@ pub(crate) enum DeviceKind {
     #[cfg(feature = "cuda")]
     Cuda(crate::cuda::CudaDevice),
     #[cfg(feature = "wgpu")]
-    Wgpu(crate::vulkan::wgpu::WgpuDevice),
+    Wgpu(crate::wgpu::WgpuDevice),
     #[cfg(feature = "ash")]
-    Ash(crate::vulkan::ash::AshDevice),
+    Ash(crate::ash::AshDevice),
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);

@@ -7,10 +7,11 @@
 //! `rgpu run --backend X` sets), `Device::auto` or `Device::open`.
 #![deny(unsafe_op_in_unsafe_fn)]
 
+#[cfg(feature = "ash")]
+mod ash;
 mod backend;
 mod buffer;
-#[cfg(any(feature = "cuda", feature = "wgpu", feature = "ash"))]
-mod copy;
+mod common;
 mod cpu;
 #[cfg(feature = "cuda")]
 mod cuda;
@@ -18,8 +19,8 @@ mod device;
 mod error;
 mod launch;
 pub mod testing;
-#[cfg(any(feature = "wgpu", feature = "ash"))]
-mod vulkan;
+#[cfg(feature = "wgpu")]
+mod wgpu;
 
 pub use backend::{Backend, Skipped, BACKEND_VAR};
 pub use buffer::{Buffer, Input, InputOutput};

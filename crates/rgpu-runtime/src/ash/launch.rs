@@ -8,7 +8,7 @@ use super::{AshDevice, AshMemory, BACKEND};
 use crate::buffer::{Dst, Memory, Src};
 use crate::error::Error;
 use crate::launch::{workgroups, Arg, Artifact, KernelInfo};
-use crate::vulkan::padded_bytes;
+use crate::common::vulkan::padded_bytes;
 
 impl AshDevice {
     fn check_limits(&self, kernel: &KernelInfo, args: &[Arg<'_>]) -> Result<(), Error> {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::{pop, unavailable, WgpuDevice, BACKEND};
 use crate::error::Error;
 use crate::launch::{Access, Artifact, KernelInfo};
-use crate::vulkan::spirv;
+use crate::common::spirv;
 
 /// The variable that forces a shader path.
 pub(super) const SHADER_VAR: &str = "RGPU_WGPU_SHADER";

@@ -23,7 +23,7 @@ pub(crate) use memory::Allocation as AshMemory;
 
 use crate::backend::{Backend, CpuDevices};
 use crate::error::Error;
-use crate::vulkan::padded_bytes;
+use crate::common::vulkan::padded_bytes;
 use context::Context;
 use transfer::{copy_in, copy_out, Target};
 

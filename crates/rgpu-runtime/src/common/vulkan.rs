@@ -1,12 +1,6 @@
-//! The Vulkan backends: wgpu and ash, both running the SPIR-V embedded in the binary with
-//! the same interface (descriptor set 0, binding i = buffer i, the params struct as push
-//! constants at offset 0).
-
-#[cfg(feature = "ash")]
-pub(crate) mod ash;
-pub(crate) mod spirv;
-#[cfg(feature = "wgpu")]
-pub(crate) mod wgpu;
+//! What the Vulkan backends (wgpu, ash) share besides the SPIR-V lookup: buffer sizes and
+//! device ranking. Both run the embedded SPIR-V with the same interface (descriptor set 0,
+//! binding i = buffer i, the params struct as push constants at offset 0).
 
 /// GPU buffers are whole 4-byte words (Vulkan copies and fills work on words), and at
 /// least one word, so an empty buffer can still be bound.

@@ -16,7 +16,7 @@ use ash::vk;
 use super::context::Context;
 use super::memory::Direction;
 use super::{begin_one_time, vk_error, AshMemory};
-use crate::copy::host_copy;
+use crate::common::copy::host_copy;
 use crate::error::Error;
 
 /// The most one batched transfer moves, and the size of a staging half for larger ones.

@@ -14,9 +14,9 @@ use std::sync::MutexGuard;
 
 use super::batch::Region;
 use super::{pop, transfer, WgpuDevice, BACKEND};
-use crate::copy::{host_copy, host_copy_to_mapping};
+use crate::common::copy::{host_copy, host_copy_to_mapping};
 use crate::error::Error;
-use crate::vulkan::padded_bytes;
+use crate::common::vulkan::padded_bytes;
 
 /// The most bytes a staging buffer holds: the chunk size of large transfers.
 const CHUNK: u64 = 8 << 20;

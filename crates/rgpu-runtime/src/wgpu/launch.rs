@@ -7,7 +7,7 @@ use super::{pop, WgpuDevice, BACKEND};
 use crate::buffer::{Dst, Memory, Src};
 use crate::error::Error;
 use crate::launch::{workgroups, Arg, Artifact, KernelInfo};
-use crate::vulkan::padded_bytes;
+use crate::common::vulkan::padded_bytes;
 
 impl WgpuDevice {
     /// The limits a launch must fit, checked before wgpu would reject it.

@@ -7,7 +7,7 @@ use ash::vk;
 use super::batch::{Batch, Timestamps, Timing};
 use super::memory::{Allocation, Staging};
 use super::pipeline::{DescriptorPools, Kernel};
-use crate::vulkan::spirv::ModuleKey;
+use crate::common::spirv::ModuleKey;
 
 /// The objects of one device. Used under `AshDevice`'s mutex only.
 pub(super) struct Context {

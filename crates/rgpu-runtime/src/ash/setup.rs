@@ -11,7 +11,7 @@ use super::context::Context;
 use super::{vk_error, Limits};
 use crate::backend::{cpu_device_reason, Backend, CpuDevices};
 use crate::error::Error;
-use crate::vulkan::DeviceRank;
+use crate::common::vulkan::DeviceRank;
 
 fn unavailable(reason: impl Into<String>) -> Error {
     Error::Unavailable {

@@ -21,8 +21,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::backend::{cpu_device_reason, Backend, CpuDevices};
 use crate::error::Error;
-use crate::vulkan::spirv::ModuleKey;
-use crate::vulkan::DeviceRank;
+use crate::common::spirv::ModuleKey;
+use crate::common::vulkan::DeviceRank;
 use batch::{Dispatch, Timing};
 pub(crate) use memory::WgpuMemory;
 use shader::{shader_path, Kernel, ShaderPath, SHADER_VAR};

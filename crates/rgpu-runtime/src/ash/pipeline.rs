@@ -9,7 +9,7 @@ use super::context::Context;
 use crate::backend::Backend;
 use crate::error::Error;
 use crate::launch::{Artifact, KernelInfo};
-use crate::vulkan::spirv;
+use crate::common::spirv;
 
 /// Sets per descriptor pool; pools are added as launches queue up.
 const SETS_PER_POOL: u32 = 256;
