@@ -5,13 +5,17 @@ use ash::vk;
 
 use super::transfer::{copy_in, copy_out, Target};
 use super::{AshDevice, AshMemory, BACKEND};
-use crate::buffer::{Dst, Memory, Src};
-use crate::error::Error;
-use crate::launch::{workgroups, Arg, Artifact, KernelInfo};
+use crate::api::{Arg, Dst, MemoryOf, Src};
 use crate::common::vulkan::padded_bytes;
+use crate::error::Error;
+use crate::kernel::{workgroups, Artifact, KernelInfo};
 
 impl AshDevice {
-    fn check_limits(&self, kernel: &KernelInfo, args: &[Arg<'_>]) -> Result<(), Error> {
+    fn check_limits<B: MemoryOf<AshMemory>>(
+        &self,
+        kernel: &KernelInfo,
+        args: &[Arg<'_, B>],
+    ) -> Result<(), Error> {
         let l = &self.limits;
         let launch_error = |reason: String| Error::Launch {
             backend: BACKEND,
@@ -46,10 +50,7 @@ impl AshDevice {
             )));
         }
         for (info, arg) in kernel.buffers.iter().zip(args) {
-            let bytes = match arg {
-                Arg::In(src) => src.bytes(),
-                Arg::InOut(dst) => dst.bytes(),
-            };
+            let bytes = arg.bytes();
             if padded_bytes(bytes) > u64::from(l.max_binding) {
                 return Err(Error::Argument {
                     kernel: kernel.name,
@@ -65,12 +66,12 @@ impl AshDevice {
         Ok(())
     }
 
-    pub(crate) fn launch(
+    pub(super) fn launch<B: MemoryOf<AshMemory>>(
         &self,
         kernel: &'static KernelInfo,
         artifacts: &'static [Artifact],
         count: u32,
-        args: &mut [Arg<'_>],
+        args: &mut [Arg<'_, B>],
         params: &[u8],
     ) -> Result<(), Error> {
         self.check_limits(kernel, args)?;
@@ -101,8 +102,8 @@ impl AshDevice {
             for (arg, temporary) in args.iter().zip(&temporaries) {
                 buffers.push(match (arg, temporary) {
                     (_, Some(t)) => t.buffer,
-                    (Arg::In(Src::Buffer(b)), None) => ash_memory(kernel, &b.memory)?.buffer,
-                    (Arg::InOut(Dst::Buffer(b)), None) => ash_memory(kernel, &b.memory)?.buffer,
+                    (Arg::In(Src::Buffer(b)), None) => ash_memory(kernel, *b)?.buffer,
+                    (Arg::InOut(Dst::Buffer(b)), None) => ash_memory(kernel, &**b)?.buffer,
                     _ => return Err(foreign(kernel)),
                 });
             }
@@ -174,10 +175,9 @@ fn foreign(kernel: &KernelInfo) -> Error {
     }
 }
 
-fn ash_memory<'a>(kernel: &KernelInfo, memory: &'a Memory) -> Result<&'a AshMemory, Error> {
-    match memory {
-        Memory::Ash(m) => Ok(m),
-        #[allow(unreachable_patterns)]
-        _ => Err(foreign(kernel)),
-    }
+fn ash_memory<'a, B: MemoryOf<AshMemory>>(
+    kernel: &KernelInfo,
+    buffer: &'a B,
+) -> Result<&'a AshMemory, Error> {
+    buffer.memory().ok_or_else(|| foreign(kernel))
 }

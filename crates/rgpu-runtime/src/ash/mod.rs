@@ -19,11 +19,13 @@ use std::sync::{Mutex, MutexGuard};
 
 use ash::vk;
 
-pub(crate) use memory::Allocation as AshMemory;
+use memory::Allocation as AshMemory;
 
-use crate::backend::{Backend, CpuDevices};
-use crate::error::Error;
+use crate::api::{Api, Arg, CpuDevices, MemoryOf};
+use crate::backend::Backend;
 use crate::common::vulkan::padded_bytes;
+use crate::error::Error;
+use crate::kernel::{Artifact, KernelInfo};
 use context::Context;
 use transfer::{copy_in, copy_out, Target};
 
@@ -71,7 +73,17 @@ pub(crate) struct AshDevice {
 }
 
 impl AshDevice {
-    pub(crate) fn open(cpu_devices: CpuDevices) -> Result<Self, Error> {
+    fn context(&self) -> MutexGuard<'_, Context> {
+        // A panic under the lock leaves Vulkan objects that are still valid: keep going.
+        self.context.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Api for AshDevice {
+    const BACKEND: Backend = BACKEND;
+    type Memory = AshMemory;
+
+    fn open(cpu_devices: CpuDevices) -> Result<Self, Error> {
         let opened = setup::open(cpu_devices)?;
         Ok(Self {
             context: Mutex::new(opened.context),
@@ -80,17 +92,12 @@ impl AshDevice {
         })
     }
 
-    fn context(&self) -> MutexGuard<'_, Context> {
-        // A panic under the lock leaves Vulkan objects that are still valid: keep going.
-        self.context.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub(crate) fn description(&self) -> String {
+    fn description(&self) -> String {
         self.description.clone()
     }
 
     /// A new buffer holding `data` (its copy recorded into the batch when small).
-    pub(crate) fn upload(&self, data: &[u8]) -> Result<AshMemory, Error> {
+    fn upload(&self, data: &[u8], _: usize) -> Result<AshMemory, Error> {
         let mut c = self.context();
         let memory = c.allocate_storage(padded_bytes(data.len()))?;
         match copy_in(&mut c, &memory, data, Target::New) {
@@ -103,7 +110,7 @@ impl AshDevice {
     }
 
     /// A new buffer of zeros (filled in the queued batch).
-    pub(crate) fn zeros(&self, bytes: usize) -> Result<AshMemory, Error> {
+    fn zeros(&self, bytes: usize, _: usize) -> Result<AshMemory, Error> {
         let mut c = self.context();
         let memory = c.allocate_storage(padded_bytes(bytes))?;
         let cb = match c.batch() {
@@ -127,31 +134,31 @@ impl AshDevice {
     }
 
     /// Replaces the start of `memory` with `data`, after the queued launches.
-    pub(crate) fn write(&self, memory: &AshMemory, data: &[u8]) -> Result<(), Error> {
+    fn write(&self, memory: &mut AshMemory, data: &[u8]) -> Result<(), Error> {
         copy_in(&mut self.context(), memory, data, Target::Live)
     }
 
     /// Copies the start of `memory` into `out`, after every queued launch.
-    pub(crate) fn download(&self, memory: &AshMemory, out: &mut [u8]) -> Result<(), Error> {
+    fn read(&self, memory: &AshMemory, out: &mut [u8]) -> Result<(), Error> {
         let mut c = self.context();
         copy_out(&mut c, &mut [(memory, out)])
     }
 
     /// A buffer is dropped: freed now, or after the batch that may use it.
-    pub(crate) fn release(&self, memory: &mut AshMemory) {
+    fn release(&self, memory: &mut AshMemory) {
         self.context().discard(*memory);
     }
 
     /// Submits the queued launches (and waits: ash submissions are synchronous).
-    pub(crate) fn flush(&self) -> Result<(), Error> {
+    fn flush(&self) -> Result<(), Error> {
         self.context().submit_batch()
     }
 
-    pub(crate) fn sync(&self) -> Result<(), Error> {
+    fn sync(&self) -> Result<(), Error> {
         self.flush()
     }
 
-    pub(crate) fn begin_timing(&self) -> Result<(), Error> {
+    fn begin_timing(&self) -> Result<(), Error> {
         let mut c = self.context();
         if c.timing.is_some() {
             return Err(Error::Config {
@@ -164,12 +171,24 @@ impl AshDevice {
         Ok(())
     }
 
-    pub(crate) fn end_timing(&self) -> Result<Option<f64>, Error> {
+    fn end_timing(&self) -> Result<Option<f64>, Error> {
         let mut c = self.context();
         let submitted = c.submit_batch();
         let timing = c.timing.take();
         submitted?;
         Ok(timing.and_then(|t| (!t.untimed).then_some(t.ms)))
+    }
+
+    // Recorded in launch.rs.
+    fn launch<B: MemoryOf<AshMemory>>(
+        &self,
+        kernel: &'static KernelInfo,
+        artifacts: &'static [Artifact],
+        count: u32,
+        args: &mut [Arg<'_, B>],
+        params: &[u8],
+    ) -> Result<(), Error> {
+        AshDevice::launch(self, kernel, artifacts, count, args, params)
     }
 }
 

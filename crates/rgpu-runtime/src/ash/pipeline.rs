@@ -7,9 +7,9 @@ use ash::vk;
 
 use super::context::Context;
 use crate::backend::Backend;
-use crate::error::Error;
-use crate::launch::{Artifact, KernelInfo};
 use crate::common::spirv;
+use crate::error::Error;
+use crate::kernel::{Artifact, KernelInfo};
 
 /// Sets per descriptor pool; pools are added as launches queue up.
 const SETS_PER_POOL: u32 = 256;

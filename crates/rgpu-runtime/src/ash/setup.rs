@@ -9,9 +9,10 @@ use ash::vk;
 use super::batch::Timestamps;
 use super::context::Context;
 use super::{vk_error, Limits};
-use crate::backend::{cpu_device_reason, Backend, CpuDevices};
-use crate::error::Error;
+use crate::api::{cpu_device_reason, CpuDevices};
+use crate::backend::Backend;
 use crate::common::vulkan::DeviceRank;
+use crate::error::Error;
 
 fn unavailable(reason: impl Into<String>) -> Error {
     Error::Unavailable {

@@ -2,7 +2,7 @@
 
 use crate::backend::Backend;
 use crate::error::Error;
-use crate::launch::{Artifact, KernelInfo};
+use crate::kernel::{Artifact, KernelInfo};
 
 /// What identifies an embedded module: its sha256, and its address for artifacts without
 /// one.
@@ -66,7 +66,7 @@ pub(crate) fn words(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::launch::Mode;
+    use crate::kernel::Mode;
 
     static KERNEL: KernelInfo = KernelInfo {
         name: "saxpy",

@@ -4,14 +4,18 @@
 use super::batch::Dispatch;
 use super::memory::WgpuMemory;
 use super::{pop, WgpuDevice, BACKEND};
-use crate::buffer::{Dst, Memory, Src};
-use crate::error::Error;
-use crate::launch::{workgroups, Arg, Artifact, KernelInfo};
+use crate::api::{Api, Arg, Dst, MemoryOf, Src};
 use crate::common::vulkan::padded_bytes;
+use crate::error::Error;
+use crate::kernel::{workgroups, Artifact, KernelInfo};
 
 impl WgpuDevice {
     /// The limits a launch must fit, checked before wgpu would reject it.
-    fn check_limits(&self, kernel: &KernelInfo, args: &[Arg<'_>]) -> Result<(), Error> {
+    fn check_limits<B: MemoryOf<WgpuMemory>>(
+        &self,
+        kernel: &KernelInfo,
+        args: &[Arg<'_, B>],
+    ) -> Result<(), Error> {
         let l = &self.limits;
         let launch_error = |reason: String| Error::Launch {
             backend: BACKEND,
@@ -47,10 +51,7 @@ impl WgpuDevice {
             )));
         }
         for (info, arg) in kernel.buffers.iter().zip(args) {
-            let bytes = match arg {
-                Arg::In(src) => src.bytes(),
-                Arg::InOut(dst) => dst.bytes(),
-            };
+            let bytes = arg.bytes();
             if padded_bytes(bytes) > l.max_storage_buffer_binding_size {
                 return Err(Error::Argument {
                     kernel: kernel.name,
@@ -65,12 +66,12 @@ impl WgpuDevice {
         Ok(())
     }
 
-    pub(crate) fn launch(
+    pub(super) fn launch<B: MemoryOf<WgpuMemory>>(
         &self,
         kernel: &'static KernelInfo,
         artifacts: &'static [Artifact],
         count: u32,
-        args: &mut [Arg<'_>],
+        args: &mut [Arg<'_, B>],
         params: &[u8],
     ) -> Result<(), Error> {
         let compiled = self.kernel(kernel, artifacts)?;
@@ -88,8 +89,8 @@ impl WgpuDevice {
         for (arg, temporary) in args.iter().zip(&temporaries) {
             let memory = match (arg, temporary) {
                 (_, Some(t)) => t,
-                (Arg::In(Src::Buffer(b)), None) => wgpu_memory(kernel, &b.memory)?,
-                (Arg::InOut(Dst::Buffer(b)), None) => wgpu_memory(kernel, &b.memory)?,
+                (Arg::In(Src::Buffer(b)), None) => wgpu_memory(kernel, *b)?,
+                (Arg::InOut(Dst::Buffer(b)), None) => wgpu_memory(kernel, &**b)?,
                 _ => return Err(foreign(kernel)),
             };
             buffers.push(&memory.buffer);
@@ -156,10 +157,9 @@ fn foreign(kernel: &KernelInfo) -> Error {
     }
 }
 
-fn wgpu_memory<'a>(kernel: &KernelInfo, memory: &'a Memory) -> Result<&'a WgpuMemory, Error> {
-    match memory {
-        Memory::Wgpu(m) => Ok(m),
-        #[allow(unreachable_patterns)]
-        _ => Err(foreign(kernel)),
-    }
+fn wgpu_memory<'a, B: MemoryOf<WgpuMemory>>(
+    kernel: &KernelInfo,
+    buffer: &'a B,
+) -> Result<&'a WgpuMemory, Error> {
+    buffer.memory().ok_or_else(|| foreign(kernel))
 }

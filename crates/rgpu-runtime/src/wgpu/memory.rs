@@ -14,9 +14,10 @@ use std::sync::MutexGuard;
 
 use super::batch::Region;
 use super::{pop, transfer, WgpuDevice, BACKEND};
+use crate::api::Api;
 use crate::common::copy::{host_copy, host_copy_to_mapping};
-use crate::error::Error;
 use crate::common::vulkan::padded_bytes;
+use crate::error::Error;
 
 /// The most bytes a staging buffer holds: the chunk size of large transfers.
 const CHUNK: u64 = 8 << 20;
@@ -117,7 +118,7 @@ impl WgpuDevice {
     }
 
     /// A new buffer holding `data`.
-    pub(crate) fn upload(&self, data: &[u8]) -> Result<WgpuMemory, Error> {
+    pub(super) fn upload(&self, data: &[u8]) -> Result<WgpuMemory, Error> {
         if data.len() > DIRECT {
             let memory = WgpuMemory {
                 buffer: self.new_buffer(data.len(), false)?,
@@ -138,14 +139,14 @@ impl WgpuDevice {
     }
 
     /// A new buffer of zeros (wgpu zeroes new buffers).
-    pub(crate) fn zeros(&self, bytes: usize) -> Result<WgpuMemory, Error> {
+    pub(super) fn zeros(&self, bytes: usize) -> Result<WgpuMemory, Error> {
         Ok(WgpuMemory {
             buffer: self.new_buffer(bytes, false)?,
         })
     }
 
     /// Replaces the start of `memory` with `data`, after the queued launches.
-    pub(crate) fn write(&self, memory: &WgpuMemory, data: &[u8]) -> Result<(), Error> {
+    pub(super) fn write(&self, memory: &WgpuMemory, data: &[u8]) -> Result<(), Error> {
         if data.len() > DIRECT {
             // The first chunk's copy is submitted after the queued launches.
             return self.stage_in(&memory.buffer, data);
@@ -170,7 +171,7 @@ impl WgpuDevice {
     }
 
     /// Copies the start of each buffer into its `out`, after every queued launch.
-    pub(crate) fn download(&self, reads: &mut [(&WgpuMemory, &mut [u8])]) -> Result<(), Error> {
+    pub(super) fn download(&self, reads: &mut [(&WgpuMemory, &mut [u8])]) -> Result<(), Error> {
         let total: u64 = reads.iter().map(|(_, out)| padded(out.len())).sum();
         if total == 0 {
             return self.sync();

@@ -19,12 +19,14 @@ mod shader;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::backend::{cpu_device_reason, Backend, CpuDevices};
-use crate::error::Error;
+use crate::api::{cpu_device_reason, Api, Arg, CpuDevices, MemoryOf};
+use crate::backend::Backend;
 use crate::common::spirv::ModuleKey;
 use crate::common::vulkan::DeviceRank;
+use crate::error::Error;
+use crate::kernel::{Artifact, KernelInfo};
 use batch::{Dispatch, Timing};
-pub(crate) use memory::WgpuMemory;
+use memory::WgpuMemory;
 use shader::{shader_path, Kernel, ShaderPath, SHADER_VAR};
 
 const BACKEND: Backend = Backend::Wgpu;
@@ -97,8 +99,11 @@ fn one_line(text: &str) -> String {
         .join(": ")
 }
 
-impl WgpuDevice {
-    pub(crate) fn open(cpu_devices: CpuDevices) -> Result<Self, Error> {
+impl Api for WgpuDevice {
+    const BACKEND: Backend = BACKEND;
+    type Memory = WgpuMemory;
+
+    fn open(cpu_devices: CpuDevices) -> Result<Self, Error> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
         let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
         // Vulkan first (SPIR-V passes through), then the best device type.
@@ -177,40 +182,48 @@ impl WgpuDevice {
         })
     }
 
-    fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub(crate) fn description(&self) -> String {
+    fn description(&self) -> String {
         self.description.clone()
     }
 
-    /// An error wgpu reported outside a scope since the last check.
-    fn uncaptured(&self) -> Option<String> {
-        let mut errors = self.uncaptured.lock().unwrap_or_else(|e| e.into_inner());
-        (!errors.is_empty()).then(|| errors.drain(..).collect::<Vec<_>>().join("; "))
+    // Buffers are made and copied in memory.rs, launches recorded in launch.rs.
+    fn upload(&self, data: &[u8], _: usize) -> Result<WgpuMemory, Error> {
+        WgpuDevice::upload(self, data)
     }
 
-    pub(crate) fn flush(&self) -> Result<(), Error> {
+    fn zeros(&self, bytes: usize, _: usize) -> Result<WgpuMemory, Error> {
+        WgpuDevice::zeros(self, bytes)
+    }
+
+    fn read(&self, memory: &WgpuMemory, out: &mut [u8]) -> Result<(), Error> {
+        self.download(&mut [(memory, out)])
+    }
+
+    fn write(&self, memory: &mut WgpuMemory, data: &[u8]) -> Result<(), Error> {
+        WgpuDevice::write(self, memory, data)
+    }
+
+    fn launch<B: MemoryOf<WgpuMemory>>(
+        &self,
+        kernel: &'static KernelInfo,
+        artifacts: &'static [Artifact],
+        count: u32,
+        args: &mut [Arg<'_, B>],
+        params: &[u8],
+    ) -> Result<(), Error> {
+        WgpuDevice::launch(self, kernel, artifacts, count, args, params)
+    }
+
+    fn flush(&self) -> Result<(), Error> {
         self.submit(&[]).map(drop)
     }
 
-    pub(crate) fn sync(&self) -> Result<(), Error> {
+    fn sync(&self) -> Result<(), Error> {
         self.flush()?;
         self.wait()
     }
 
-    fn wait(&self) -> Result<(), Error> {
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| transfer(format!("waiting for the GPU: {e}")))?;
-        match self.uncaptured() {
-            None => Ok(()),
-            Some(e) => Err(transfer(format!("the GPU reported: {e}"))),
-        }
-    }
-
-    pub(crate) fn begin_timing(&self) -> Result<(), Error> {
+    fn begin_timing(&self) -> Result<(), Error> {
         let mut state = self.state();
         if state.timing.is_some() {
             return Err(Error::Config {
@@ -222,10 +235,32 @@ impl WgpuDevice {
         Ok(())
     }
 
-    pub(crate) fn end_timing(&self) -> Result<Option<f64>, Error> {
+    fn end_timing(&self) -> Result<Option<f64>, Error> {
         let synced = self.sync();
         let timing = self.state().timing.take();
         synced?;
         Ok(timing.and_then(|t| (!t.untimed).then_some(t.ms)))
+    }
+}
+
+impl WgpuDevice {
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// An error wgpu reported outside a scope since the last check.
+    fn uncaptured(&self) -> Option<String> {
+        let mut errors = self.uncaptured.lock().unwrap_or_else(|e| e.into_inner());
+        (!errors.is_empty()).then(|| errors.drain(..).collect::<Vec<_>>().join("; "))
+    }
+
+    fn wait(&self) -> Result<(), Error> {
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| transfer(format!("waiting for the GPU: {e}")))?;
+        match self.uncaptured() {
+            None => Ok(()),
+            Some(e) => Err(transfer(format!("the GPU reported: {e}"))),
+        }
     }
 }

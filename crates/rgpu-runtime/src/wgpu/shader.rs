@@ -5,9 +5,9 @@ use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
 use super::{pop, unavailable, WgpuDevice, BACKEND};
-use crate::error::Error;
-use crate::launch::{Access, Artifact, KernelInfo};
 use crate::common::spirv;
+use crate::error::Error;
+use crate::kernel::{Access, Artifact, KernelInfo};
 
 /// The variable that forces a shader path.
 pub(super) const SHADER_VAR: &str = "RGPU_WGPU_SHADER";
