@@ -5,37 +5,9 @@
 
 use ash::vk;
 
-use super::context::Context;
+use super::context::{Batch, Context};
 use super::{begin_one_time, vk_error};
 use crate::error::Error;
-
-/// Timestamp queries around each batch inside `Device::timed`.
-pub(super) struct Timestamps {
-    pub(super) pool: vk::QueryPool,
-    /// Nanoseconds per tick.
-    pub(super) tick_ns: f64,
-    /// Meaningful bits of a timestamp.
-    pub(super) valid_bits: u32,
-}
-
-/// Device time of the batches submitted inside `Device::timed`.
-#[derive(Default)]
-pub(super) struct Timing {
-    pub(super) ms: f64,
-    /// A batch ran without timestamps.
-    pub(super) untimed: bool,
-}
-
-/// What the open command buffer holds.
-pub(super) struct Batch {
-    /// Writes by dispatches / transfers that later commands must wait for.
-    pub(super) compute_writes: bool,
-    pub(super) transfer_writes: bool,
-    /// The pipeline bound last.
-    pub(super) bound: vk::Pipeline,
-    /// It starts with a timestamp (query 0).
-    pub(super) timed: bool,
-}
 
 impl Context {
     /// The batch's command buffer, starting a batch when none is open.

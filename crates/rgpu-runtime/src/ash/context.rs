@@ -1,12 +1,13 @@
-//! `Context`: every Vulkan object of one ash device, and their destruction.
+//! `Context`: every Vulkan object of one ash device, what it is made of (buffers, staging
+//! memory, pipelines, descriptor pools, the open batch), and their destruction. What the
+//! objects do is in the modules that import this one: `batch`, `memory`, `pipeline`,
+//! `transfer`.
 
 use std::collections::HashMap;
+use std::ptr::NonNull;
 
 use ash::vk;
 
-use super::batch::{Batch, Timestamps, Timing};
-use super::memory::{Allocation, Staging};
-use super::pipeline::{DescriptorPools, Kernel};
 use crate::common::spirv::ModuleKey;
 
 /// The objects of one device. Used under `AshDevice`'s mutex only.
@@ -115,6 +116,124 @@ impl Drop for Context {
             self.device.destroy_command_pool(self.command_pool, None);
             self.device.destroy_device(None);
             self.instance.destroy_instance(None);
+        }
+    }
+}
+
+/// Timestamp queries around each batch inside `Device::timed`.
+pub(super) struct Timestamps {
+    pub(super) pool: vk::QueryPool,
+    /// Nanoseconds per tick.
+    pub(super) tick_ns: f64,
+    /// Meaningful bits of a timestamp.
+    pub(super) valid_bits: u32,
+}
+
+/// Device time of the batches submitted inside `Device::timed`.
+#[derive(Default)]
+pub(super) struct Timing {
+    pub(super) ms: f64,
+    /// A batch ran without timestamps.
+    pub(super) untimed: bool,
+}
+
+/// What the open command buffer holds.
+pub(super) struct Batch {
+    /// Writes by dispatches / transfers that later commands must wait for.
+    pub(super) compute_writes: bool,
+    pub(super) transfer_writes: bool,
+    /// The pipeline bound last.
+    pub(super) bound: vk::Pipeline,
+    /// It starts with a timestamp (query 0).
+    pub(super) timed: bool,
+}
+
+/// A buffer and its memory.
+#[derive(Clone, Copy)]
+pub(crate) struct Allocation {
+    pub(super) buffer: vk::Buffer,
+    pub(super) memory: vk::DeviceMemory,
+    pub(super) size: u64,
+}
+
+impl Allocation {
+    /// # Safety
+    /// The GPU must no longer use the buffer, and it is freed once.
+    pub(super) unsafe fn free(self, device: &ash::Device) {
+        // SAFETY: the caller guarantees the buffer is idle and not freed before.
+        unsafe {
+            device.destroy_buffer(self.buffer, None);
+            device.free_memory(self.memory, None);
+        }
+    }
+}
+
+/// A host-visible buffer uploads or downloads copy through, mapped for its lifetime.
+pub(super) struct Staging {
+    pub(super) allocation: Allocation,
+    pub(super) ptr: NonNull<u8>,
+}
+
+impl Staging {
+    /// # Safety
+    /// As `Allocation::free`.
+    pub(super) unsafe fn free(self, device: &ash::Device) {
+        // SAFETY: the caller guarantees the buffer is idle; unmapping precedes freeing.
+        unsafe {
+            device.unmap_memory(self.allocation.memory);
+            self.allocation.free(device);
+        }
+    }
+}
+
+/// One kernel's pipeline and layouts.
+pub(super) struct Kernel {
+    pub(super) set_layout: vk::DescriptorSetLayout,
+    pub(super) pipeline_layout: vk::PipelineLayout,
+    pub(super) pipeline: vk::Pipeline,
+}
+
+impl Kernel {
+    /// # Safety
+    /// No submission may use the pipeline any more.
+    pub(super) unsafe fn destroy(self, device: &ash::Device) {
+        // SAFETY: the caller guarantees the objects are idle; null handles are no-ops.
+        unsafe {
+            device.destroy_pipeline(self.pipeline, None);
+            device.destroy_pipeline_layout(self.pipeline_layout, None);
+            device.destroy_descriptor_set_layout(self.set_layout, None);
+        }
+    }
+}
+
+/// Descriptor pools: sets come from `pools[current]`, the next pool when it is full.
+#[derive(Default)]
+pub(super) struct DescriptorPools {
+    pub(super) pools: Vec<vk::DescriptorPool>,
+    pub(super) current: usize,
+}
+
+impl DescriptorPools {
+    /// Frees every set (after the submission that used them finished).
+    ///
+    /// # Safety
+    /// No submission may use the sets any more.
+    pub(super) unsafe fn reset(&mut self, device: &ash::Device) {
+        for &pool in &self.pools {
+            // SAFETY: the caller guarantees the sets are idle.
+            let _ = unsafe {
+                device.reset_descriptor_pool(pool, vk::DescriptorPoolResetFlags::empty())
+            };
+        }
+        self.current = 0;
+    }
+
+    /// # Safety
+    /// As `reset`.
+    pub(super) unsafe fn destroy(&mut self, device: &ash::Device) {
+        for pool in self.pools.drain(..) {
+            // SAFETY: the caller guarantees the pools are idle.
+            unsafe { device.destroy_descriptor_pool(pool, None) };
         }
     }
 }

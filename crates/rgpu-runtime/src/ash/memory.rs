@@ -5,30 +5,10 @@ use std::ptr::NonNull;
 
 use ash::vk;
 
-use super::context::Context;
+use super::context::{Allocation, Context, Staging};
 use super::vk_error;
 use crate::backend::Backend;
 use crate::error::Error;
-
-/// A buffer and its memory.
-#[derive(Clone, Copy)]
-pub(crate) struct Allocation {
-    pub(super) buffer: vk::Buffer,
-    pub(super) memory: vk::DeviceMemory,
-    pub(super) size: u64,
-}
-
-impl Allocation {
-    /// # Safety
-    /// The GPU must no longer use the buffer, and it is freed once.
-    pub(super) unsafe fn free(self, device: &ash::Device) {
-        // SAFETY: the caller guarantees the buffer is idle and not freed before.
-        unsafe {
-            device.destroy_buffer(self.buffer, None);
-            device.free_memory(self.memory, None);
-        }
-    }
-}
 
 /// Which staging buffer: each direction has its own, in the memory that suits it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,24 +34,6 @@ impl Direction {
         match self {
             Direction::Upload => &[COHERENT],
             Direction::Readback => &[CACHED, COHERENT],
-        }
-    }
-}
-
-/// A host-visible buffer uploads or downloads copy through, mapped for its lifetime.
-pub(super) struct Staging {
-    pub(super) allocation: Allocation,
-    pub(super) ptr: NonNull<u8>,
-}
-
-impl Staging {
-    /// # Safety
-    /// As `Allocation::free`.
-    pub(super) unsafe fn free(self, device: &ash::Device) {
-        // SAFETY: the caller guarantees the buffer is idle; unmapping precedes freeing.
-        unsafe {
-            device.unmap_memory(self.allocation.memory);
-            self.allocation.free(device);
         }
     }
 }

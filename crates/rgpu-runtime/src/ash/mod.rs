@@ -19,14 +19,14 @@ use std::sync::{Mutex, MutexGuard};
 
 use ash::vk;
 
-use memory::Allocation as AshMemory;
+use context::Allocation as AshMemory;
 
 use crate::api::{Api, Arg, CpuDevices, MemoryOf};
 use crate::backend::Backend;
 use crate::common::vulkan::padded_bytes;
 use crate::error::Error;
 use crate::kernel::{Artifact, KernelInfo};
-use context::Context;
+use context::{Context, Timing};
 use transfer::{copy_in, copy_out, Target};
 
 const BACKEND: Backend = Backend::Ash;
@@ -167,7 +167,7 @@ impl Api for AshDevice {
             });
         }
         c.submit_batch()?;
-        c.timing = Some(batch::Timing::default());
+        c.timing = Some(Timing::default());
         Ok(())
     }
 

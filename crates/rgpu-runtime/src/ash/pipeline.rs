@@ -5,7 +5,7 @@ use std::ffi::CString;
 
 use ash::vk;
 
-use super::context::Context;
+use super::context::{Context, Kernel};
 use crate::backend::Backend;
 use crate::common::spirv;
 use crate::error::Error;
@@ -15,58 +15,6 @@ use crate::kernel::{Artifact, KernelInfo};
 const SETS_PER_POOL: u32 = 256;
 /// Storage buffer descriptors per pool (8 per set on average).
 const BUFFERS_PER_POOL: u32 = 8 * SETS_PER_POOL;
-
-/// One kernel's pipeline and layouts.
-pub(super) struct Kernel {
-    pub(super) set_layout: vk::DescriptorSetLayout,
-    pub(super) pipeline_layout: vk::PipelineLayout,
-    pub(super) pipeline: vk::Pipeline,
-}
-
-impl Kernel {
-    /// # Safety
-    /// No submission may use the pipeline any more.
-    pub(super) unsafe fn destroy(self, device: &ash::Device) {
-        // SAFETY: the caller guarantees the objects are idle; null handles are no-ops.
-        unsafe {
-            device.destroy_pipeline(self.pipeline, None);
-            device.destroy_pipeline_layout(self.pipeline_layout, None);
-            device.destroy_descriptor_set_layout(self.set_layout, None);
-        }
-    }
-}
-
-/// Descriptor pools: sets come from `pools[current]`, the next pool when it is full.
-#[derive(Default)]
-pub(super) struct DescriptorPools {
-    pools: Vec<vk::DescriptorPool>,
-    current: usize,
-}
-
-impl DescriptorPools {
-    /// Frees every set (after the submission that used them finished).
-    ///
-    /// # Safety
-    /// No submission may use the sets any more.
-    pub(super) unsafe fn reset(&mut self, device: &ash::Device) {
-        for &pool in &self.pools {
-            // SAFETY: the caller guarantees the sets are idle.
-            let _ = unsafe {
-                device.reset_descriptor_pool(pool, vk::DescriptorPoolResetFlags::empty())
-            };
-        }
-        self.current = 0;
-    }
-
-    /// # Safety
-    /// As `reset`.
-    pub(super) unsafe fn destroy(&mut self, device: &ash::Device) {
-        for pool in self.pools.drain(..) {
-            // SAFETY: the caller guarantees the pools are idle.
-            unsafe { device.destroy_descriptor_pool(pool, None) };
-        }
-    }
-}
 
 fn launch_error(kernel: &KernelInfo, what: &str, e: vk::Result) -> Error {
     Error::Launch {

@@ -6,8 +6,7 @@ use std::ffi::CStr;
 
 use ash::vk;
 
-use super::batch::Timestamps;
-use super::context::Context;
+use super::context::{Context, Timestamps};
 use super::{vk_error, Limits};
 use crate::api::{cpu_device_reason, CpuDevices};
 use crate::backend::Backend;
