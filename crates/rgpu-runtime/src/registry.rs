@@ -24,6 +24,12 @@ macro_rules! define_registry {
             $(#[cfg($($cfg)*)] $variant(<crate::$folder::$device as Api>::Memory),)*
         }
 
+        // Each folder's device says it is the backend its line names.
+        $(#[cfg($($cfg)*)] const _: () = assert!(matches!(
+            <crate::$folder::$device as Api>::BACKEND,
+            Backend::$variant
+        ));)*
+
         /// Opens `backend`; `Error::NotBuilt` when this binary was built without it.
         pub(crate) fn open(backend: Backend, cpu_devices: CpuDevices) -> Result<DeviceKind, Error> {
             match backend {
