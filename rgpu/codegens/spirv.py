@@ -17,7 +17,8 @@ The plan:
    the user's consent (`--yes` or RGPU_YES=1): without a TTY cargo-gpu cannot ask and
    exits 1 ("No TTY detected ...");
 4. read cargo-gpu's manifest.json (a list of {source_path, entry_point, wgsl_entry_point})
-   and embed each .spv.
+   and embed each .spv, without the dead pointer-holding values naga rejects
+   (artifacts/spirv_pointer_values.py).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from rgpu.artifacts import manifest, spirv_module
+from rgpu.artifacts import manifest, spirv_module, spirv_pointer_values
 from rgpu.codegens import KernelBuild, standalone
 from rgpu.config import cache_dir
 from rgpu.containers.placement import Placement
@@ -273,9 +274,18 @@ def collect_from(directory: Path, base: Path, crate: Path, p: SpirvPin) -> list[
                 f"{spv} lacks entry points cargo-gpu listed: {', '.join(missing)}",
                 "rebuild with `rgpu build --backend wgpu --yes`",
             )
-        validated = spirv_module.validate(spv, p.target)
         dest = base / spv.name
-        write_bytes_if_changed(dest, spv.read_bytes())
+        # Without the dead pointer-holding values rust-gpu leaves, which naga (wgpu on Metal
+        # and DX12, the MSL/HLSL/WGSL translations) rejects; what runs is unchanged.
+        try:
+            cleaned = spirv_pointer_values.drop_dead_pointer_values(spv.read_bytes())
+        except ValueError as exc:
+            raise ArtifactError(
+                f"{spv} is not a readable SPIR-V module: {exc}",
+                "rebuild with `rgpu build --backend wgpu --yes`",
+            ) from exc
+        write_bytes_if_changed(dest, cleaned.data)
+        validated = spirv_module.validate(dest, p.target)
         found.append(
             manifest.describe(
                 dest,

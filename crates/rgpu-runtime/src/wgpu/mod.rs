@@ -54,7 +54,7 @@ fn transfer(reason: impl Into<String>) -> Error {
 
 #[derive(Default)]
 struct State {
-    modules: HashMap<ModuleKey, wgpu::ShaderModule>,
+    modules: HashMap<ModuleKey, shader::Module>,
     kernels: HashMap<(ModuleKey, &'static str), Arc<Kernel>>,
     pending: Vec<Dispatch>,
     /// Inside `Device::timed`: the device time of the batches submitted so far.

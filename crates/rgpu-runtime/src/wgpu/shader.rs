@@ -2,7 +2,10 @@
 
 use std::borrow::Cow;
 use std::collections::hash_map::Entry;
+use std::collections::HashMap;
 use std::sync::Arc;
+
+use wgpu::naga;
 
 use super::{pop, unavailable, WgpuDevice, BACKEND};
 use crate::common::spirv;
@@ -38,6 +41,83 @@ pub(super) fn shader_path(value: Option<&str>, can_pass: bool) -> Result<ShaderP
     }
 }
 
+/// A module as wgpu holds it.
+pub(super) struct Module {
+    shader: wgpu::ShaderModule,
+    /// The naga path: for each entry point, the storage buffers of set 0 it uses and
+    /// whether naga reads each one read-only. wgpu checks the pipeline layout against
+    /// exactly this, so the layout follows it. Empty on the passthrough path.
+    read_only: HashMap<String, HashMap<u32, bool>>,
+}
+
+/// naga's SPIR-V front end with the options wgpu gives it for `ShaderSource::SpirV`
+/// (wgpu 30, backend/wgpu_core.rs), so the module is the one wgpu would have read.
+fn parse_spirv(words: &[u32]) -> Result<naga::Module, naga::front::spv::Error> {
+    let options = naga::front::spv::Options {
+        adjust_coordinate_space: false,
+        strict_capabilities: true,
+        block_ctx_dump_prefix: None,
+    };
+    naga::front::spv::Frontend::new(words.iter().copied(), &options).parse()
+}
+
+/// The functions `block` calls, into `calls`.
+fn calls_in(block: &naga::Block, calls: &mut Vec<naga::Handle<naga::Function>>) {
+    use naga::Statement as S;
+    for statement in block.iter() {
+        match statement {
+            S::Call { function, .. } => calls.push(*function),
+            S::Block(inner) => calls_in(inner, calls),
+            S::If { accept, reject, .. } => {
+                calls_in(accept, calls);
+                calls_in(reject, calls);
+            }
+            S::Switch { cases, .. } => cases.iter().for_each(|c| calls_in(&c.body, calls)),
+            S::Loop {
+                body, continuing, ..
+            } => {
+                calls_in(body, calls);
+                calls_in(continuing, calls);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// For the entry point `entry`: each storage buffer of set 0 that it (or a function it
+/// calls) names, and whether naga reads it read-only. naga honours `NonWritable` on the
+/// variable (rust-gpu's `&[T]`), not on the members of a `Block` struct (glslang's
+/// `readonly buffer`), so neither the kernel's own access nor the source language says it.
+fn read_only_bindings(module: &naga::Module, entry: &naga::EntryPoint) -> HashMap<u32, bool> {
+    let mut seen = std::collections::HashSet::new();
+    let mut functions = vec![&entry.function];
+    let mut bindings = HashMap::new();
+    while let Some(function) = functions.pop() {
+        for (_, expression) in function.expressions.iter() {
+            let naga::Expression::GlobalVariable(handle) = *expression else {
+                continue;
+            };
+            let global = &module.global_variables[handle];
+            if let (Some(binding), naga::AddressSpace::Storage { access }) =
+                (&global.binding, global.space)
+            {
+                if binding.group == 0 {
+                    let read_only = !access.contains(naga::StorageAccess::STORE);
+                    bindings.insert(binding.binding, read_only);
+                }
+            }
+        }
+        let mut calls = Vec::new();
+        calls_in(&function.body, &mut calls);
+        for call in calls {
+            if seen.insert(call) {
+                functions.push(&module.functions[call]);
+            }
+        }
+    }
+    bindings
+}
+
 /// A kernel's pipeline and the layout its bind groups follow.
 pub(super) struct Kernel {
     pub(super) pipeline: wgpu::ComputePipeline,
@@ -50,7 +130,7 @@ impl WgpuDevice {
         artifact: &'static Artifact,
         words: &[u32],
         threads: u32,
-    ) -> wgpu::ShaderModule {
+    ) -> Result<Module, String> {
         match self.path {
             ShaderPath::Passthrough => {
                 let desc = wgpu::ShaderModuleDescriptorPassthrough {
@@ -70,19 +150,33 @@ impl WgpuDevice {
                 // SAFETY: the module is one rgpu embedded after validating it (spirv-val,
                 // entry point names), and its interface is the launch ABI that the layouts
                 // built here follow (set 0 binding i = buffer i, push constants = params).
-                unsafe { self.device.create_shader_module_passthrough(desc) }
+                let shader = unsafe { self.device.create_shader_module_passthrough(desc) };
+                Ok(Module {
+                    shader,
+                    read_only: HashMap::new(),
+                })
             }
             ShaderPath::Naga => {
+                // Parsed here rather than by wgpu, once: the layout needs naga's view of
+                // each binding's access, and wgpu takes the parsed module as it is.
+                let module =
+                    parse_spirv(words).map_err(|e| format!("naga's SPIR-V front end: {e}"))?;
+                let read_only = module
+                    .entry_points
+                    .iter()
+                    .map(|e| (e.name.clone(), read_only_bindings(&module, e)))
+                    .collect();
                 let desc = wgpu::ShaderModuleDescriptor {
                     label: Some(artifact.target),
-                    source: wgpu::ShaderSource::SpirV(Cow::Borrowed(words)),
+                    source: wgpu::ShaderSource::Naga(Cow::Owned(module)),
                 };
                 // SAFETY: the kernels check every index against the lengths in their params
                 // themselves, so wgpu's extra bounds checks would only cost time.
-                unsafe {
+                let shader = unsafe {
                     self.device
                         .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
-                }
+                };
+                Ok(Module { shader, read_only })
             }
         }
     }
@@ -111,16 +205,22 @@ impl WgpuDevice {
                 let words = spirv::words(BACKEND, kernel, artifact)?;
                 let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
                 let module = self.shader_module(artifact, &words, kernel.threads);
-                if let Some(e) = pop(scope) {
-                    return Err(launch_error(format!(
+                let rejected = |e: String| {
+                    launch_error(format!(
                         "wgpu rejected the {} module ({e}): rebuild it with rgpu build --backend \
                          wgpu",
                         artifact.target
-                    )));
+                    ))
+                };
+                let scoped = pop(scope);
+                let module = module.map_err(rejected)?;
+                if let Some(e) = scoped {
+                    return Err(rejected(e));
                 }
                 slot.insert(module)
             }
         };
+        let declared = module.read_only.get(kernel.name);
         let entries: Vec<wgpu::BindGroupLayoutEntry> = kernel
             .buffers
             .iter()
@@ -130,10 +230,12 @@ impl WgpuDevice {
                 visibility: wgpu::ShaderStages::COMPUTE,
                 ty: wgpu::BindingType::Buffer {
                     ty: wgpu::BufferBindingType::Storage {
-                        // naga reads a read-only binding as read-write when the SPIR-V
-                        // marks only the block member NonWritable (glslang does), and a
-                        // read-write layout accepts a read-only shader binding.
-                        read_only: b.access == Access::Read && self.path == ShaderPath::Passthrough,
+                        // On the naga path wgpu requires the access naga read (a binding
+                        // the entry point never names is not checked); passthrough: the
+                        // kernel's, which rust-gpu's SPIR-V declares.
+                        read_only: declared
+                            .and_then(|d| d.get(&(i as u32)).copied())
+                            .unwrap_or(b.access == Access::Read),
                     },
                     has_dynamic_offset: false,
                     min_binding_size: None,
@@ -160,7 +262,7 @@ impl WgpuDevice {
             .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(kernel.name),
                 layout: Some(&pipeline_layout),
-                module,
+                module: &module.shader,
                 entry_point: Some(kernel.name),
                 compilation_options: Default::default(),
                 cache: None,
