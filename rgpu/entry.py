@@ -41,7 +41,15 @@ def main() -> NoReturn:
     from rgpu.cli import main as run
 
     signal.signal(signal.SIGINT, _keyboard_interrupt)
-    run(sys.argv[1:])
+    try:
+        run(sys.argv[1:])
+    except KeyboardInterrupt:  # one that reached past the CLI's own handling
+        _interrupted(signal.SIGINT, None)
+    finally:
+        # Leaving: the error message is written, and Python's shutdown (atexit, joining
+        # doctor's probe threads) is no place for a KeyboardInterrupt: stop at once.
+        signal.signal(signal.SIGINT, _interrupted)
+    raise SystemExit(0)  # unreachable: run() always exits
 
 
 if __name__ == "__main__":

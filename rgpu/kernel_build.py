@@ -36,6 +36,21 @@ def require_ready(kernel: KernelPlan) -> None:
         )
 
 
+def installed(kernel: KernelPlan, env: Mapping[str, str]) -> KernelPlan:
+    """With consent (--yes), a local build whose codegen can install its missing toolchain
+    does so first; then the plan is made again for the toolchain found afterwards."""
+    import dataclasses
+
+    build, codegen = kernel.build, kernel.codegen
+    if not build.options.yes or build.placement.in_container:
+        return kernel
+    toolchain = codegen.install(build, env)
+    if toolchain is None:
+        return kernel
+    build = dataclasses.replace(build, toolchain=toolchain)
+    return dataclasses.replace(kernel, build=build, plan=codegen.plan(build))
+
+
 def container_runner(
     ws: Workspace, kernel: KernelPlan, env: Mapping[str, str]
 ) -> StepRunner | None:
@@ -66,8 +81,28 @@ def container_runner(
     )
 
 
+def checker_identity(kind: str, env: Mapping[str, str]) -> str:
+    """What checks this kind of artifact, as part of the stamp's key: a PTX checked without
+    ptxas is checked again once a ptxas appears, or when it changes (path, size, mtime)."""
+    if kind != "ptx":
+        return ""
+    import os
+
+    from rgpu.toolchains import tools
+
+    ptxas = tools.find_ptxas(env)
+    if ptxas is None:
+        return "ptxas=none"
+    try:
+        st = os.stat(ptxas)
+    except OSError:
+        return f"ptxas={ptxas}"
+    return f"ptxas={os.path.realpath(ptxas)}:{st.st_size}:{st.st_mtime_ns}"
+
+
 def _key(kernel: KernelPlan, env: Mapping[str, str]) -> str:
     parts = [kernel.codegen.name, str(kernel.build.placement)]
+    parts.append(checker_identity(kernel.codegen.artifact_kind, env))
     for step in kernel.plan.steps:
         parts += [*step.argv, *sorted(f"{k}={v}" for k, v in step.env.items())]
     return stamp.request_key(parts, env)
@@ -103,6 +138,8 @@ def compile_one(
         reporter().info(f"{codegen.name} kernels: up to date, not compiled")
         return mine
     stamp.forget(ws.rgpu_dir, name)
+    kernel = installed(kernel, env)
+    key = _key(kernel, env)
     require_ready(kernel)
     # A kernel build is progress: its tools' stdout (cargo-gpu prints there) must not mix
     # with the result on rgpu's stdout (`rgpu build --json`, `rgpu run`'s program).

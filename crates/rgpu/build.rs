@@ -8,6 +8,11 @@
 use std::env;
 
 fn main() {
+    // Only this file decides the cfg (with the target and the features, which cargo tracks
+    // itself). Without this line cargo reruns the script whenever any file of the package
+    // is newer, and names that file by its absolute path in the fingerprint: every workspace
+    // vendoring these crates would then rebuild `rgpu` in a shared CARGO_TARGET_DIR.
+    println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rustc-check-cfg=cfg(rgpu_codegen, values(\"host\", \"nvptx\", \"nvvm\", \"spirv\"))");
     let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     let feature = |name: &str| env::var_os(format!("CARGO_FEATURE_{name}")).is_some();

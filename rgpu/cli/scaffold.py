@@ -141,7 +141,7 @@ def vendor(directory: Path | None, dry_run: bool) -> None:
     """Vendor this rgpu's crates into the workspace and point it at them."""
     from rgpu import __version__
     from rgpu.scaffold import changes
-    from rgpu.scaffold.vendor import plan_workspace, vendor_dir
+    from rgpu.scaffold.vendor import match_times, plan_workspace, vendor_dir
 
     ws = load_workspace(directory)
     plan = plan_workspace(ws.root)
@@ -150,6 +150,7 @@ def vendor(directory: Path | None, dry_run: bool) -> None:
         reporter().info("dry run: nothing was written")
     elif plan.writes:
         changes.write(plan.root, plan.changes, "rgpu vendor")
+        match_times(plan.root)
         reporter().info(f"the workspace uses rgpu {__version__}'s crates in {vendor_dir()}/")
     else:
         reporter().info(f"the workspace uses rgpu {__version__}'s crates already")

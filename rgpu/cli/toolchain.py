@@ -22,7 +22,7 @@ def _toolchain_row(status: Any, env: dict[str, str]) -> dict[str, Any]:
     if status.hash_ok is False:
         state = "wrong commit hash"
     summary = status.summary()
-    if not status.ok and pin.any_nightly:  # nvptx: a system rustc may stand in
+    if not status.ok and pin.table("system"):  # nvptx: a system rustc may stand in
         from rgpu.doctor.report import codegen_checks
 
         first = codegen_checks(pin.name, pin, env)[0]
@@ -119,14 +119,34 @@ def toolchain_install(name: str, yes: bool) -> None:
 
     env = rustup.child_env()
     pin = pins.load(name, env)
+    yes = yes or rustup.yes_from_env(env)
+    interactive = rustup.can_prompt(sys.stdin.isatty(), env)
+
+    def confirm(question: str) -> bool:
+        return click.confirm(question, default=False, err=True)
+
+    own = _codegen_installer(name)
+    if own is not None:  # nvptx: the pinned nightly, else the system packages
+        summary = own(pin, env, yes=yes, interactive=interactive, confirm=confirm)
+        reporter().info(f"{pin.name}: ready ({summary})")
+        return
     result = rustup.install(
         pin,
         env,
-        yes=yes or rustup.yes_from_env(env),
-        interactive=rustup.can_prompt(sys.stdin.isatty(), env),
-        confirm=lambda question: click.confirm(question, default=False, err=True),
+        yes=yes,
+        interactive=interactive,
+        confirm=confirm,
     )
     if result.ran is None:
         reporter().info(f"{pin.name}: already installed, nothing to do ({result.after.summary()})")
     else:
         reporter().info(f"{pin.name}: installed ({result.after.summary()})")
+
+
+def _codegen_installer(name: str) -> Any:
+    """The codegen's own `install_toolchain` when it has one (routes beyond rustup)."""
+    from rgpu import codegens
+
+    if name not in codegens.names():  # a pin without a codegen: rustup alone installs it
+        return None
+    return getattr(codegens.get(name), "install_toolchain", None)

@@ -80,6 +80,12 @@ class Codegen(Protocol):
         local placement; a build checks the toolchain it will use)."""
         ...
 
+    def install(self, build: KernelBuild, env: Mapping[str, str]) -> Any:
+        """Called only with consent (--yes) for a local build: install a missing toolchain
+        and return the toolchain found afterwards; None when it has nothing to install
+        here (it is ready, or the plan's own steps install it)."""
+        ...
+
     def plan(self, build: KernelBuild) -> Plan:
         """The commands that compile the kernel crate; pure (no probing, no I/O)."""
         ...

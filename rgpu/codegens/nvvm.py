@@ -274,6 +274,9 @@ class NvvmCodegen:
         checks = (*pin_checks(pin, status, problem, fix), *native_checks(pin, env))
         return NvvmToolchain(nvvm_pin(pin), full, checks)
 
+    def install(self, build: KernelBuild, env: Mapping[str, str]) -> None:
+        return None  # nothing to install before the plan runs
+
     def checks(self, pin: Pin, toolchain: NvvmToolchain) -> list[Check]:
         return list(toolchain.checks)
 

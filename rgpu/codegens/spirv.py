@@ -153,6 +153,9 @@ class SpirvCodegen:
         cargo_gpu = cargo_gpu_root(p, env) / "bin" / "cargo-gpu"
         return SpirvToolchain(p, cargo_gpu, status, problem, fix)
 
+    def install(self, build: KernelBuild, env: Mapping[str, str]) -> None:
+        return None  # nothing to install before the plan runs
+
     def checks(self, pin: Pin, toolchain: SpirvToolchain) -> list[Check]:
         from rgpu.doctor.pins import pin_checks
 

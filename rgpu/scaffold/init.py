@@ -37,7 +37,7 @@ from rgpu.scaffold.manifest_edits import (
 )
 from rgpu.scaffold.naming import RUST_KEYWORDS
 from rgpu.scaffold.project import MANIFEST, Package, Project
-from rgpu.scaffold.vendor import crate_files, vendor_dir
+from rgpu.scaffold.vendor import crate_files, match_times, vendor_dir
 from rgpu.util.files import absolute
 
 KERNEL_TEMPLATE = "init"  # templates/init: the kernel crate (not a template for `rgpu new`)
@@ -313,3 +313,4 @@ def plan_project(directory: Path, request: Request) -> InitPlan:
 def apply(init_plan: InitPlan) -> None:
     """Write the plan all-or-nothing (Ctrl-C undoes every write made so far)."""
     changes.write(init_plan.root, init_plan.changes, COMMAND)
+    match_times(init_plan.root)

@@ -71,7 +71,31 @@ def vendor_files(root: Path) -> list[str]:
         target = root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
+    match_times(root)
     return list(files)
+
+
+def match_times(root: Path, version: str = __version__) -> None:
+    """Give each vendored file that holds the packaged crate's bytes the packaged file's
+    modification time, as `cp -p` would. Every workspace vendoring this rgpu then has the
+    same crates at the same relative path with the same times, which is what lets cargo
+    share their build in one CARGO_TARGET_DIR: it names path crates inside the workspace by
+    their relative path, and compares the sources' times with its outputs' (a copy newer
+    than the last build would compile them again). Best effort: a file that cannot be
+    touched keeps its own time (it is then only rebuilt once)."""
+    import os
+
+    source = crates_source()
+    base = root / vendor_dir(version)
+    for name in CRATES:
+        for rel in _files(source / name):
+            packaged, copy = source / name / rel, base / name / rel
+            try:
+                if copy.is_file() and copy.read_bytes() == packaged.read_bytes():
+                    st = packaged.stat()
+                    os.utime(copy, ns=(st.st_atime_ns, st.st_mtime_ns))
+            except OSError:
+                continue
 
 
 # -- `rgpu vendor` ------------------------------------------------------------------------

@@ -87,7 +87,12 @@ class Status:
         if self.toolchain is None:
             comps = [a for c in self.pin.components for a in ("-c", c)]
             channel = self.pin.channel
-            return ["rustup", "toolchain", "install", channel, "--profile", "minimal", *comps]
+            # --no-self-update: installing a toolchain must not update rustup itself (and
+            # with CARGO_HOME elsewhere than rustup's own, that update fails with a backtrace).
+            return [
+                "rustup", "toolchain", "install", channel, "--profile", "minimal",
+                "--no-self-update", *comps,
+            ]  # fmt: skip
         if self.missing:
             return ["rustup", "component", "add", "--toolchain", self.toolchain, *self.missing]
         return None
@@ -184,13 +189,7 @@ def install(
             )
         if not confirm(f"Run `{command}`?"):
             raise ToolchainError(f"did not install the {pin.name} toolchain", f"run `{command}`")
-    with reporter().group(f"installing the {pin.name} toolchain (rustup shows its own progress)"):
-        result = cmd.run(argv, env=env, check=False)
-    if result.returncode != 0:
-        raise ToolchainError(
-            f"`{command}` failed with exit code {result.returncode} (rustup's message is above)",
-            f"fix what rustup reports (network, disk, channel name), then run `{command}`",
-        )
+    run_install(argv, env, f"the {pin.name} toolchain")
     after = status(pin, env)
     if after.hash_ok is False:
         raise _hash_mismatch_error(after)
@@ -200,6 +199,20 @@ def install(
             f"run `{command}` and read rustup's output",
         )
     return InstallResult(before, after, tuple(argv))
+
+
+def run_install(argv: list[str], env: Mapping[str, str], what: str) -> None:
+    """Run one rustup install command; a failure is one line, rustup's own `error:` line,
+    never its stack backtrace (RUST_BACKTRACE=0; rustup prints one with RUST_BACKTRACE=1)."""
+    command = cmd.format_argv(argv)
+    with reporter().group(f"installing {what}: `{command}`"):
+        result = cmd.run(argv, env={**env, "RUST_BACKTRACE": "0"}, capture=True, check=False)
+    if result.returncode != 0:
+        detail = cmd.error_line(result.stderr or result.stdout, result.returncode)
+        raise ToolchainError(
+            f"`{command}` failed (exit code {result.returncode}): {detail}",
+            f"fix what rustup reports (network, disk, channel name), then run `{command}`",
+        )
 
 
 def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -297,6 +297,44 @@ def test_ctrl_c_while_rgpu_starts_is_one_line_and_exit_130() -> None:
         assert stderr.strip().splitlines()[-1] == "error: interrupted", stderr
 
 
+def test_ctrl_c_at_any_moment_of_a_run_is_never_a_traceback() -> None:
+    """SIGINT spread over a whole `rgpu doctor` (its probe threads, the report, Python's
+    shutdown), once and twice in a row: exit 130 with one line, or 0 when it had finished."""
+    start = time.perf_counter()
+    whole = subprocess.run(
+        [*console_script(), "doctor"], capture_output=True, text=True, check=False
+    )
+    took = time.perf_counter() - start
+    assert "Traceback" not in whole.stderr
+    for fraction in (0.2, 0.4, 0.6, 0.8, 0.9, 0.95, 1.0):
+        for signals in (1, 2):
+            proc = subprocess.Popen(
+                [*console_script(), "doctor"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            time.sleep(took * fraction)
+            for _ in range(signals):
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGINT)
+                    time.sleep(0.005)
+            _, stderr = proc.communicate(timeout=120)
+            where = f"SIGINT x{signals} at {fraction:.0%} of {took:.2f} s"
+            assert "Traceback" not in stderr and "Exception ignored" not in stderr, (
+                f"{where}:\n{stderr}"
+            )
+            # -SIGINT: the signal came while Python itself started, before any of rgpu ran
+            # (its default action; nothing is printed).
+            ends = (0, 1, ExitCode.BACKEND_UNAVAILABLE, ExitCode.INTERRUPTED, -signal.SIGINT)
+            assert proc.returncode in ends, f"{where}: {proc.returncode}\n{stderr}"
+            if proc.returncode == -signal.SIGINT:
+                assert stderr == "", f"{where}:\n{stderr}"
+            if proc.returncode == ExitCode.INTERRUPTED:
+                assert stderr.strip().splitlines()[-1] == "error: interrupted", f"{where}"
+
+
 # --- tools that answer badly ----------------------------------------------------------------
 
 

@@ -34,7 +34,7 @@ def test_arch_step_builds_one_cdylib_per_arch_in_its_own_target_dir(tmp_path: Pa
         "cargo", "+nightly-2026-11-01", "rustc", "--release", "-p", "demo-kernel", "--lib",
         "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core", "--crate-type", "cdylib",
         "--target-dir", str(ws / "target" / "rgpu-nvptx" / "sm_80"),
-        "--", "-Zcrate-attr=feature(abi_ptx)", "-Zcrate-attr=feature(asm_experimental_arch)",
+        "--", "-Zcrate-attr=feature(abi_ptx)",
     )  # fmt: skip
     assert step.env == {"CARGO_ENCODED_RUSTFLAGS": "-Ctarget-cpu=sm_80"}
     assert {"RUSTFLAGS", "CARGO_TARGET_DIR", "RUSTUP_TOOLCHAIN"} <= set(step.unset_env)
@@ -140,7 +140,7 @@ def test_a_system_rustc_of_another_llvm_major_fails_with_the_package_to_install(
     found = nvptx.find_toolchain(system_pin(tmp_path, major=21), env)  # type: ignore[arg-type]
     assert not found.ready
     failed = next(c for c in found.checks if c.failed)
-    assert failed.name == "nvptx llvm tools" and failed.fix == "apt-get install llvm-21"
+    assert failed.name == "nvptx llvm tools" and failed.fix.startswith("apt-get install llvm-21")
 
 
 def test_collect_checks_and_copies_each_archs_ptx(tmp_path: Path) -> None:

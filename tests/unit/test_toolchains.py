@@ -57,9 +57,11 @@ def test_nvvm_pin_needs_llvm_7_cuda_12_and_has_an_image_per_cuda_major() -> None
     assert pin.table("container")["default"] == "unless-llvm7"
 
 
-def test_nvptx_accepts_any_nightly_and_names_a_system_toolchain() -> None:
+def test_nvptx_pins_a_dated_nightly_and_names_a_system_toolchain() -> None:
     pin = PINS["nvptx"]
-    assert pin.any_nightly
+    assert pin.channel == "nightly-2026-10-30" and HEX40.match(pin.commit_hash)
+    assert not pin.any_nightly
+    assert pin.table("system")["packages"] == ["rustc-web", "cargo-web", "rust-web-src", "llvm-22"]
     assert set(pin.components) == {"rust-src", "llvm-tools", "llvm-bitcode-linker"}
     assert pin.table("system")["rustc"] == "/usr/bin/rustc"
     assert pin.table("container")["default"] == "local"
@@ -144,7 +146,7 @@ def test_missing_toolchain_installs_with_minimal_profile_and_every_component() -
     found = rustup.Status(PINS["spirv"], None, {}, PINS["spirv"].components)
     assert found.install_argv() == [
         "rustup", "toolchain", "install", "nightly-2026-08-15", "--profile", "minimal",
-        "-c", "rust-src", "-c", "rustc-dev", "-c", "llvm-tools",
+        "--no-self-update", "-c", "rust-src", "-c", "rustc-dev", "-c", "llvm-tools",
     ]  # fmt: skip
 
 
@@ -230,15 +232,15 @@ def test_status_finds_a_nightly_with_every_pinned_component(tmp_path: Path) -> N
         tmp_path,
         {
             f"stable-{HOST}": ["rust-src"],
-            f"nightly-2026-11-01-{HOST}": ["rust-src", "llvm-tools", "llvm-bitcode-linker"],
+            f"nightly-2026-10-30-{HOST}": ["rust-src", "llvm-tools", "llvm-bitcode-linker"],
         },
-        commit="abc123",
+        commit=PINS["nvptx"].commit_hash,
     )
     found = rustup.status(PINS["nvptx"], env)
-    assert found.toolchain == f"nightly-2026-11-01-{HOST}"
+    assert found.toolchain == f"nightly-2026-10-30-{HOST}"
     assert found.missing == () and found.ok
     assert found.rustc["release"] == "1.97.0-nightly"
-    assert found.hash_ok is None  # nvptx pins no hash
+    assert found.hash_ok is True
 
 
 def test_status_names_the_missing_components(tmp_path: Path) -> None:
@@ -307,10 +309,15 @@ def test_a_missing_rustup_says_where_to_get_it(tmp_path: Path) -> None:
 
 def test_nvptx_prefers_a_rustup_nightly_with_its_components(tmp_path: Path) -> None:
     components = ["rust-src", "llvm-tools", "llvm-bitcode-linker"]
-    env = fake_rustup(tmp_path, {f"nightly-2026-11-01-{HOST}": components})
+    env = fake_rustup(
+        tmp_path,
+        {f"nightly-2026-11-01-{HOST}": components, f"nightly-2026-10-30-{HOST}": components},
+        commit=PINS["nvptx"].commit_hash,
+    )
     toolchain = nvptx.find_toolchain(PINS["nvptx"], env)
     assert toolchain.kind == "rustup-nightly"
-    assert toolchain.cargo == ("cargo", "+nightly-2026-11-01")
+    assert toolchain.cargo == ("cargo", "+nightly-2026-10-30")  # the pin, not another nightly
+    assert toolchain.checks[0].detail.startswith("route: the pinned rustup nightly-2026-10-30")
     assert toolchain.env == {} and toolchain.ready
     assert toolchain.rustc_version == "1.97.0-nightly"
 

@@ -294,7 +294,7 @@ fn cpu_path(k: &Kernel, info: &Ident) -> TokenStream {
         .collect();
     let run = match k.mode {
         Mode::Items => quote! {
-            __rgpu::cpu::run_items(__count, #threads, &|__ctx: ::rgpu::Item| {
+            __rgpu::cpu::run_items_on(device, __count, #threads, &|__ctx: ::rgpu::Item| {
                 let __i = __ctx.index() as usize;
                 #body(#(#call_args),*)
             });
@@ -303,7 +303,7 @@ fn cpu_path(k: &Kernel, info: &Ident) -> TokenStream {
             let shared = shared_bytes(k);
             let name = k.name.to_string();
             quote! {
-                __rgpu::cpu::run_groups_named(#name, __count, #threads, #shared,
+                __rgpu::cpu::run_groups_on(device, #name, __count, #threads, #shared,
                     &|__ctx: ::rgpu::Group, __scratch: *mut u8| {
                         #body(#(#call_args),*)
                     });
@@ -438,16 +438,11 @@ fn cuda_entry(k: &Kernel, which: Cuda) -> TokenStream {
                 let symbol = shared_symbol(k, i);
                 let decl = format!(".shared .align 16 .b8 {symbol}[{{bytes}}];");
                 globals.push(quote! {
-                    ::core::arch::global_asm!(#decl, bytes = const (((#n) as usize) * ::core::mem::size_of::<#t>()));
+                    ::rgpu::__nvptx_shared_decl!(#decl, (((#n) as usize) * ::core::mem::size_of::<#t>()));
                 });
                 let mov = format!("mov.u32 {{0}}, {symbol};");
                 quote! {
-                    // SAFETY: `mov` of a `.shared` symbol yields its shared-window address.
-                    let #s = unsafe {
-                        let __address: u32;
-                        ::core::arch::asm!(#mov, out(reg32) __address, options(pure, nomem, nostack));
-                        <#ty>::from_addr(__address)
-                    };
+                    let #s = <#ty>::from_addr(::rgpu::__nvptx_shared_addr!(#mov));
                 }
             }
             Cuda::Nvvm => {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::api::CpuDevices;
 use crate::backend::{Backend, Skipped, BACKEND_VAR};
+use crate::cpu::CpuDevice;
 use crate::error::Error;
 use crate::registry::{self, DeviceKind};
 
@@ -74,6 +75,25 @@ impl Device {
             })?),
         };
         select(value)
+    }
+
+    /// The cpu backend with a pool of `threads` threads of its own, whatever
+    /// `RGPU_CPU_THREADS` says: how a program's own `--threads` option reaches the launches
+    /// (`Device::open(Backend::Cpu)` and `select` read `RGPU_CPU_THREADS`; unset, every
+    /// core). `threads` 0 is `Error::Config`.
+    pub fn cpu_with_threads(threads: usize) -> Result<Device, Error> {
+        Ok(Device::from_kind(DeviceKind::Cpu(CpuDevice::with_threads(
+            threads,
+        )?)))
+    }
+
+    /// Runs `f` on this device's cpu threads (its pool); on another backend, here.
+    pub(crate) fn cpu_install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.inner.kind {
+            DeviceKind::Cpu(cpu) => cpu.install(f),
+            #[allow(unreachable_patterns)]
+            _ => f(),
+        }
     }
 
     pub fn backend(&self) -> Backend {

@@ -36,7 +36,7 @@ mod wgpu;
 pub use backend::{Backend, Skipped, BACKEND_VAR};
 pub use buffer::{Buffer, Input, InputOutput};
 pub use bytemuck::Pod;
-pub use cpu::{Global, Group, Item, Shared, Word};
+pub use cpu::{Global, Group, Item, Shared, Word, CPU_THREADS_VAR};
 pub use device::Device;
 pub use error::Error;
 
@@ -52,8 +52,8 @@ pub mod __private {
     /// The cpu executor and the host versions of the kernel-side types.
     pub mod cpu {
         pub use crate::cpu::{
-            run_groups, run_groups_named, run_items, Global, Group, Item, Shared, Word,
-            MIN_ITEMS_PER_TASK, SCRATCH_ALIGN, STACK_BYTES,
+            run_groups, run_groups_named, run_groups_on, run_items, run_items_on, Global, Group,
+            Item, Shared, Word, MIN_ITEMS_PER_TASK, SCRATCH_ALIGN, STACK_BYTES,
         };
     }
 }

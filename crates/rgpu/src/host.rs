@@ -4,7 +4,7 @@
 
 pub use rgpu_runtime::{
     testing, Backend, Buffer, Device, Error, Global, Group, Input, InputOutput, Item, Pod, Shared,
-    Skipped, Word, BACKEND_VAR,
+    Skipped, Word, BACKEND_VAR, CPU_THREADS_VAR,
 };
 
 /// What the expansions of `#[rgpu::kernel]` use on the host.

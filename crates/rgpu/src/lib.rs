@@ -43,7 +43,11 @@
 //! subgroup is the 32-thread warp, on Vulkan the device's subgroup, on the cpu backend a
 //! single invocation.
 #![no_std]
-#![cfg_attr(rgpu_codegen = "nvptx", feature(stdarch_nvptx, asm_experimental_arch))]
+#![cfg_attr(
+    rgpu_codegen = "nvptx",
+    feature(stdarch_nvptx, asm_experimental_arch, allow_internal_unstable),
+    allow(internal_features)
+)]
 #![deny(missing_docs)]
 
 #[cfg(rgpu_codegen = "host")]
@@ -129,6 +133,36 @@ macro_rules! __nvptx { ($($t:tt)*) => { $($t)* }; }
 #[macro_export]
 macro_rules! __nvptx {
     ($($t:tt)*) => {};
+}
+
+/// A `.shared` array of `$bytes` bytes for a `Shared` parameter, declared in the kernel
+/// crate. Written here, not in the expansion, so that the kernel crate needs no
+/// `asm_experimental_arch` of its own (rustc allows it inside this macro's expansion; a
+/// crate-level feature would be "declared but not used" in crates without workgroup memory).
+#[cfg(rgpu_codegen = "nvptx")]
+#[doc(hidden)]
+#[macro_export]
+#[allow_internal_unstable(asm_experimental_arch)]
+macro_rules! __nvptx_shared_decl {
+    ($decl:literal, $bytes:expr) => {
+        ::core::arch::global_asm!($decl, bytes = const $bytes);
+    };
+}
+
+/// The 32-bit shared-window address of a `.shared` symbol (`mov.u32 {0}, SYMBOL;`).
+#[cfg(rgpu_codegen = "nvptx")]
+#[doc(hidden)]
+#[macro_export]
+#[allow_internal_unstable(asm_experimental_arch)]
+macro_rules! __nvptx_shared_addr {
+    ($mov:literal) => {{
+        let __address: u32;
+        // SAFETY: `mov` of a `.shared` symbol yields its shared-window address.
+        unsafe {
+            ::core::arch::asm!($mov, out(reg32) __address, options(pure, nomem, nostack));
+        }
+        __address
+    }};
 }
 
 /// Rust-CUDA (nvvm) entry points.

@@ -40,7 +40,12 @@ fn inputs(n: u32) -> (Vec<f32>, Vec<f32>) {
 }
 
 fn run(args: &Args) -> Result<(), String> {
-    let (device, _skipped) = rgpu::Device::select().map_err(|e| e.to_string())?;
+    let (device, skipped) = rgpu::Device::select().map_err(|e| e.to_string())?;
+    // Why a backend built into this binary was passed over (no driver, no device): never
+    // fall back to the cpu silently.
+    for why in skipped.iter().filter(|s| s.backend.is_built()) {
+        eprintln!("notice: {why}; trying the next backend");
+    }
     let (x, mut y) = inputs(args.n);
     kernel::saxpy(&device, args.n, args.a, &x, &mut y).map_err(|e| e.to_string())?;
     let shown: Vec<f32> = y.iter().take(4).copied().collect();

@@ -130,6 +130,7 @@ pub(super) struct Opened {
 }
 
 pub(super) fn open(cpu_devices: CpuDevices) -> Result<Opened, Error> {
+    crate::common::vulkan::ensure_runtime_dir();
     // SAFETY: loading the system's Vulkan loader runs its initialisation code; that is
     // what every Vulkan program does.
     let entry = unsafe { ash::Entry::load() }.map_err(|e| {

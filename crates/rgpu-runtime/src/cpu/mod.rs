@@ -21,20 +21,78 @@ use crate::backend::Backend;
 use crate::error::Error;
 use crate::kernel::{Artifact, KernelInfo};
 
-/// The cpu as a `Device`: rayon's global thread pool. Launchers run kernels on it
-/// themselves (`run_items`, `run_groups`), on the buffers' host memory.
-pub(crate) struct CpuDevice;
+/// The variable that sets the cpu backend's thread count (a positive integer; unset, empty
+/// or `0`: rayon's global pool, which has one thread per core unless `RAYON_NUM_THREADS`).
+pub const CPU_THREADS_VAR: &str = "RGPU_CPU_THREADS";
+
+/// The cpu as a `Device`: rayon's global thread pool, or a pool of its own with a set
+/// number of threads (`RGPU_CPU_THREADS`, `Device::cpu_with_threads`). Launchers run kernels
+/// on it themselves (`run_items_on`, `run_groups_on`), on the buffers' host memory.
+pub(crate) struct CpuDevice {
+    pool: Option<rayon::ThreadPool>,
+}
+
+impl CpuDevice {
+    /// The cpu device `RGPU_CPU_THREADS` asks for; an invalid value is `Error::Config`.
+    pub(crate) fn from_env() -> Result<Self, Error> {
+        let value = std::env::var_os(CPU_THREADS_VAR);
+        let text = value.as_ref().map(|v| v.to_str().map(str::trim));
+        match text {
+            None | Some(Some("")) | Some(Some("0")) => Ok(Self::global()),
+            Some(Some(t)) => match t.parse::<usize>() {
+                Ok(n) => Self::with_threads(n),
+                Err(_) => Err(invalid(&format!("{value:?}"))),
+            },
+            Some(None) => Err(invalid(&format!("{value:?}"))),
+        }
+    }
+
+    /// rayon's global pool.
+    pub(crate) fn global() -> Self {
+        Self { pool: None }
+    }
+
+    /// A pool of its own with `threads` threads (at least 1).
+    pub(crate) fn with_threads(threads: usize) -> Result<Self, Error> {
+        if threads == 0 {
+            return Err(invalid("0 threads"));
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("rgpu-cpu-{i}"))
+            .build()
+            .map_err(|e| Error::Config {
+                reason: format!("cannot start {threads} cpu threads: {e}"),
+            })?;
+        Ok(Self { pool: Some(pool) })
+    }
+
+    pub(crate) fn threads(&self) -> usize {
+        self.pool.as_ref().map_or_else(
+            rayon::current_num_threads,
+            rayon::ThreadPool::current_num_threads,
+        )
+    }
+
+    /// Runs `f` (a launch) on this device's threads.
+    pub(crate) fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(pool) => pool.install(f),
+            None => f(),
+        }
+    }
+}
 
 impl Api for CpuDevice {
     const BACKEND: Backend = Backend::Cpu;
     type Memory = HostMemory;
 
     fn open(_: CpuDevices) -> Result<Self, Error> {
-        Ok(Self)
+        Self::from_env()
     }
 
     fn description(&self) -> String {
-        format!("CPU, {} threads (rayon)", rayon::current_num_threads())
+        format!("CPU, {} threads (rayon)", self.threads())
     }
 
     fn upload(&self, data: &[u8], align: usize) -> Result<HostMemory, Error> {
@@ -90,4 +148,30 @@ impl Api for CpuDevice {
                 .into(),
         })
     }
+}
+
+fn invalid(value: &str) -> Error {
+    Error::Config {
+        reason: format!(
+            "{CPU_THREADS_VAR}={value} is not a thread count: set it to a positive integer \
+             (or unset it for one thread per core)"
+        ),
+    }
+}
+
+/// `run_items` on `device`'s threads (the cpu device's pool); what the launchers call.
+pub fn run_items_on(device: &crate::Device, count: u32, threads: u32, f: &(dyn Fn(Item) + Sync)) {
+    device.cpu_install(|| run_items(count, threads, f));
+}
+
+/// `run_groups_named` on `device`'s threads (the cpu device's pool); what the launchers call.
+pub fn run_groups_on(
+    device: &crate::Device,
+    kernel: &str,
+    groups: u32,
+    threads: u32,
+    shared_bytes: usize,
+    f: &(dyn Fn(Group, *mut u8) + Sync),
+) {
+    device.cpu_install(|| run_groups_named(kernel, groups, threads, shared_bytes, f));
 }

@@ -104,6 +104,7 @@ impl Api for WgpuDevice {
     type Memory = WgpuMemory;
 
     fn open(cpu_devices: CpuDevices) -> Result<Self, Error> {
+        crate::common::vulkan::ensure_runtime_dir();
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
         let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
         // Vulkan first (SPIR-V passes through), then the best device type.

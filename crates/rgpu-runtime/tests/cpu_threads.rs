@@ -1,0 +1,70 @@
+//! The cpu backend's thread count: `RGPU_CPU_THREADS` and `Device::cpu_with_threads`, as
+//! the generated launchers run (`run_items_on` / `run_groups_on` with the device). One test
+//! function, because `RGPU_CPU_THREADS` is process-wide.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use rgpu_runtime::__private::cpu::{run_groups_on, run_items_on};
+use rgpu_runtime::{Backend, Device, Error, Group, Item, CPU_THREADS_VAR};
+
+/// The distinct rayon pool sizes and worker indices seen by the invocations of a launch.
+fn seen_by_items(device: &Device) -> (HashSet<usize>, HashSet<usize>) {
+    let sizes = Mutex::new(HashSet::new());
+    let workers = Mutex::new(HashSet::new());
+    run_items_on(device, 1 << 16, 256, &|_item: Item| {
+        sizes.lock().unwrap().insert(rayon::current_num_threads());
+        workers
+            .lock()
+            .unwrap()
+            .insert(rayon::current_thread_index().unwrap_or(usize::MAX));
+    });
+    (sizes.into_inner().unwrap(), workers.into_inner().unwrap())
+}
+
+#[test]
+fn the_cpu_thread_count_is_honoured_by_the_launch() {
+    // Device::cpu_with_threads: the launch runs on exactly that many threads.
+    let three = Device::cpu_with_threads(3).unwrap();
+    assert_eq!(three.backend(), Backend::Cpu);
+    assert_eq!(three.description(), "CPU, 3 threads (rayon)");
+    let (sizes, workers) = seen_by_items(&three);
+    assert_eq!(sizes, HashSet::from([3]));
+    assert!(workers.iter().all(|&w| w < 3), "{workers:?}");
+    let groups = Mutex::new(HashSet::new());
+    run_groups_on(&three, "k", 64, 32, 0, &|_g: Group, _s: *mut u8| {
+        groups.lock().unwrap().insert(rayon::current_num_threads());
+    });
+    assert_eq!(groups.into_inner().unwrap(), HashSet::from([3]));
+
+    // RGPU_CPU_THREADS, read when the cpu device opens (open, select, auto).
+    std::env::set_var(CPU_THREADS_VAR, "2");
+    let two = Device::open(Backend::Cpu).unwrap();
+    assert_eq!(two.description(), "CPU, 2 threads (rayon)");
+    assert_eq!(seen_by_items(&two).0, HashSet::from([2]));
+    std::env::set_var("RGPU_BACKEND", "cpu");
+    let (selected, _skipped) = Device::select().unwrap();
+    assert_eq!(seen_by_items(&selected).0, HashSet::from([2]));
+    // The explicit count wins over the variable.
+    assert_eq!(seen_by_items(&three).0, HashSet::from([3]));
+
+    // An invalid value is a configuration error naming the variable.
+    for bad in ["many", "-1"] {
+        std::env::set_var(CPU_THREADS_VAR, bad);
+        match Device::open(Backend::Cpu) {
+            Err(Error::Config { reason }) => assert!(reason.contains(CPU_THREADS_VAR), "{reason}"),
+            Err(other) => panic!("{bad}: {other}"),
+            Ok(_) => panic!("{bad}: opened"),
+        }
+    }
+    assert!(matches!(
+        Device::cpu_with_threads(0),
+        Err(Error::Config { .. })
+    ));
+
+    // Unset (or 0): rayon's global pool, one thread per core.
+    std::env::remove_var(CPU_THREADS_VAR);
+    let all = Device::open(Backend::Cpu).unwrap();
+    let cores = rayon::current_num_threads();
+    assert_eq!(seen_by_items(&all).0, HashSet::from([cores]));
+}

@@ -1,0 +1,48 @@
+"""Issue 20, item 3: a PTX that was checked without ptxas is checked again once a ptxas
+appears or changes (the nvptx kernel stamp's key holds what checks it), and the warning
+names the file the build wrote (`<kernel>-sm_XX.ptx`), not cargo's intermediate."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from rgpu import kernel_build
+from rgpu.codegens import nvptx
+from rgpu.toolchains import tools
+from tests.unit.projects import fake_program, tiny_ptx
+from tests.unit.test_nvptx import build
+
+
+def test_the_stamp_key_changes_when_ptxas_appears_or_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found: list[str | None] = [None]
+    monkeypatch.setattr(tools, "find_ptxas", lambda env: found[0])
+    none = kernel_build.checker_identity("ptx", {})
+    assert none == "ptxas=none"
+    ptxas = fake_program(tmp_path / "bin", "ptxas", "exit 0\n")
+    found[0] = str(ptxas)
+    appeared = kernel_build.checker_identity("ptx", {})
+    assert appeared != none and str(ptxas) in appeared
+    st = ptxas.stat()
+    os.utime(ptxas, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a new ptxas in its place
+    assert kernel_build.checker_identity("ptx", {}) not in (none, appeared)
+    assert kernel_build.checker_identity("spirv", {}) == ""  # SPIR-V is not ptxas's
+
+
+def test_the_warning_names_the_file_the_build_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(tools, "find_ptxas", lambda env: None)
+    b = build(tmp_path, archs="sm_80")
+    source = nvptx.built_ptx(b, "sm_80")
+    source.parent.mkdir(parents=True)
+    source.write_text(tiny_ptx("sm_80"))
+    (artifact,) = nvptx.CODEGEN.collect(b)
+    err = capsys.readouterr().err
+    assert "demo_kernel-sm_80.ptx: ptxas check not run" in err
+    assert "demo_kernel.ptx:" not in err
+    assert artifact.extra["ptxas"].startswith("not run")
