@@ -221,6 +221,10 @@ def build(
         previous = build_state.read(ws.rgpu_dir)
         kept = previous.targets if previous else ()
         targets = kept if built is None else tuple(built)
+        if any(b.host_target for b in parts.backends):
+            from rgpu.web import build as web_build
+
+            web_build.build_pages(ws, options.profile, env, options.yes)
         build_state.write(
             ws.rgpu_dir,
             build_state.State(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -213,6 +214,39 @@ def stream(
             returncode=returncode,
         )
     return Result(tuple(argv), returncode, "", "")
+
+
+@contextlib.contextmanager
+def background(
+    argv: Sequence[str], *, env: Mapping[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Start ``argv`` with no terminal and its output discarded (a browser the caller
+    drives); it is terminated, then killed, when the block ends."""
+    argv = [str(a) for a in argv]
+    reporter().command(format_argv(argv))
+    try:
+        proc = subprocess.Popen(
+            argv,
+            env=_env_for(argv, env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except FileNotFoundError as exc:
+        raise ToolMissingError(f"`{argv[0]}` could not be started: {exc}") from exc
+    try:
+        yield proc
+    except KeyboardInterrupt as exc:
+        raise InterruptedByUser(f"interrupted while running {argv[0]}") from exc
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 def exec_replace(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> int:

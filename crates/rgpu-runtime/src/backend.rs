@@ -17,13 +17,27 @@ pub enum Backend {
     Wgpu,
     /// Vulkan 1.2 through ash, running embedded SPIR-V.
     Ash,
+    /// The browser's WebGPU (wasm32, through wgpu), running embedded WGSL.
+    WebGpu,
 }
 
 impl Backend {
-    pub const ALL: [Backend; 4] = [Backend::Cpu, Backend::Cuda, Backend::Wgpu, Backend::Ash];
+    pub const ALL: [Backend; 5] = [
+        Backend::Cpu,
+        Backend::Cuda,
+        Backend::Wgpu,
+        Backend::Ash,
+        Backend::WebGpu,
+    ];
 
     /// The order `Device::auto` tries them in.
-    pub const AUTO_ORDER: [Backend; 4] = [Backend::Cuda, Backend::Wgpu, Backend::Ash, Backend::Cpu];
+    pub const AUTO_ORDER: [Backend; 5] = [
+        Backend::Cuda,
+        Backend::Wgpu,
+        Backend::Ash,
+        Backend::WebGpu,
+        Backend::Cpu,
+    ];
 
     pub const fn name(self) -> &'static str {
         match self {
@@ -31,10 +45,11 @@ impl Backend {
             Backend::Cuda => "cuda",
             Backend::Wgpu => "wgpu",
             Backend::Ash => "ash",
+            Backend::WebGpu => "webgpu",
         }
     }
 
-    /// `"cpu"`, `"cuda"`, `"wgpu"` or `"ash"`.
+    /// `"cpu"`, `"cuda"`, `"wgpu"`, `"ash"` or `"webgpu"`.
     pub fn parse(s: &str) -> Option<Backend> {
         Backend::ALL.into_iter().find(|b| b.name() == s)
     }
@@ -46,6 +61,7 @@ impl Backend {
             Backend::Cuda => cfg!(feature = "cuda"),
             Backend::Wgpu => cfg!(feature = "wgpu"),
             Backend::Ash => cfg!(feature = "ash"),
+            Backend::WebGpu => cfg!(all(feature = "webgpu", target_arch = "wasm32")),
         }
     }
 }
@@ -92,7 +108,7 @@ pub(crate) fn choice(value: Option<&str>) -> Result<Choice, Error> {
         let backend = Backend::parse(name).ok_or_else(|| Error::Config {
             reason: format!(
                 "{BACKEND_VAR}={value}: `{name}` is not a backend: set it to cpu, cuda, wgpu, \
-                 ash, a comma-separated list of them, or auto (or unset it)"
+                 ash, webgpu, a comma-separated list of them, or auto (or unset it)"
             ),
         })?;
         if !list.contains(&backend) {
@@ -134,6 +150,8 @@ pub(crate) fn open(backend: Backend, cpu_devices: CpuDevices) -> Result<Device, 
         Backend::Ash => {
             crate::device::DeviceKind::Ash(crate::vulkan::ash::AshDevice::open(cpu_devices)?)
         }
+        #[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
+        Backend::WebGpu => crate::device::DeviceKind::WebGpu(crate::webgpu::WebGpuDevice::open()?),
         #[allow(unreachable_patterns)]
         other => return Err(Error::NotBuilt { backend: other }),
     };
@@ -207,7 +225,7 @@ mod tests {
         assert_eq!(Backend::parse("vulkan"), None);
         assert!(Backend::Cpu.is_built());
         assert_eq!(Backend::Cuda.is_built(), cfg!(feature = "cuda"));
-        assert_eq!(Backend::AUTO_ORDER[3], Backend::Cpu);
+        assert_eq!(Backend::AUTO_ORDER.last(), Some(&Backend::Cpu));
     }
 
     #[test]
@@ -224,8 +242,8 @@ mod tests {
         let e = choice(Some("gpu")).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "RGPU_BACKEND=gpu: `gpu` is not a backend: set it to cpu, cuda, wgpu, ash, a \
-             comma-separated list of them, or auto (or unset it)"
+            "RGPU_BACKEND=gpu: `gpu` is not a backend: set it to cpu, cuda, wgpu, ash, webgpu, \
+             a comma-separated list of them, or auto (or unset it)"
         );
     }
 

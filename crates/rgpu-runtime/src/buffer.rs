@@ -20,6 +20,8 @@ pub(crate) enum Memory {
     Wgpu(crate::vulkan::wgpu::WgpuMemory),
     #[cfg(feature = "ash")]
     Ash(crate::vulkan::ash::AshMemory),
+    #[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
+    WebGpu(crate::webgpu::WebGpuMemory),
 }
 
 /// Device memory without its element type: what `Src`/`Dst` carry to `launch`.

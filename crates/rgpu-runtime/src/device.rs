@@ -35,6 +35,8 @@ pub(crate) enum DeviceKind {
     Wgpu(crate::vulkan::wgpu::WgpuDevice),
     #[cfg(feature = "ash")]
     Ash(crate::vulkan::ash::AshDevice),
+    #[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
+    WebGpu(crate::webgpu::WebGpuDevice),
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -175,6 +177,8 @@ impl DeviceInner {
             DeviceKind::Wgpu(_) => Backend::Wgpu,
             #[cfg(feature = "ash")]
             DeviceKind::Ash(_) => Backend::Ash,
+            #[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
+            DeviceKind::WebGpu(_) => Backend::WebGpu,
         }
     }
 
@@ -187,6 +191,8 @@ impl DeviceInner {
             DeviceKind::Wgpu(d) => d.description(),
             #[cfg(feature = "ash")]
             DeviceKind::Ash(d) => d.description(),
+            #[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
+            DeviceKind::WebGpu(d) => d.description(),
         }
     }
 
@@ -209,6 +215,8 @@ impl DeviceInner {
             DeviceKind::Wgpu(d) => Memory::Wgpu(d.upload(data)?),
             #[cfg(feature = "ash")]
             DeviceKind::Ash(d) => Memory::Ash(d.upload(data)?),
+            #[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
+            DeviceKind::WebGpu(d) => Memory::WebGpu(d.upload(data)?),
         })
     }
 
@@ -221,6 +229,8 @@ impl DeviceInner {
             DeviceKind::Wgpu(d) => Memory::Wgpu(d.zeros(bytes)?),
             #[cfg(feature = "ash")]
             DeviceKind::Ash(d) => Memory::Ash(d.zeros(bytes)?),
+            #[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
+            DeviceKind::WebGpu(d) => Memory::WebGpu(d.zeros(bytes)?),
         })
     }
 
@@ -236,6 +246,8 @@ impl DeviceInner {
             (DeviceKind::Wgpu(d), Memory::Wgpu(m)) => d.download(&mut [(m, out)]),
             #[cfg(feature = "ash")]
             (DeviceKind::Ash(d), Memory::Ash(m)) => d.download(m, out),
+            #[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
+            (DeviceKind::WebGpu(d), Memory::WebGpu(m)) => d.download(m, out),
             #[allow(unreachable_patterns)]
             _ => Err(foreign_memory(self.backend())),
         }
@@ -253,6 +265,8 @@ impl DeviceInner {
             (DeviceKind::Wgpu(d), Memory::Wgpu(m)) => d.write(m, data),
             #[cfg(feature = "ash")]
             (DeviceKind::Ash(d), Memory::Ash(m)) => d.write(m, data),
+            #[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
+            (DeviceKind::WebGpu(d), Memory::WebGpu(m)) => d.write(m, data),
             #[allow(unreachable_patterns)]
             _ => Err(foreign_memory(self.backend())),
         }
@@ -278,6 +292,8 @@ impl DeviceInner {
             DeviceKind::Wgpu(d) => d.flush(),
             #[cfg(feature = "ash")]
             DeviceKind::Ash(d) => d.flush(),
+            #[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
+            DeviceKind::WebGpu(_) => Ok(()),
         }
     }
 
@@ -290,6 +306,8 @@ impl DeviceInner {
             DeviceKind::Wgpu(d) => d.sync(),
             #[cfg(feature = "ash")]
             DeviceKind::Ash(d) => d.sync(),
+            #[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
+            DeviceKind::WebGpu(d) => d.sync(),
         }
     }
 
@@ -302,6 +320,8 @@ impl DeviceInner {
             DeviceKind::Wgpu(d) => d.begin_timing(),
             #[cfg(feature = "ash")]
             DeviceKind::Ash(d) => d.begin_timing(),
+            #[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
+            DeviceKind::WebGpu(_) => Ok(()),
         }
     }
 
@@ -315,6 +335,9 @@ impl DeviceInner {
             DeviceKind::Wgpu(d) => d.end_timing(),
             #[cfg(feature = "ash")]
             DeviceKind::Ash(d) => d.end_timing(),
+            // No timestamps on the web here: the time is unknown.
+            #[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
+            DeviceKind::WebGpu(d) => d.sync().map(|()| None),
         }
     }
 }

@@ -66,6 +66,7 @@ impl fmt::Display for Error {
                     Backend::Cuda => "PTX for this GPU",
                     Backend::Cpu => "code for the cpu",
                     Backend::Wgpu | Backend::Ash => "SPIR-V",
+                    Backend::WebGpu => "WGSL",
                 };
                 write!(
                     f,

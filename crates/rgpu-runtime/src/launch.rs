@@ -250,6 +250,8 @@ pub fn launch(
         DeviceKind::Wgpu(d) => d.launch(kernel, artifacts, count, args, &params),
         #[cfg(feature = "ash")]
         DeviceKind::Ash(d) => d.launch(kernel, artifacts, count, args, &params),
+        #[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
+        DeviceKind::WebGpu(d) => d.launch(kernel, artifacts, count, args, &params),
     }
 }
 

@@ -17,9 +17,12 @@ mod cuda;
 mod device;
 mod error;
 mod launch;
+pub mod program;
 pub mod testing;
 #[cfg(any(feature = "wgpu", feature = "ash"))]
 mod vulkan;
+#[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
+mod webgpu;
 
 pub use backend::{Backend, Skipped, BACKEND_VAR};
 pub use buffer::{Buffer, Input, InputOutput};
@@ -27,6 +30,7 @@ pub use bytemuck::Pod;
 pub use cpu::{Global, Group, Item, Shared, Word};
 pub use device::Device;
 pub use error::Error;
+pub use program::args;
 
 /// What the `#[rgpu::kernel]` launchers use; not a stable API.
 #[doc(hidden)]

@@ -3,8 +3,8 @@
 //! codegens see.
 
 pub use rgpu_runtime::{
-    testing, Backend, Buffer, Device, Error, Global, Group, Input, InputOutput, Item, Pod, Shared,
-    Skipped, Word, BACKEND_VAR,
+    args, eprint, eprintln, print, println, program, testing, Backend, Buffer, Device, Error,
+    Global, Group, Input, InputOutput, Item, Pod, Shared, Skipped, Word, BACKEND_VAR,
 };
 
 /// What the expansions of `#[rgpu::kernel]` use on the host.
