@@ -216,6 +216,11 @@ def build(
         for note in parts.notes:
             reporter().info(f"note: {note}")
         produced = compile_kernels(ws, options, parts, env)
+        if any(b.host_target for b in parts.backends):
+            from rgpu.artifacts.manifest import read_manifest
+            from rgpu.web import build as web_build
+
+            web_build.check_wgsl(ws, read_manifest(ws.kernels_dir))
         step = parts.host_plan.steps[0]
         built = host.run(ws, step, env)
         previous = build_state.read(ws.rgpu_dir)

@@ -100,10 +100,9 @@ def run_web(ws: Workspace, options: Options, binary: str | None, args: Sequence[
     """`rgpu run --backend webgpu`: the programs built for the browser with the WGSL the
     kernel manifest lists, the page of `binary` (or the workspace's) served on 127.0.0.1
     and run in headless Chromium; its output streams here and its status is returned."""
+    from rgpu import pipeline
     from rgpu.web import browser
     from rgpu.web import build as web_build
-
-    from rgpu import pipeline
 
     pipeline.build(ws, options, ["webgpu"])
     env = dict(os.environ)

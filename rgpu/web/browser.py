@@ -70,7 +70,10 @@ def run_page(root: Path, args: Sequence[str], env: dict[str, str]) -> int:
 
     browser = require_chromium(env)
     timeout = float(env.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT_S)
-    with PageServer(root) as server, tempfile.TemporaryDirectory(prefix="rgpu-chromium-") as profile:
+    with (
+        PageServer(root) as server,
+        tempfile.TemporaryDirectory(prefix="rgpu-chromium-") as profile,
+    ):
         argv = [browser, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", page_url(server.url, args)]
         with cmd.background(argv, env=env) as proc:
             while not server.run.done.wait(0.2):
@@ -82,8 +85,9 @@ def run_page(root: Path, args: Sequence[str], env: dict[str, str]) -> int:
                         returncode=proc.returncode or 1,
                     )
                 if timeout <= 0:
+                    limit = env.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT_S
                     raise CommandFailedError(
-                        f"the page did not finish within {env.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT_S} s",
+                        f"the page did not finish within {limit} s",
                         f"raise {TIMEOUT_ENV}, or open {server.url}index.html in a browser",
                     )
     status = server.run.status

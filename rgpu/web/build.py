@@ -14,8 +14,9 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from rgpu.artifacts.manifest import Artifact
 from rgpu.config import cache_dir
-from rgpu.errors import ToolMissingError
+from rgpu.errors import ArtifactError, ToolMissingError
 from rgpu.util import cmd
 from rgpu.util.files import write_atomic
 from rgpu.web.page import PAGE_JS, index_html, page_js
@@ -45,7 +46,9 @@ def install_wasm_bindgen_argv(version: str, env: Mapping[str, str]) -> list[str]
 
 
 def has_wasm_target(env: Mapping[str, str], cwd: Path) -> bool:
-    result = cmd.run(["rustc", "--print", "sysroot"], cwd=cwd, env=env, check=False)
+    result = cmd.run(
+        ["rustc", "--print", "sysroot"], cwd=cwd, env=env, capture=True, check=False, echo=False
+    )
     if result.returncode != 0:
         return False
     sysroot = Path(result.stdout.strip())
@@ -66,7 +69,7 @@ def ensure_tools(ws: Workspace, env: Mapping[str, str], yes: bool) -> None:
     if not has_wasm_target(env, ws.root):
         argv = ["rustup", "target", "add", WASM_TARGET]
         _consent(f"the rustup target {WASM_TARGET}", argv, yes)
-        cmd.run(argv, cwd=ws.root, env=env)
+        cmd.run(argv, cwd=ws.root, env=env, stdout_to_stderr=True)
 
 
 def ensure_wasm_bindgen(ws: Workspace, env: Mapping[str, str], yes: bool) -> Path:
@@ -81,8 +84,30 @@ def ensure_wasm_bindgen(ws: Workspace, env: Mapping[str, str], yes: bool) -> Pat
     if not path.is_file():
         argv = install_wasm_bindgen_argv(version, env)
         _consent(f"wasm-bindgen-cli {version} (the version in Cargo.lock)", argv, yes)
-        cmd.run(argv, cwd=ws.root, env=env)
+        cmd.run(argv, cwd=ws.root, env=env, stdout_to_stderr=True)
     return path
+
+
+def missing_wgsl(required: Sequence[str], artifacts: Sequence[Artifact]) -> list[str]:
+    """The kernels no WGSL artifact has as an entry point."""
+    have = {e for a in artifacts if a.kind == "wgsl" for e in a.entry_points}
+    return [k for k in required if k not in have]
+
+
+def check_wgsl(ws: Workspace, artifacts: Sequence[Artifact]) -> None:
+    """Every kernel of the crate has WGSL before a program is built for the browser: the
+    browser runs nothing else, and a kernel without it would fail only when launched."""
+    from rgpu.artifacts.kernels import find
+
+    missing = missing_wgsl(find(ws.kernel_dir), artifacts)
+    if missing:
+        raise ArtifactError(
+            f"no WGSL for the kernels {', '.join(missing)}: the webgpu backend runs each "
+            "kernel's WGSL, written from its SPIR-V by the spirv codegen (kernels that use "
+            "f64 or 64-bit atomics have none: WebGPU has neither)",
+            "change those kernels to 32-bit types, or pass the WGSL with "
+            "`rgpu build --backend webgpu --kernel-artifact NAME.wgsl`",
+        )
 
 
 def wasm_build_argv(ws: Workspace, profile: str) -> list[str]:
@@ -92,6 +117,7 @@ def wasm_build_argv(ws: Workspace, profile: str) -> list[str]:
         *(["--release"] if profile == "release" else []),
         "--target",
         WASM_TARGET,
+        "--workspace",
         "--bins",
         "--features",
         ws.feature("webgpu"),
@@ -131,6 +157,7 @@ def write_page(ws: Workspace, wasm: Path, wasm_bindgen: Path, env: Mapping[str, 
         [str(wasm_bindgen), "--target", "web", "--no-typescript", "--out-dir", str(out), str(wasm)],
         cwd=ws.root,
         env=env,
+        stdout_to_stderr=True,
     )
     write_atomic(out / "index.html", index_html(name).encode())
     write_atomic(out / PAGE_JS, page_js(name).encode())

@@ -92,10 +92,12 @@ export async function run(init, wasmUrl) {
   let status;
   try {
     if (typeof WebAssembly.promising !== "function") {
-      throw new Error("this browser has no JSPI (WebAssembly.promising): use Chromium 137 or newer");
+      throw new Error(
+        "this browser has no JSPI (WebAssembly.promising): use Chromium 137 or newer");
     }
     if (!navigator.gpu) {
-      throw new Error("this browser has no WebGPU (navigator.gpu): start Chromium with --enable-unsafe-webgpu");
+      throw new Error(
+        "this browser has no WebGPU (navigator.gpu): start Chromium with --enable-unsafe-webgpu");
     }
     const exports = await instantiate(init, wasmUrl);
     const main = WebAssembly.promising(exports.main);

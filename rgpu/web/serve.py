@@ -33,7 +33,7 @@ class PageRun:
 class _Handler(http.server.SimpleHTTPRequestHandler):
     run: PageRun
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+    def do_POST(self) -> None:
         length = int(self.headers.get("content-length", "0"))
         body = self.rfile.read(length).decode("utf-8", errors="replace")
         if self.path.startswith("/rgpu/out/"):
@@ -52,7 +52,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         super().end_headers()
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
 

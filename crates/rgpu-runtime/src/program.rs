@@ -43,17 +43,15 @@ pub fn write_err(args: fmt::Arguments<'_>) {
 }
 
 /// In a browser, a panic's message goes to the page's stderr (std would drop it) before
-/// the wasm traps; elsewhere nothing changes.
+/// the wasm traps.
+#[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
 pub(crate) fn install_panic_hook() {
-    #[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
-    {
-        static ONCE: std::sync::Once = std::sync::Once::new();
-        ONCE.call_once(|| {
-            std::panic::set_hook(Box::new(|info| {
-                page::write(2, &format!("{info}\n"));
-            }))
-        });
-    }
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        std::panic::set_hook(Box::new(|info| {
+            page::write(2, &format!("{info}\n"));
+        }))
+    });
 }
 
 /// Like `std::print!`, on every backend (the page's stdout in a browser).
