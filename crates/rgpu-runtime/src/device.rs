@@ -1,9 +1,9 @@
 //! `Device`: one opened backend, the owner of `Buffer`s, and what dispatches buffer and
 //! timing operations to the backend that holds them.
 
+use crate::program::Instant;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
 
 use bytemuck::Pod;
 

@@ -30,7 +30,7 @@ pub use bytemuck::Pod;
 pub use cpu::{Global, Group, Item, Shared, Word};
 pub use device::Device;
 pub use error::Error;
-pub use program::args;
+pub use program::{args, Instant};
 
 /// What the `#[rgpu::kernel]` launchers use; not a stable API.
 #[doc(hidden)]

@@ -20,6 +20,36 @@ pub fn args() -> Vec<String> {
     std::env::args().collect()
 }
 
+/// A point in time for measuring how long something took, on every backend: std's
+/// `Instant` on native targets, the page's `performance.now()` in a browser (where std's
+/// `Instant::now` panics).
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+pub struct Instant {
+    #[cfg(not(all(feature = "webgpu", target_arch = "wasm32")))]
+    at: std::time::Instant,
+    #[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
+    ms: f64,
+}
+
+impl Instant {
+    pub fn now() -> Self {
+        #[cfg(not(all(feature = "webgpu", target_arch = "wasm32")))]
+        return Self {
+            at: std::time::Instant::now(),
+        };
+        #[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
+        return Self { ms: page::now() };
+    }
+
+    /// The time since `now()` made it.
+    pub fn elapsed(&self) -> std::time::Duration {
+        #[cfg(not(all(feature = "webgpu", target_arch = "wasm32")))]
+        return self.at.elapsed();
+        #[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
+        return std::time::Duration::from_secs_f64((page::now() - self.ms).max(0.0) / 1e3);
+    }
+}
+
 /// Writes to the program's stdout; what `rgpu::print!`/`rgpu::println!` call.
 pub fn write_out(args: fmt::Arguments<'_>) {
     #[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
@@ -95,5 +125,7 @@ mod page {
         pub(super) fn args() -> Vec<String>;
         #[wasm_bindgen(js_namespace = rgpuPage, js_name = write)]
         pub(super) fn write(fd: u32, text: &str);
+        #[wasm_bindgen(js_namespace = performance, js_name = now)]
+        pub(super) fn now() -> f64;
     }
 }

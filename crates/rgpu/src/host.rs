@@ -4,7 +4,7 @@
 
 pub use rgpu_runtime::{
     args, eprint, eprintln, print, println, program, testing, Backend, Buffer, Device, Error,
-    Global, Group, Input, InputOutput, Item, Pod, Shared, Skipped, Word, BACKEND_VAR,
+    Global, Group, Input, InputOutput, Instant, Item, Pod, Shared, Skipped, Word, BACKEND_VAR,
 };
 
 /// What the expansions of `#[rgpu::kernel]` use on the host.
