@@ -74,6 +74,23 @@ def test_ci_run_adds_an_rgpu_run_step_where_the_backend_runs() -> None:
         assert not any(c.startswith("rgpu run") for c in by_id[cuda].commands)
 
 
+def test_the_webgpu_job_builds_and_runs_the_page_in_headless_chrome(tmp_path: Path) -> None:
+    (job,) = workflow.jobs_for(("webgpu",), ci_run=("--", "--check"))
+    assert (job.id, job.kind, job.codegen) == ("webgpu", "web", "spirv")
+    assert job.setup == ("rgpu toolchain install spirv --yes",)
+    assert job.commands == (
+        "rgpu build --backend webgpu",
+        "rgpu run --backend webgpu -- --check",
+    )
+    (bare,) = workflow.jobs_for(("webgpu",))
+    assert bare.commands == ("rgpu build --backend webgpu",)
+    block = job_blocks(workflow.render(tmp_path, ("webgpu",), SOURCE, ("--", "--check")).text)
+    assert "name: webgpu in headless Chrome" in block["webgpu"]
+    assert "run: google-chrome --version" in block["webgpu"]
+    assert "~/.cache/rust-gpu" in block["webgpu"]
+    assert "webgpu" in workflow.DEFAULT_BACKENDS
+
+
 def test_cuda_jobs_compile_then_check_the_ptx() -> None:
     by_id = {j.id: j for j in workflow.jobs_for(("cuda",))}
     assert by_id["cuda-nvptx"].commands == (
@@ -124,7 +141,7 @@ def test_every_backend_combination_passes_actionlint(tmp_path: Path) -> None:
         files.append(str(out))
     proc = subprocess.run([actionlint(), *files], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert len(files) == 15
+    assert len(files) == 31
 
 
 def test_the_rendered_workflow_parses_as_yaml(tmp_path: Path) -> None:
