@@ -144,3 +144,17 @@ def test_a_wgsl_kernel_artifact_is_checked_for_the_workspaces_kernels(tmp_path: 
         external.collect([empty], tmp_path / "o", required=(), cuda_archs=(), ptxas=None)
     with pytest.raises(UsageError):
         external.check_kinds([FIXTURE], {"spirv": ("wgpu",)})
+
+
+def test_rgpu_test_says_precisely_that_webgpu_tests_do_not_run_in_the_browser(
+    tmp_path: Path,
+) -> None:
+    from typing import cast
+
+    from rgpu.config import Options
+    from rgpu.host.test import run_tests
+
+    with pytest.raises(UsageError) as err:
+        run_tests(workspace(tmp_path), cast(Options, None), ["webgpu"], env={})
+    assert "runs only in a browser" in err.value.message
+    assert "rgpu run --backend webgpu -- ARGS" in (err.value.hint or "")
