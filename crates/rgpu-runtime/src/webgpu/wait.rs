@@ -23,6 +23,8 @@ extern "C" {
 /// Runs `future` to completion, giving the event loop a turn while it is pending.
 pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
+    // Rust 1.85's `Waker::noop`: the webgpu feature needs wgpu 30, which needs Rust 1.87.
+    #[allow(clippy::incompatible_msrv)]
     let mut cx = Context::from_waker(Waker::noop());
     loop {
         if let Poll::Ready(value) = future.as_mut().poll(&mut cx) {
