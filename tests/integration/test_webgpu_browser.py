@@ -73,3 +73,52 @@ def test_the_programs_exit_status_and_stderr_come_back(web_saxpy: Path) -> None:
     assert bad.returncode == 1, bad.stderr[-3000:]
     assert "error: unknown argument `--colour`" in bad.stderr
     assert bad.stdout == ""
+
+
+# The sort demo: its five kernels' WGSL are FIXTURES generated from the GLSL twins
+# (tests/fixtures/wgsl/generate.sh); the host program, runtime and page are the real ones.
+SORT_KERNELS = ("bitonic_tile", "bitonic_global", "radix_upsweep", "radix_scan", "radix_downsweep")
+SAME = ("algorithm", "len", "type", "order", "sorted", "verified")
+
+
+@pytest.fixture(scope="module")
+def web_sort(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    parent = tmp_path_factory.mktemp("websort")
+    run_rgpu("new", "websort", "--dir", str(parent))
+    ws = parent / "websort"
+    artifacts = [
+        arg
+        for kernel in SORT_KERNELS
+        for arg in ("--kernel-artifact", str(FIXTURE.parent / f"{kernel}.fixture.wgsl"))
+    ]
+    run_rgpu("build", "-C", str(ws), "--backend", "webgpu", *artifacts, "--yes")
+    return ws
+
+
+def sort_json(ws: Path, backend: str, *args: str) -> dict[str, object]:
+    import json
+
+    proc = run_rgpu("run", "-C", str(ws), "--backend", backend, "--", *args, "--verify", "--json")
+    result: dict[str, object] = json.loads(proc.stdout)
+    return result
+
+
+def test_the_sort_demo_sorts_verified_in_headless_chromium_like_the_cpu(web_sort: Path) -> None:
+    first = ("--len", "65537", "--type", "f32", "--order", "desc")
+    web = sort_json(web_sort, "webgpu", *first)
+    cpu = sort_json(web_sort, "cpu", *first)
+    assert (web["backend"], web["verified"], web["len"]) == ("webgpu", True, 65537)
+    assert {k: web[k] for k in SAME} == {k: cpu[k] for k in SAME}
+    # Both algorithms, every key type, both orders: one build, several runs.
+    for algorithm in ("bitonic", "radix"):
+        for key_type in ("u32", "i32", "f32"):
+            for order in ("asc", "desc"):
+                args = ("--algorithm", algorithm, "--len", "4099", "--type", key_type)
+                result = sort_json(web_sort, "webgpu", *args, "--order", order)
+                assert result["backend"] == "webgpu"
+                assert (result["algorithm"], result["type"], result["order"]) == (
+                    algorithm,
+                    key_type,
+                    order,
+                )
+                assert result["sorted"] is True and result["verified"] is True, result

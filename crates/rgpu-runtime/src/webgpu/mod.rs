@@ -98,9 +98,11 @@ impl WebGpuDevice {
         })?;
         let info = adapter.get_info();
         let limits = adapter.limits();
+        // Subgroup operations (WGSL `enable subgroups;`) where the browser has them.
+        let features = adapter.features() & wgpu::Features::SUBGROUP;
         let (device, queue) = block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("rgpu"),
-            required_features: wgpu::Features::empty(),
+            required_features: features,
             required_limits: limits.clone(),
             ..Default::default()
         }))
