@@ -6,6 +6,7 @@ import contextlib
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -240,13 +241,19 @@ def background(
     except KeyboardInterrupt as exc:
         raise InterruptedByUser(f"interrupted while running {argv[0]}") from exc
     finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        # The program and what it started (a browser's renderer and GPU processes): its own
+        # session, so its process group.
+        _signal_group(proc, signal.SIGTERM)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            _signal_group(proc, signal.SIGKILL)
+            proc.wait()
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)
 
 
 def exec_replace(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> int:

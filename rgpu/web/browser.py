@@ -72,7 +72,7 @@ def run_page(root: Path, args: Sequence[str], env: dict[str, str]) -> int:
     timeout = float(env.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT_S)
     with (
         PageServer(root) as server,
-        tempfile.TemporaryDirectory(prefix="rgpu-chromium-") as profile,
+        tempfile.TemporaryDirectory(prefix="rgpu-chromium-", ignore_cleanup_errors=True) as profile,
     ):
         argv = [browser, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", page_url(server.url, args)]
         with cmd.background(argv, env=env) as proc:

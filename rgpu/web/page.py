@@ -66,6 +66,18 @@ export const suspend = new WebAssembly.Suspending(turn);
 
 globalThis.rgpuPage = { args: () => programArgs, write };
 
+// Kernels with subgroup operations need WebGPU's "subgroups" feature (WGSL `enable
+// subgroups;`), which wgpu 30's WebGPU backend cannot name: the page adds it to every device
+// request when the adapter has it.
+if (globalThis.GPUAdapter) {
+  const requestDevice = GPUAdapter.prototype.requestDevice;
+  GPUAdapter.prototype.requestDevice = function (descriptor = {}) {
+    const wanted = ["subgroups"].filter((f) => this.features.has(f));
+    const required = [...(descriptor.requiredFeatures || []), ...wanted];
+    return requestDevice.call(this, { ...descriptor, requiredFeatures: [...new Set(required)] });
+  };
+}
+
 // wasm-bindgen's glue runs a binary's `main` from `__wbindgen_start` while it
 // initializes, which is not a JSPI entry; rgpu's page keeps that call from running (the
 // glue gets exports whose `__wbindgen_start` does nothing) and calls `main` itself through

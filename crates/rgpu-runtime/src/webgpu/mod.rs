@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use crate::backend::Backend;
 use crate::buffer::{Dst, Memory, Src};
 use crate::error::Error;
-use crate::launch::{workgroups, Access, Arg, Artifact, KernelInfo};
+use crate::launch::{workgroups, Arg, Artifact, KernelInfo};
 use wait::block_on;
 
 const BACKEND: Backend = Backend::WebGpu;
@@ -98,11 +98,11 @@ impl WebGpuDevice {
         })?;
         let info = adapter.get_info();
         let limits = adapter.limits();
-        // Subgroup operations (WGSL `enable subgroups;`) where the browser has them.
-        let features = adapter.features() & wgpu::Features::SUBGROUP;
+        // WebGPU's "subgroups" feature (WGSL `enable subgroups;`) has no name in wgpu 30's
+        // WebGPU backend: rgpu's page adds it to the request where the adapter has it.
         let (device, queue) = block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("rgpu"),
-            required_features: features,
+            required_features: wgpu::Features::empty(),
             required_limits: limits.clone(),
             ..Default::default()
         }))
@@ -304,8 +304,12 @@ impl WebGpuDevice {
             kernel: kernel.name,
             reason: format!("the embedded WGSL is not UTF-8 ({e})"),
         })?;
-        let storage = |read_only| wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
+        // Every buffer is bound as read-write storage: WebGPU accepts a `var<storage, read>`
+        // there too, and WGSL written from SPIR-V may declare a buffer the kernel only reads
+        // `read_write` (naga does for a read-only GLSL block), which a read-only binding
+        // would refuse.
+        let storage = wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only: false },
             has_dynamic_offset: false,
             min_binding_size: None,
         };
@@ -313,10 +317,10 @@ impl WebGpuDevice {
             .buffers
             .iter()
             .enumerate()
-            .map(|(i, b)| wgpu::BindGroupLayoutEntry {
+            .map(|(i, _)| wgpu::BindGroupLayoutEntry {
                 binding: i as u32,
                 visibility: wgpu::ShaderStages::COMPUTE,
-                ty: storage(b.access == Access::Read),
+                ty: storage,
                 count: None,
             })
             .collect();
