@@ -41,6 +41,7 @@ def test_the_page_calls_main_through_jspi_with_the_program_name() -> None:
     assert "new WebAssembly.Suspending(turn)" in js
     assert "WebAssembly.promising(exports.main)" in js
     assert 'post("/rgpu/exit", String(status))' in js
+    assert '["subgroups"].filter((f) => this.features.has(f))' in js
 
 
 def test_the_browser_url_carries_the_arguments_and_headless_webgpu_flags() -> None:
