@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use crate::backend::Backend;
 use crate::buffer::{Dst, Memory, Src};
 use crate::error::Error;
-use crate::launch::{workgroups, Arg, Artifact, KernelInfo};
+use crate::launch::{workgroups, Access, Arg, Artifact, KernelInfo};
 use wait::block_on;
 
 const BACKEND: Backend = Backend::WebGpu;
@@ -304,24 +304,28 @@ impl WebGpuDevice {
             kernel: kernel.name,
             reason: format!("the embedded WGSL is not UTF-8 ({e})"),
         })?;
-        // Every buffer is bound as read-write storage: WebGPU accepts a `var<storage, read>`
-        // there too, and WGSL written from SPIR-V may declare a buffer the kernel only reads
-        // `read_write` (naga does for a read-only GLSL block), which a read-only binding
-        // would refuse.
-        let storage = wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only: false },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        };
+        // Each buffer bound as its WGSL declares it (WebGPU wants the exact access mode):
+        // WGSL written from SPIR-V may declare a buffer the kernel only reads `read_write`.
+        let declared = storage_access(source);
         let mut entries: Vec<wgpu::BindGroupLayoutEntry> = kernel
             .buffers
             .iter()
             .enumerate()
-            .map(|(i, _)| wgpu::BindGroupLayoutEntry {
-                binding: i as u32,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: storage,
-                count: None,
+            .map(|(i, b)| {
+                let read_only = declared
+                    .get(&(i as u32))
+                    .copied()
+                    .unwrap_or(b.access == Access::Read);
+                wgpu::BindGroupLayoutEntry {
+                    binding: i as u32,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Storage { read_only },
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                }
             })
             .collect();
         entries.push(wgpu::BindGroupLayoutEntry {
@@ -490,6 +494,30 @@ impl WebGpuDevice {
         }
         Ok(())
     }
+}
+
+/// The storage buffers a WGSL module declares in group 0: binding -> read-only
+/// (`var<storage, read>`; `var<storage>` and `var<storage, read_write>` are read-write).
+fn storage_access(wgsl: &str) -> HashMap<u32, bool> {
+    let mut found = HashMap::new();
+    let mut rest = wgsl;
+    while let Some(at) = rest.find("@binding(") {
+        rest = &rest[at + "@binding(".len()..];
+        let Some(close) = rest.find(')') else { break };
+        let Ok(binding) = rest[..close].trim().parse::<u32>() else {
+            continue;
+        };
+        let decl = rest[close + 1..].trim_start();
+        let Some(var) = decl.strip_prefix("var<") else {
+            continue;
+        };
+        let Some(end) = var.find('>') else { break };
+        let parts: Vec<&str> = var[..end].split(',').map(str::trim).collect();
+        if parts.first() == Some(&"storage") {
+            found.insert(binding, parts.get(1) == Some(&"read"));
+        }
+    }
+    found
 }
 
 /// Writes `data` at the start of a buffer mapped at creation, and unmaps it.
