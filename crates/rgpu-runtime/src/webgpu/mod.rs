@@ -497,7 +497,7 @@ impl WebGpuDevice {
 }
 
 /// The storage buffers a WGSL module declares in group 0: binding -> read-only
-/// (`var<storage, read>`; `var<storage>` and `var<storage, read_write>` are read-write).
+/// (`var<storage>` and `var<storage, read>`; `var<storage, read_write>` is read-write).
 fn storage_access(wgsl: &str) -> HashMap<u32, bool> {
     let mut found = HashMap::new();
     let mut rest = wgsl;
@@ -514,7 +514,8 @@ fn storage_access(wgsl: &str) -> HashMap<u32, bool> {
         let Some(end) = var.find('>') else { break };
         let parts: Vec<&str> = var[..end].split(',').map(str::trim).collect();
         if parts.first() == Some(&"storage") {
-            found.insert(binding, parts.get(1) == Some(&"read"));
+            // `var<storage>` without an access mode is `read`.
+            found.insert(binding, parts.get(1).is_none_or(|a| *a == "read"));
         }
     }
     found
