@@ -216,11 +216,20 @@ def build(
         for note in parts.notes:
             reporter().info(f"note: {note}")
         produced = compile_kernels(ws, options, parts, env)
+        if any(b.host_target for b in parts.backends):
+            from rgpu.artifacts.manifest import read_manifest
+            from rgpu.web import build as web_build
+
+            web_build.check_wgsl(ws, read_manifest(ws.kernels_dir))
         step = parts.host_plan.steps[0]
         built = host.run(ws, step, env)
         previous = build_state.read(ws.rgpu_dir)
         kept = previous.targets if previous else ()
         targets = kept if built is None else tuple(built)
+        if any(b.host_target for b in parts.backends):
+            from rgpu.web import build as web_build
+
+            web_build.build_pages(ws, options.profile, env, options.yes)
         build_state.write(
             ws.rgpu_dir,
             build_state.State(

@@ -39,7 +39,7 @@ class Entry:
 REGISTRY: tuple[Entry, ...] = (
     Entry("nvptx", "rgpu.codegens.nvptx", ("cuda",)),
     Entry("nvvm", "rgpu.codegens.nvvm", ("cuda",)),
-    Entry("spirv", "rgpu.codegens.spirv", ("wgpu", "ash")),
+    Entry("spirv", "rgpu.codegens.spirv", ("wgpu", "ash", "webgpu")),
 )
 
 

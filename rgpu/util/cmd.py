@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
+import signal
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -213,6 +215,45 @@ def stream(
             returncode=returncode,
         )
     return Result(tuple(argv), returncode, "", "")
+
+
+@contextlib.contextmanager
+def background(
+    argv: Sequence[str], *, env: Mapping[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Start ``argv`` with no terminal and its output discarded (a browser the caller
+    drives); it is terminated, then killed, when the block ends."""
+    argv = [str(a) for a in argv]
+    reporter().command(format_argv(argv))
+    try:
+        proc = subprocess.Popen(
+            argv,
+            env=_env_for(argv, env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except FileNotFoundError as exc:
+        raise ToolMissingError(f"`{argv[0]}` could not be started: {exc}") from exc
+    try:
+        yield proc
+    except KeyboardInterrupt as exc:
+        raise InterruptedByUser(f"interrupted while running {argv[0]}") from exc
+    finally:
+        # The program and what it started (a browser's renderer and GPU processes): its own
+        # session, so its process group.
+        _signal_group(proc, signal.SIGTERM)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            _signal_group(proc, signal.SIGKILL)
+            proc.wait()
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)
 
 
 def exec_replace(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> int:

@@ -21,6 +21,8 @@ macro_rules! backends {
             Wgpu "wgpu" (feature = "wgpu") "SPIR-V" wgpu::WgpuDevice;
             /// Vulkan 1.2 through ash, running embedded SPIR-V.
             Ash "ash" (feature = "ash") "SPIR-V" ash::AshDevice;
+            /// The browser's WebGPU (wasm32, through wgpu), running embedded WGSL.
+            WebGpu "webgpu" (all(feature = "webgpu", target_arch = "wasm32")) "WGSL" webgpu::WebGpuDevice;
         }
     };
 }
@@ -132,11 +134,23 @@ mod tests {
         assert_eq!(Backend::Cuda.is_built(), cfg!(feature = "cuda"));
         assert_eq!(
             Backend::ALL,
-            [Backend::Cpu, Backend::Cuda, Backend::Wgpu, Backend::Ash]
+            [
+                Backend::Cpu,
+                Backend::Cuda,
+                Backend::Wgpu,
+                Backend::Ash,
+                Backend::WebGpu
+            ]
         );
         assert_eq!(
             Backend::AUTO_ORDER,
-            [Backend::Cuda, Backend::Wgpu, Backend::Ash, Backend::Cpu]
+            [
+                Backend::Cuda,
+                Backend::Wgpu,
+                Backend::Ash,
+                Backend::WebGpu,
+                Backend::Cpu
+            ]
         );
     }
 }

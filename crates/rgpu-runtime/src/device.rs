@@ -240,8 +240,8 @@ mod tests {
         let e = choice(Some("gpu")).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "RGPU_BACKEND=gpu: `gpu` is not a backend: set it to cpu, cuda, wgpu, ash, a \
-             comma-separated list of them, or auto (or unset it)"
+            "RGPU_BACKEND=gpu: `gpu` is not a backend: set it to cpu, cuda, wgpu, ash, webgpu, \
+             a comma-separated list of them, or auto (or unset it)"
         );
     }
 

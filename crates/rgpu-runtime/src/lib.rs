@@ -20,6 +20,7 @@ mod device;
 mod error;
 mod kernel;
 mod launch;
+pub mod program;
 mod registry;
 pub mod testing;
 
@@ -30,6 +31,8 @@ mod ash;
 mod cpu;
 #[cfg(feature = "cuda")]
 mod cuda;
+#[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
+mod webgpu;
 #[cfg(feature = "wgpu")]
 mod wgpu;
 
@@ -39,6 +42,7 @@ pub use bytemuck::Pod;
 pub use cpu::{Global, Group, Item, Shared, Word, CPU_THREADS_VAR};
 pub use device::Device;
 pub use error::Error;
+pub use program::{args, Instant};
 
 /// What the `#[rgpu::kernel]` launchers use; not a stable API.
 #[doc(hidden)]

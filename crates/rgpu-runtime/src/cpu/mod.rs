@@ -14,7 +14,7 @@ pub use items::{run_items, Item, MIN_ITEMS_PER_TASK};
 use memory::HostMemory;
 pub use shared::{Shared, Word};
 
-use std::time::Instant;
+use crate::program::Instant;
 
 use crate::api::{Api, Arg, CpuDevices, MemoryOf};
 use crate::backend::Backend;
