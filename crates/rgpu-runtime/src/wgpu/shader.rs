@@ -61,61 +61,43 @@ fn parse_spirv(words: &[u32]) -> Result<naga::Module, naga::front::spv::Error> {
     naga::front::spv::Frontend::new(words.iter().copied(), &options).parse()
 }
 
-/// The functions `block` calls, into `calls`.
-fn calls_in(block: &naga::Block, calls: &mut Vec<naga::Handle<naga::Function>>) {
-    use naga::Statement as S;
-    for statement in block.iter() {
-        match statement {
-            S::Call { function, .. } => calls.push(*function),
-            S::Block(inner) => calls_in(inner, calls),
-            S::If { accept, reject, .. } => {
-                calls_in(accept, calls);
-                calls_in(reject, calls);
-            }
-            S::Switch { cases, .. } => cases.iter().for_each(|c| calls_in(&c.body, calls)),
-            S::Loop {
-                body, continuing, ..
-            } => {
-                calls_in(body, calls);
-                calls_in(continuing, calls);
-            }
-            _ => {}
-        }
-    }
-}
-
-/// For the entry point `entry`: each storage buffer of set 0 that it (or a function it
-/// calls) names, and whether naga reads it read-only. naga honours `NonWritable` on the
-/// variable (rust-gpu's `&[T]`), not on the members of a `Block` struct (glslang's
-/// `readonly buffer`), so neither the kernel's own access nor the source language says it.
-fn read_only_bindings(module: &naga::Module, entry: &naga::EntryPoint) -> HashMap<u32, bool> {
-    let mut seen = std::collections::HashSet::new();
-    let mut functions = vec![&entry.function];
-    let mut bindings = HashMap::new();
-    while let Some(function) = functions.pop() {
-        for (_, expression) in function.expressions.iter() {
-            let naga::Expression::GlobalVariable(handle) = *expression else {
-                continue;
-            };
-            let global = &module.global_variables[handle];
-            if let (Some(binding), naga::AddressSpace::Storage { access }) =
-                (&global.binding, global.space)
-            {
-                if binding.group == 0 {
-                    let read_only = !access.contains(naga::StorageAccess::STORE);
-                    bindings.insert(binding.binding, read_only);
-                }
-            }
-        }
-        let mut calls = Vec::new();
-        calls_in(&function.body, &mut calls);
-        for call in calls {
-            if seen.insert(call) {
-                functions.push(&module.functions[call]);
-            }
-        }
-    }
-    bindings
+/// For each entry point: each storage buffer of set 0 that it uses and whether naga reads it
+/// read-only, from naga's own analysis (the uses wgpu-core checks the layout against; naga's
+/// SPIR-V front end gives every function an expression for every global, so naming one is no
+/// use). naga honours `NonWritable` on the variable (rust-gpu's `&[T]`), not on the members of
+/// a `Block` struct (glslang's `readonly buffer`), so neither the kernel's own access nor the
+/// source language says it. `None` when naga's analysis fails: wgpu reports why.
+fn read_only_bindings(module: &naga::Module) -> Option<HashMap<String, HashMap<u32, bool>>> {
+    let mut validator = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::empty(),
+        naga::valid::Capabilities::all(),
+    );
+    let info = validator.validate(module).ok()?;
+    let entries = module
+        .entry_points
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| {
+            let uses = info.get_entry_point(index);
+            let bindings = module
+                .global_variables
+                .iter()
+                .filter(|&(handle, _)| !uses[handle].is_empty())
+                .filter_map(|(_, global)| match (&global.binding, global.space) {
+                    (Some(binding), naga::AddressSpace::Storage { access })
+                        if binding.group == 0 =>
+                    {
+                        Some((
+                            binding.binding,
+                            !access.contains(naga::StorageAccess::STORE),
+                        ))
+                    }
+                    _ => None,
+                })
+                .collect();
+            (entry.name.clone(), bindings)
+        });
+    Some(entries.collect())
 }
 
 /// A kernel's pipeline and the layout its bind groups follow.
@@ -161,11 +143,7 @@ impl WgpuDevice {
                 // each binding's access, and wgpu takes the parsed module as it is.
                 let module =
                     parse_spirv(words).map_err(|e| format!("naga's SPIR-V front end: {e}"))?;
-                let read_only = module
-                    .entry_points
-                    .iter()
-                    .map(|e| (e.name.clone(), read_only_bindings(&module, e)))
-                    .collect();
+                let read_only = read_only_bindings(&module).unwrap_or_default();
                 let desc = wgpu::ShaderModuleDescriptor {
                     label: Some(artifact.target),
                     source: wgpu::ShaderSource::Naga(Cow::Owned(module)),
