@@ -209,7 +209,7 @@ impl WgpuDevice {
                 ty: wgpu::BindingType::Buffer {
                     ty: wgpu::BufferBindingType::Storage {
                         // On the naga path wgpu requires the access naga read (a binding
-                        // the entry point never names is not checked); passthrough: the
+                        // the entry point never uses is not checked); passthrough: the
                         // kernel's, which rust-gpu's SPIR-V declares.
                         read_only: declared
                             .and_then(|d| d.get(&(i as u32)).copied())
