@@ -94,7 +94,7 @@ def test_config_keys_are_typed() -> None:
     cli = config.resolve(metadata=meta, env={}, cli={"require_platforms": ("dx12",)})
     assert cli.require_platforms == ("dx12",)
     assert config.resolve(metadata={}, env={}, cli={}).require_platforms == ()
-    with pytest.raises(ConfigError, match="unknown platform `metl`.*metal"):
+    with pytest.raises(ConfigError, match=r"unknown platform `metl`.*metal"):
         config.resolve(metadata={"require-platforms": ["metl"]}, env={}, cli={})
     with pytest.raises(ConfigError, match="not a SPIR-V capability name"):
         config.resolve(metadata={"spirv-capabilities": ["float 64"]}, env={}, cli={})
