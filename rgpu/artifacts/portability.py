@@ -128,13 +128,14 @@ def change_for(platform: str, message: str) -> str:
         return f"{name} has no 64-bit integers here: use u32 pairs"
     if platform == "webgpu" and ("uniform" in lower or "layout" in lower or "align" in lower):
         return (
-            "WebGPU passes the params block as a uniform buffer: keep kernel parameters to "
-            "u32, i32 and f32 values"
+            "WebGPU passes the params block as a uniform buffer, where a struct parameter "
+            "must start at a multiple of 16 bytes: pass its fields as separate u32, i32 or "
+            "f32 parameters"
         )
     if "cannot read the spir-v" in lower:
         return (
-            "naga's SPIR-V reader rejects the module, so no platform without SPIR-V "
-            "passthrough can run it; see rgpu's notes on naga for the construct"
+            "naga's SPIR-V reader rejects the module, and wgpu uses the same reader on "
+            "Metal, DX12 and in browsers: change the construct naga names"
         )
     return f"change what naga names, or leave {name} out of require-platforms"
 

@@ -181,14 +181,17 @@ def test_the_report_names_the_platforms_the_f64_kernel_cannot_reach(
     escape_ws: tuple[Path, dict[str, Any]],
 ) -> None:
     ws, result = escape_ws
-    lost = {(f["kernel"], f["platform"]) for f in result["portability"]}
-    assert {("escape", "webgpu"), ("escape", "metal")} <= lost
-    assert not any(k == "saxpy" for k, _ in lost)  # the module's other kernel still ports
+    lost = {(f["kernel"], f["platform"]): f["message"] for f in result["portability"]}
+    assert {("escape", "webgpu"), ("escape", "metal")} <= set(lost)
     assert "warning: `escape` will not run on Metal: " in result["stderr"]
     assert "warning: `escape` will not run on WebGPU: " in result["stderr"]
+    # wgpu on Metal loads the whole module, so the f64 kernel takes SAXPY, its neighbour in
+    # the module, with it there; WebGPU loads rgpu's per-kernel WGSL, where SAXPY is fine.
+    assert lost[("saxpy", "metal")].startswith("wgpu validates the whole SPIR-V module")
+    assert ("saxpy", "webgpu") not in lost
     artifacts = read_manifest(kernels_dir(ws))
     assert not any(a.entry_points == ("escape",) and a.kind in ("wgsl", "msl") for a in artifacts)
-    assert any(a.entry_points == ("saxpy",) and a.kind == "msl" for a in artifacts)
+    assert any(a.entry_points == ("saxpy",) and a.kind == "wgsl" for a in artifacts)
 
 
 def test_a_required_platform_the_kernel_cannot_reach_fails_the_build(
