@@ -120,6 +120,12 @@ def change_for(platform: str, message: str) -> str:
     lower = message.lower()
     if "float64" in lower or "f64" in lower or ("width 8" in lower and "float" in lower):
         return f"{name} has no f64: use f32 in kernels that must run there"
+    if "invalid type width" in lower:
+        return (
+            f"naga, wgpu's translator for {name}, reads no 8-bit integers and stops at the "
+            "first for the whole module: keep u8/i8 out of kernels that must run there "
+            "(use u32)"
+        )
     if "width 1" in lower or "int8" in lower:
         return f"{name} has no 8-bit integers: use u32 (pack bytes into u32 words)"
     if "int16" in lower or "width 2" in lower:
