@@ -37,7 +37,7 @@ KINDS = {"wgsl": ("webgpu", ".wgsl"), "msl": ("metal", ".metal"), "hlsl": ("dx12
 # stops once |z|^2 > 2^24, so every value stays an integer below 2^53 and every operation is
 # exact: cpu and lavapipe must agree bit for bit (a fused multiply-add cannot change an exact
 # result). An earlier version reduced z with f64 `%` and differed (cpu sum 12739, lavapipe
-# 12960 on 2026-11-25): lavapipe's f64 remainder is not exact.
+# 12960 on 2026-11-25; rust-gpu's f64 `%` or lavapipe's remainder, not isolated).
 ESCAPE_KERNEL = """
 use rgpu::Item;
 
