@@ -18,7 +18,14 @@ The plan:
    exits 1 ("No TTY detected ...");
 4. read cargo-gpu's manifest.json (a list of {source_path, entry_point, wgsl_entry_point})
    and embed each .spv, without the dead pointer-holding values naga rejects
-   (artifacts/spirv_pointer_values.py).
+   (artifacts/spirv_pointer_values.py);
+5. the portability check (artifacts/portability.py): rgpu-naga (toolchains/naga.py,
+   installed into rgpu's cache by its own plan step) translates each kernel into WGSL, MSL
+   and HLSL and validates each; the files join the manifest, the failures are warnings.
+
+The capabilities passed to cargo-gpu follow the kernels (artifacts/capabilities.py): the
+device API's, those the source's scalar types need, and `spirv-capabilities` from the
+workspace's config.
 """
 
 from __future__ import annotations
@@ -29,14 +36,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from rgpu.artifacts import manifest, spirv_module, spirv_pointer_values
+from rgpu.artifacts import capabilities, manifest, portability, spirv_module, spirv_pointer_values
 from rgpu.codegens import KernelBuild, standalone
 from rgpu.config import cache_dir
 from rgpu.containers.placement import Placement
 from rgpu.doctor.check import Check
 from rgpu.errors import ArtifactError, RgpuError
 from rgpu.plan import Plan, Step
-from rgpu.toolchains import rustup
+from rgpu.toolchains import naga, rustup
 from rgpu.toolchains.pins import Pin
 from rgpu.util.files import write_bytes_if_changed
 
@@ -74,6 +81,7 @@ class SpirvToolchain:
     status: rustup.Status | None
     problem: str | None  # rustup failed to answer
     problem_fix: str | None = None  # and how to make it answer
+    translator: naga.NagaTool | None = None  # rgpu-naga, for the portability check
 
 
 def cargo_gpu_root(p: SpirvPin, env: Mapping[str, str]) -> Path:
@@ -151,7 +159,7 @@ class SpirvCodegen:
         except RgpuError as error:
             status, problem, fix = None, error.message, error.hint
         cargo_gpu = cargo_gpu_root(p, env) / "bin" / "cargo-gpu"
-        return SpirvToolchain(p, cargo_gpu, status, problem, fix)
+        return SpirvToolchain(p, cargo_gpu, status, problem, fix, naga.find(pin, env))
 
     def install(self, build: KernelBuild, env: Mapping[str, str]) -> None:
         return None  # nothing to install before the plan runs
@@ -174,7 +182,32 @@ class SpirvCodegen:
                     ("spirv",),
                 )
             )
+        tool = found.translator
+        if tool is not None:
+            detail = (
+                str(tool.binary)
+                if tool.installed
+                else f"not installed yet: the first spirv build installs rgpu-naga (naga "
+                f"{tool.version}) into {tool.root}"
+            )
+            checks.append(Check("spirv rgpu-naga", "ok", detail, None, ("spirv",)))
         return checks
+
+    def capabilities(self, build: KernelBuild) -> tuple[str, ...]:
+        """What cargo-gpu declares: the device API's, the source's types', the config's."""
+        p: SpirvPin = build.toolchain.pin
+        return capabilities.combined(
+            p.capabilities,
+            capabilities.from_types(build.kernel_types),
+            build.options.spirv_capabilities,
+        )
+
+    def explain_failure(self, output: str) -> RgpuError | None:
+        """rust-gpu's missing-capability error as one rgpu line with the config key."""
+        missing = capabilities.missing(output)
+        if missing is None:
+            return None
+        return RgpuError(missing.message(), missing.hint())
 
     def plan(self, build: KernelBuild) -> Plan:
         tc: SpirvToolchain = build.toolchain
@@ -203,8 +236,20 @@ class SpirvCodegen:
                     unset_env=UNSET_ENV,
                 )
             )
+        tool = tc.translator
+        if tool is not None and not tool.installed:
+            steps.append(
+                Step(
+                    name="install-rgpu-naga",
+                    description=f"install rgpu-naga (naga {tool.version}) into rgpu's cache "
+                    "(once): the portability check",
+                    argv=tool.install_argv(),
+                    cwd=root,
+                    unset_env=UNSET_ENV,
+                )
+            )
         steps.append(write_step(crate_dir(build), shader_crate(build, p), root, "shader crate"))
-        caps = tuple(a for c in p.capabilities for a in ("--capabilities", c))
+        caps = tuple(a for c in self.capabilities(build) for a in ("--capabilities", c))
         consent = ("--auto-install-rust-toolchain",) if build.options.yes else ()
         steps.append(
             Step(
@@ -226,6 +271,7 @@ class SpirvCodegen:
                 cwd=root,
                 unset_env=UNSET_ENV,
                 hint=None if build.options.yes else toolchain_hint(p),
+                keep_output=True,
             )
         )
         notes: list[str] = []
@@ -238,7 +284,8 @@ class SpirvCodegen:
 
     def collect(self, build: KernelBuild) -> list[manifest.Artifact]:
         tc: SpirvToolchain = build.toolchain
-        return collect_from(output_dir(build), build.out_dir, crate_dir(build), tc.pin)
+        translator = tc.translator.binary if tc.translator is not None else None
+        return collect_from(output_dir(build), build.out_dir, crate_dir(build), tc.pin, translator)
 
     def dep_infos(self, build: KernelBuild) -> None:
         return None  # cargo-gpu decides itself what to rebuild
@@ -259,8 +306,11 @@ def read_cargo_gpu_manifest(directory: Path) -> list[dict[str, str]]:
         ) from exc
 
 
-def collect_from(directory: Path, base: Path, crate: Path, p: SpirvPin) -> list[manifest.Artifact]:
-    """cargo-gpu's manifest.json -> one artifact per .spv, copied into the kernels dir."""
+def collect_from(
+    directory: Path, base: Path, crate: Path, p: SpirvPin, translator: Path | None = None
+) -> list[manifest.Artifact]:
+    """cargo-gpu's manifest.json -> one artifact per .spv, copied into the kernels dir, and
+    (with ``translator``) each kernel's WGSL, MSL and HLSL beside it."""
     by_file: dict[Path, list[str]] = {}
     for entry in read_cargo_gpu_manifest(directory):
         # source_path is relative to the shader crate when the file lies under it, else
@@ -289,6 +339,22 @@ def collect_from(directory: Path, base: Path, crate: Path, p: SpirvPin) -> list[
             ) from exc
         write_bytes_if_changed(dest, cleaned.data)
         validated = spirv_module.validate(dest, p.target)
+        extra: dict[str, object] = {
+            "spirv_val": "accepted" if validated else "not run: no spirv-val",
+            "rust_gpu": p.version,
+        }
+        if translator is not None:
+            checked = portability.check(
+                dest,
+                entry_points,
+                translator,
+                directory / "naga" / spv.stem,
+                base,
+                codegen="spirv",
+            )
+            found += checked.artifacts
+            extra["naga"] = checked.naga
+            extra["portability"] = checked.table
         found.append(
             manifest.describe(
                 dest,
@@ -297,10 +363,7 @@ def collect_from(directory: Path, base: Path, crate: Path, p: SpirvPin) -> list[
                 codegen="spirv",
                 target=p.target,
                 entry_points=entry_points,
-                extra={
-                    "spirv_val": "accepted" if validated else "not run: no spirv-val",
-                    "rust_gpu": p.version,
-                },
+                extra=extra,
             )
         )
     return found

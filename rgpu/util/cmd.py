@@ -115,6 +115,7 @@ def run(
     stdin_devnull: bool = True,
     timeout: float | None = None,
     stdout_to_stderr: bool = False,
+    keep_output: bool = False,
 ) -> Result:
     """Run ``argv``; echo ``+ cmd``; raise CommandFailedError on a non-zero exit.
 
@@ -124,6 +125,9 @@ def run(
     ``stdout_to_stderr`` (when not capturing) sends what the child prints to rgpu's stderr:
     for steps whose output is progress, where rgpu's stdout is kept for its own result
     (`rgpu build --json`).
+    ``keep_output`` (when not capturing) streams stdout and stderr, merged, to rgpu's stderr
+    as they come and also keeps them: Result.stderr and the CommandFailedError's ``output``,
+    so the caller can explain a failure in its own words.
     """
     argv = [str(a) for a in argv]
     program = argv[0]
@@ -133,6 +137,8 @@ def run(
         )
     if echo:
         reporter().command(format_argv(argv))
+    if keep_output and not capture:
+        return _run_kept(argv, cwd, env, hint, check)
     try:
         proc = subprocess.run(
             argv,
@@ -163,6 +169,48 @@ def run(
             returncode=proc.returncode,
         )
     return result
+
+
+def _run_kept(
+    argv: list[str], cwd: Path | None, env: Mapping[str, str] | None, hint: str | None,
+    check: bool,
+) -> Result:  # fmt: skip
+    import sys
+
+    kept: list[str] = []
+    try:
+        with subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=_env_for(argv, env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            bufsize=1,
+        ) as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                sys.stderr.write(line)
+                sys.stderr.flush()
+                kept.append(line)
+            returncode = proc.wait()
+    except KeyboardInterrupt as exc:
+        raise InterruptedByUser(f"interrupted while running {argv[0]}") from exc
+    except FileNotFoundError as exc:
+        raise ToolMissingError(f"`{argv[0]}` could not be started: {exc}", hint) from exc
+    output = "".join(kept)
+    if check and returncode != 0:
+        detail = f": {error_line(output, returncode)}" if output.strip() else ""
+        error = CommandFailedError(
+            f"`{format_argv(argv)}` failed with exit code {returncode}{detail}",
+            hint,
+            returncode=returncode,
+        )
+        error.output = output
+        raise error
+    return Result(tuple(argv), returncode, "", output)
 
 
 def stream(

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from rgpu.artifacts.manifest import read_manifest
+from rgpu.artifacts.manifest import Artifact, read_manifest
 from rgpu.artifacts.spirv_pointer_values import drop_dead_pointer_values
 from tests.conftest import TARGET_DIR, run_rgpu
 from tests.integration.conftest import LAVAPIPE
@@ -73,8 +73,14 @@ def rg_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def spv(rg_ws: Path) -> Path:
-    (artifact,) = read_manifest(rg_ws / "target" / "rgpu" / "kernels")
+    (artifact,) = spirv_artifacts(rg_ws)
     return rg_ws / "target" / "rgpu" / "kernels" / artifact.path
+
+
+def spirv_artifacts(ws: Path) -> list[Artifact]:
+    """The SPIR-V modules of the manifest (the portability check's WGSL, MSL and HLSL files
+    beside them are tests/integration/test_portability.py's)."""
+    return [a for a in read_manifest(ws / "target" / "rgpu" / "kernels") if a.kind == "spirv"]
 
 
 NAGA = {**LAVAPIPE, "RGPU_WGPU_SHADER": "naga"}
@@ -96,11 +102,13 @@ def test_rust_gpu_built_one_module_with_every_kernel(rg_ws: Path) -> None:
         result = json.loads((rg_ws / name).read_text())
         # The second build keeps the first one's backend.
         assert result["ok"] and sorted(result["backends"]) == backends, result
-    (artifact,) = read_manifest(rg_ws / "target" / "rgpu" / "kernels")
+    (artifact,) = spirv_artifacts(rg_ws)
     assert artifact.kind == "spirv" and artifact.codegen == "spirv"  # not a fixture
     assert artifact.source == "built"
     assert artifact.target == "spirv-unknown-vulkan1.2"
-    assert artifact.extra == {"rust_gpu": RUST_GPU, "spirv_val": "accepted"}
+    assert artifact.extra["rust_gpu"] == RUST_GPU
+    assert artifact.extra["spirv_val"] == "accepted"
+    assert sorted(artifact.extra["portability"]) == ENTRY_POINTS
     assert sorted(artifact.entry_points) == ENTRY_POINTS
 
 
