@@ -39,6 +39,10 @@ DEFAULTS: dict[str, Any] = {
     "image": None,
     # Arguments `rgpu run` gets in the CI jobs `rgpu ci init` writes (none: no run step).
     "ci-run": None,
+    # The spirv codegen's post-processing of rust-gpu's modules (codegens/spirv_post.py):
+    # spirv-opt's passes, and float arithmetic left free to fuse (no NoContraction).
+    "spirv-opt": True,
+    "float-contraction": False,
 }
 # Keys that describe the workspace itself (read by workspace.py), not build options.
 LAYOUT_KEYS = ("host", "kernel", "binary", "template", "template-version", "crates")
@@ -49,6 +53,8 @@ ENV_VARS: dict[str, str] = {
     "RGPU_CUDA_ARCHS": "cuda-archs",
     "RGPU_DOCKER": "docker",
     "RGPU_IMAGE": "image",
+    "RGPU_SPIRV_OPT": "spirv-opt",
+    "RGPU_FLOAT_CONTRACTION": "float-contraction",
 }
 
 
@@ -64,6 +70,8 @@ class Options:
     # Container image for kernel compiles run in a container (None: the codegen's default).
     image: str | None = None
     ci_run: tuple[str, ...] | None = None
+    spirv_opt: bool = True
+    float_contraction: bool = False
     yes: bool
 
     @property
@@ -107,9 +115,10 @@ def parse_bool(value: Any, where: str) -> bool:
         if word in BOOL_WORDS:
             return BOOL_WORDS[word]
         raise ConfigError(f"{where} is {_show(value)}, not a boolean", "set it to 1 or 0")
+    key = where.split()[-1] if where.startswith(TABLE) else "docker"
     raise ConfigError(
         f"{where} is {_show(value)}, not a boolean",
-        "write a TOML boolean without quotes: `docker = true` or `docker = false`",
+        f"write a TOML boolean without quotes: `{key} = true` or `{key} = false`",
     )
 
 
@@ -183,6 +192,8 @@ PARSERS: dict[str, Callable[[Any, str], Any]] = {
     "docker": parse_bool,
     "image": lambda v, w: _string(v, w, 'image = "registry/name:tag"'),
     "ci-run": _ci_run,
+    "spirv-opt": parse_bool,
+    "float-contraction": parse_bool,
 }
 
 
@@ -232,6 +243,8 @@ def resolve(
         docker_source=sources["docker"],
         image=values["image"],
         ci_run=values["ci-run"],
+        spirv_opt=values["spirv-opt"],
+        float_contraction=values["float-contraction"],
         yes=bool(cli.get("yes")) or parse_bool(env.get("RGPU_YES", "0") or "0", "RGPU_YES"),
     )
 

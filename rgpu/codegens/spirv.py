@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rgpu.artifacts import manifest, spirv_module
-from rgpu.codegens import KernelBuild, standalone
+from rgpu.codegens import KernelBuild, spirv_post, standalone
 from rgpu.config import cache_dir
 from rgpu.containers.placement import Placement
 from rgpu.doctor.check import Check
@@ -234,7 +234,14 @@ class SpirvCodegen:
 
     def collect(self, build: KernelBuild) -> list[manifest.Artifact]:
         tc: SpirvToolchain = build.toolchain
-        return collect_from(output_dir(build), build.out_dir, crate_dir(build), tc.pin)
+        return collect_from(
+            output_dir(build),
+            build.out_dir,
+            crate_dir(build),
+            tc.pin,
+            opt=build.options.spirv_opt,
+            contraction=build.options.float_contraction,
+        )
 
     def dep_infos(self, build: KernelBuild) -> None:
         return None  # cargo-gpu decides itself what to rebuild
@@ -255,8 +262,17 @@ def read_cargo_gpu_manifest(directory: Path) -> list[dict[str, str]]:
         ) from exc
 
 
-def collect_from(directory: Path, base: Path, crate: Path, p: SpirvPin) -> list[manifest.Artifact]:
-    """cargo-gpu's manifest.json -> one artifact per .spv, copied into the kernels dir."""
+def collect_from(
+    directory: Path,
+    base: Path,
+    crate: Path,
+    p: SpirvPin,
+    *,
+    opt: bool = True,
+    contraction: bool = False,
+) -> list[manifest.Artifact]:
+    """cargo-gpu's manifest.json -> one artifact per .spv, post-processed (spirv_post.py:
+    spirv-opt, NoContraction, spirv-val) into the kernels dir."""
     by_file: dict[Path, list[str]] = {}
     for entry in read_cargo_gpu_manifest(directory):
         # source_path is relative to the shader crate when the file lies under it, else
@@ -274,8 +290,12 @@ def collect_from(directory: Path, base: Path, crate: Path, p: SpirvPin) -> list[
                 "rebuild with `rgpu build --backend wgpu --yes`",
             )
         validated = spirv_module.validate(spv, p.target)
+        work = directory / f"{spv.stem}.opt.spv"
+        data, post = spirv_post.process(spv, work, p.target, opt=opt, contraction=contraction)
         dest = base / spv.name
-        write_bytes_if_changed(dest, spv.read_bytes())
+        write_bytes_if_changed(dest, data)
+        if validated:
+            spirv_module.validate(dest, p.target)
         found.append(
             manifest.describe(
                 dest,
@@ -287,6 +307,7 @@ def collect_from(directory: Path, base: Path, crate: Path, p: SpirvPin) -> list[
                 extra={
                     "spirv_val": "accepted" if validated else "not run: no spirv-val",
                     "rust_gpu": p.version,
+                    **post,
                 },
             )
         )
