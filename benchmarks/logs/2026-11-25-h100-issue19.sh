@@ -23,13 +23,13 @@ echo "== parity, rust-gpu SPIR-V after spirv-opt + NoContraction, RGPU_REQUIRE_B
 echo "== device time (sort_ms = median of 10 after a warm-up; min, max), one algorithm and backend per process"
 for a in radix bitonic; do
   BENCH_BACKENDS=cuda BENCH_ALGORITHMS=$a BENCH_SIZES=16,18,20,22,24,26 timeout 60 $D/opt/bench 2>&1 | grep -E "n=2\^|error|panick" | sed "s/^/nvptx /"
-  for v in raw opt glsl; do for b in ash wgpu; do
+  for v in raw noopt opt glsl; do for b in ash wgpu; do
     BENCH_BACKENDS=$b BENCH_ALGORITHMS=$a BENCH_SIZES=16,18,20,22,24,26 timeout 60 $D/$v/bench 2>&1 | grep -E "n=2\^|error|panick" | sed "s/^/$v /"
   done; done
 done
 echo "== end to end (--bench --json: ms = host keys in, sorted keys out, median of 10), 2^24 u32"
-for v in opt glsl; do for b in cuda ash wgpu; do for a in radix bitonic; do
-  [ $v = glsl ] && [ $b = cuda ] && continue
+for v in raw opt glsl; do for b in cuda ash wgpu; do for a in radix bitonic; do
+  [ $v != opt ] && [ $b = cuda ] && continue
   echo "$v $b $a: $(timeout 60 $D/$v/sortdemo --backend $b --algorithm $a --len 16777216 --bench --json 2>&1 | tail -1)"
 done; done; done
 echo "== CUB (cupy.sort)"

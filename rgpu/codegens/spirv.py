@@ -16,8 +16,10 @@ The plan:
    <target> --capabilities C ... [--auto-install-rust-toolchain]`, the last flag only with
    the user's consent (`--yes` or RGPU_YES=1): without a TTY cargo-gpu cannot ask and
    exits 1 ("No TTY detected ...");
-4. read cargo-gpu's manifest.json (a list of {source_path, entry_point, wgsl_entry_point})
-   and embed each .spv.
+   with RUSTGPU_CODEGEN_ARGS=--no-spirv-opt (rust-gpu's own optimizer would fuse a*b+c);
+4. read cargo-gpu's manifest.json (a list of {source_path, entry_point, wgsl_entry_point}),
+   post-process each .spv (spirv_post.py: NoContraction, spirv-opt -O, spirv-val) and embed
+   it.
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ from rgpu.toolchains.pins import Pin
 from rgpu.util.files import write_bytes_if_changed
 
 CARGO_GPU_MANIFEST = "manifest.json"
+# spirv-builder passes this variable to rustc_codegen_spirv as its codegen args (it takes
+# precedence over the builder's own extra args); `--no-spirv-opt` skips the linker's spirv-opt.
+CODEGEN_ARGS_ENV = "RUSTGPU_CODEGEN_ARGS"
+NO_SPIRV_OPT = "--no-spirv-opt"
 # The nested cargo must not inherit these (spirv-builder strips them too: cargo_cmd.rs);
 # RUSTUP_TOOLCHAIN would override the pinned nightly cargo-gpu selects.
 UNSET_ENV = ("RUSTC", "RUSTC_WRAPPER", "RUSTFLAGS", "RUSTUP_TOOLCHAIN", "CARGO_TARGET_DIR")
@@ -220,6 +226,10 @@ class SpirvCodegen:
                     *consent,
                 ),
                 cwd=root,
+                # rust-gpu's linker runs its own bundled spirv-opt -O on release builds, which
+                # folds a*b+c into one Fma before rgpu could mark it NoContraction: rgpu runs
+                # the optimizer itself, after the decorations (spirv_post.py).
+                env={CODEGEN_ARGS_ENV: NO_SPIRV_OPT},
                 unset_env=UNSET_ENV,
                 hint=None if build.options.yes else toolchain_hint(p),
             )

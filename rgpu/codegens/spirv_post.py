@@ -1,9 +1,11 @@
 """What the spirv codegen does to rust-gpu's modules before embedding them.
 
 1. `spirv-opt` (SPIRV-Tools) with PASSES, unless `spirv-opt = false` in
-   [workspace.metadata.rgpu] (or RGPU_SPIRV_OPT=0): rust-gpu 0.11 emits no optimization of
-   its own beyond what rustc's MIR passes did; its modules keep local variables in Function
-   memory, per-thread arrays behind pointers and dead branches (BENCHMARKS.md, issue 19).
+   [workspace.metadata.rgpu] (or RGPU_SPIRV_OPT=0). rust-gpu's linker would run its own
+   bundled spirv-opt with the same performance passes on a release build
+   (rustc_codegen_spirv's link.rs, `do_spirv_opt`), before anything could mark float results
+   NoContraction, and -O folds a*b+c into one Fma; so rgpu turns that off
+   (RUSTGPU_CODEGEN_ARGS=--no-spirv-opt, codegens/spirv.py) and runs the optimizer here.
 2. `NoContraction` on every float arithmetic result (artifacts/spirv_contraction.py), before
    spirv-opt (whose -O otherwise folds a*b+c into one Fma) and again after it, unless
    `float-contraction = true` (or RGPU_FLOAT_CONTRACTION=1): float results then equal the
