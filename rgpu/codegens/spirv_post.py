@@ -26,10 +26,11 @@ from rgpu.artifacts import spirv_contraction, spirv_module
 from rgpu.errors import ArtifactError
 from rgpu.util import cmd
 
-# spirv-opt's recommended performance passes (`spirv-opt --help`: "-O Optimize for
-# performance. Apply a sequence of transformations in an attempt to improve the performance
-# of the generated code.").
-PASSES: tuple[str, ...] = ("-O",)
+# What rust-gpu's linker itself runs on a release build without debug info (rustc_codegen_spirv
+# link.rs, `do_spirv_opt`): the performance passes (`spirv-opt --help`: "-O Optimize for
+# performance"), then EliminateDeadConstant and StripDebugInfo. Without the last, the module
+# keeps rust-gpu's OpLine/OpString debug lines (4x the size; the code is the same).
+PASSES: tuple[str, ...] = ("-O", "--eliminate-dead-const", "--strip-debug")
 # The SPIRV-Tools release rgpu is tested with: Debian bookworm's spirv-tools 2023.1-2
 # (`spirv-opt --version`: "SPIRV-Tools v2023.1 unknown hash, 2023-02-15T14:03:51"),
 # installed by scripts/setup-test-env.sh.
