@@ -45,6 +45,10 @@ DEFAULTS: dict[str, Any] = {
     # Platforms (webgpu, metal, dx12) a kernel that naga cannot translate for is an error
     # for, not a warning (artifacts/portability.py).
     "require-platforms": (),
+    # The spirv codegen's post-processing of rust-gpu's modules (codegens/spirv_post.py):
+    # spirv-opt's passes, and float arithmetic left free to fuse (no NoContraction).
+    "spirv-opt": True,
+    "float-contraction": False,
 }
 # Keys that describe the workspace itself (read by workspace.py), not build options.
 LAYOUT_KEYS = ("host", "kernel", "binary", "template", "template-version", "crates")
@@ -57,6 +61,8 @@ ENV_VARS: dict[str, str] = {
     "RGPU_IMAGE": "image",
     "RGPU_SPIRV_CAPABILITIES": "spirv-capabilities",
     "RGPU_REQUIRE_PLATFORMS": "require-platforms",
+    "RGPU_SPIRV_OPT": "spirv-opt",
+    "RGPU_FLOAT_CONTRACTION": "float-contraction",
 }
 
 
@@ -74,6 +80,8 @@ class Options:
     ci_run: tuple[str, ...] | None = None
     spirv_capabilities: tuple[str, ...] = ()
     require_platforms: tuple[str, ...] = ()
+    spirv_opt: bool = True
+    float_contraction: bool = False
     yes: bool
 
     @property
@@ -117,9 +125,10 @@ def parse_bool(value: Any, where: str) -> bool:
         if word in BOOL_WORDS:
             return BOOL_WORDS[word]
         raise ConfigError(f"{where} is {_show(value)}, not a boolean", "set it to 1 or 0")
+    key = where.split()[-1] if where.startswith(TABLE) else "docker"
     raise ConfigError(
         f"{where} is {_show(value)}, not a boolean",
-        "write a TOML boolean without quotes: `docker = true` or `docker = false`",
+        f"write a TOML boolean without quotes: `{key} = true` or `{key} = false`",
     )
 
 
@@ -227,6 +236,8 @@ PARSERS: dict[str, Callable[[Any, str], Any]] = {
     "ci-run": _ci_run,
     "spirv-capabilities": _capabilities,
     "require-platforms": parse_platforms,
+    "spirv-opt": parse_bool,
+    "float-contraction": parse_bool,
 }
 
 
@@ -278,6 +289,8 @@ def resolve(
         ci_run=values["ci-run"],
         spirv_capabilities=tuple(values["spirv-capabilities"]),
         require_platforms=tuple(values["require-platforms"]),
+        spirv_opt=values["spirv-opt"],
+        float_contraction=values["float-contraction"],
         yes=bool(cli.get("yes")) or parse_bool(env.get("RGPU_YES", "0") or "0", "RGPU_YES"),
     )
 

@@ -16,9 +16,10 @@ The plan:
    <target> --capabilities C ... [--auto-install-rust-toolchain]`, the last flag only with
    the user's consent (`--yes` or RGPU_YES=1): without a TTY cargo-gpu cannot ask and
    exits 1 ("No TTY detected ...");
-4. read cargo-gpu's manifest.json (a list of {source_path, entry_point, wgsl_entry_point})
-   and embed each .spv, without the dead pointer-holding values naga rejects
-   (artifacts/spirv_pointer_values.py);
+   with RUSTGPU_CODEGEN_ARGS=--no-spirv-opt (rust-gpu's own optimizer would fuse a*b+c);
+4. read cargo-gpu's manifest.json (a list of {source_path, entry_point, wgsl_entry_point}),
+   post-process each .spv (spirv_post.py: NoContraction, spirv-opt -O, spirv-val), drop the
+   dead pointer-holding values naga rejects (artifacts/spirv_pointer_values.py) and embed it;
 5. the portability check (artifacts/portability.py): rgpu-naga (toolchains/naga.py,
    installed into rgpu's cache by its own plan step) translates each kernel into WGSL, MSL
    and HLSL and validates each; the files join the manifest, the failures are warnings.
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rgpu.artifacts import capabilities, manifest, portability, spirv_module, spirv_pointer_values
-from rgpu.codegens import KernelBuild, standalone
+from rgpu.codegens import KernelBuild, spirv_post, standalone
 from rgpu.config import cache_dir
 from rgpu.containers.placement import Placement
 from rgpu.doctor.check import Check
@@ -48,6 +49,10 @@ from rgpu.toolchains.pins import Pin
 from rgpu.util.files import write_bytes_if_changed
 
 CARGO_GPU_MANIFEST = "manifest.json"
+# spirv-builder passes this variable to rustc_codegen_spirv as its codegen args (it takes
+# precedence over the builder's own extra args); `--no-spirv-opt` skips the linker's spirv-opt.
+CODEGEN_ARGS_ENV = "RUSTGPU_CODEGEN_ARGS"
+NO_SPIRV_OPT = "--no-spirv-opt"
 # The nested cargo must not inherit these (spirv-builder strips them too: cargo_cmd.rs);
 # RUSTUP_TOOLCHAIN would override the pinned nightly cargo-gpu selects.
 UNSET_ENV = ("RUSTC", "RUSTC_WRAPPER", "RUSTFLAGS", "RUSTUP_TOOLCHAIN", "CARGO_TARGET_DIR")
@@ -269,6 +274,10 @@ class SpirvCodegen:
                     *consent,
                 ),
                 cwd=root,
+                # rust-gpu's linker runs its own bundled spirv-opt -O on release builds, which
+                # folds a*b+c into one Fma before rgpu could mark it NoContraction: rgpu runs
+                # the optimizer itself, after the decorations (spirv_post.py).
+                env={CODEGEN_ARGS_ENV: NO_SPIRV_OPT},
                 unset_env=UNSET_ENV,
                 hint=None if build.options.yes else toolchain_hint(p),
                 keep_output=True,
@@ -285,7 +294,15 @@ class SpirvCodegen:
     def collect(self, build: KernelBuild) -> list[manifest.Artifact]:
         tc: SpirvToolchain = build.toolchain
         translator = tc.translator.binary if tc.translator is not None else None
-        return collect_from(output_dir(build), build.out_dir, crate_dir(build), tc.pin, translator)
+        return collect_from(
+            output_dir(build),
+            build.out_dir,
+            crate_dir(build),
+            tc.pin,
+            translator,
+            opt=build.options.spirv_opt,
+            contraction=build.options.float_contraction,
+        )
 
     def dep_infos(self, build: KernelBuild) -> None:
         return None  # cargo-gpu decides itself what to rebuild
@@ -307,10 +324,19 @@ def read_cargo_gpu_manifest(directory: Path) -> list[dict[str, str]]:
 
 
 def collect_from(
-    directory: Path, base: Path, crate: Path, p: SpirvPin, translator: Path | None = None
+    directory: Path,
+    base: Path,
+    crate: Path,
+    p: SpirvPin,
+    translator: Path | None = None,
+    *,
+    opt: bool = True,
+    contraction: bool = False,
 ) -> list[manifest.Artifact]:
-    """cargo-gpu's manifest.json -> one artifact per .spv, copied into the kernels dir, and
-    (with ``translator``) each kernel's WGSL, MSL and HLSL beside it."""
+    """cargo-gpu's manifest.json -> one artifact per .spv, post-processed (spirv_post.py:
+    NoContraction, spirv-opt, spirv-val; then without the dead pointer-holding values naga
+    rejects) into the kernels dir, and (with ``translator``) each kernel's WGSL, MSL and HLSL
+    beside it."""
     by_file: dict[Path, list[str]] = {}
     for entry in read_cargo_gpu_manifest(directory):
         # source_path is relative to the shader crate when the file lies under it, else
@@ -327,21 +353,26 @@ def collect_from(
                 f"{spv} lacks entry points cargo-gpu listed: {', '.join(missing)}",
                 "rebuild with `rgpu build --backend wgpu --yes`",
             )
+        validated = spirv_module.validate(spv, p.target)
+        work = directory / f"{spv.stem}.opt.spv"
+        data, post = spirv_post.process(spv, work, p.target, opt=opt, contraction=contraction)
         dest = base / spv.name
         # Without the dead pointer-holding values rust-gpu leaves, which naga (wgpu on Metal
         # and DX12, the MSL/HLSL/WGSL translations) rejects; what runs is unchanged.
         try:
-            cleaned = spirv_pointer_values.drop_dead_pointer_values(spv.read_bytes())
+            cleaned = spirv_pointer_values.drop_dead_pointer_values(data)
         except ValueError as exc:
             raise ArtifactError(
                 f"{spv} is not a readable SPIR-V module: {exc}",
                 "rebuild with `rgpu build --backend wgpu --yes`",
             ) from exc
         write_bytes_if_changed(dest, cleaned.data)
-        validated = spirv_module.validate(dest, p.target)
+        if validated:
+            spirv_module.validate(dest, p.target)
         extra: dict[str, object] = {
             "spirv_val": "accepted" if validated else "not run: no spirv-val",
             "rust_gpu": p.version,
+            **post,
         }
         if translator is not None:
             checked = portability.check(

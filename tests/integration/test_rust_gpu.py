@@ -31,13 +31,16 @@ from pathlib import Path
 import pytest
 
 from rgpu.artifacts.manifest import Artifact, read_manifest
+from rgpu.artifacts.spirv_contraction import count_no_contraction
 from rgpu.artifacts.spirv_pointer_values import drop_dead_pointer_values
+from rgpu.codegens.spirv_post import PASSES
 from tests.conftest import TARGET_DIR, run_rgpu
 from tests.integration.conftest import LAVAPIPE
-from tests.saxpy import add_saxpy, floats, saxpy_expected
+from tests.saxpy import add_mad_chain, add_saxpy, floats, saxpy_expected
 from tests.spirv_fixture import ALL_ENTRY_POINTS, compile_bitonic_and_saxpy, interface
 
 ENTRY_POINTS = sorted([*ALL_ENTRY_POINTS, "saxpy"])
+RUST_GPU_ENTRY_POINTS = sorted([*ENTRY_POINTS, "mad_chain"])
 RUST_GPU = "0.11.0"
 # The installs on a fresh machine plus the builds (measured: 546 s on 2 cores), with room to
 # spare for a slower machine or mirror.
@@ -64,6 +67,7 @@ def rg_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run_rgpu("new", "rgdemo", "--dir", str(parent))
     ws = parent / "rgdemo"
     add_saxpy(ws)
+    add_mad_chain(ws)
     wgpu = build(ws, "--backend", "wgpu", "--yes")
     (ws / "build-wgpu.json").write_text(json.dumps(wgpu))
     ash = build(ws, "--backend", "ash")
@@ -106,10 +110,23 @@ def test_rust_gpu_built_one_module_with_every_kernel(rg_ws: Path) -> None:
     assert artifact.kind == "spirv" and artifact.codegen == "spirv"  # not a fixture
     assert artifact.source == "built"
     assert artifact.target == "spirv-unknown-vulkan1.2"
-    assert artifact.extra["rust_gpu"] == RUST_GPU
-    assert artifact.extra["spirv_val"] == "accepted"
-    assert sorted(artifact.extra["portability"]) == ENTRY_POINTS
-    assert sorted(artifact.entry_points) == ENTRY_POINTS
+    extra = dict(artifact.extra)
+    opt = extra.pop("spirv_opt")
+    assert opt["passes"] == list(PASSES) and opt["tools"].startswith("SPIRV-Tools v")
+    assert extra.pop("no_contraction") > 0
+    assert sorted(extra.pop("portability")) == RUST_GPU_ENTRY_POINTS
+    assert extra.pop("naga")
+    assert extra == {"rust_gpu": RUST_GPU, "spirv_val": "accepted"}
+    assert sorted(artifact.entry_points) == RUST_GPU_ENTRY_POINTS
+
+
+def test_every_float_result_is_marked_no_contraction(spv: Path) -> None:
+    """rust-gpu emits no NoContraction; rgpu decorates each float arithmetic result (before
+    and after spirv-opt, which otherwise folds a*b+c into one Fma)."""
+    floats_, decorated = count_no_contraction(spv.read_bytes())
+    assert floats_ == decorated and floats_ >= 20  # SAXPY's 2, mad_chain's 19, the keys'
+    dis = subprocess.run(["spirv-dis", str(spv)], capture_output=True, text=True, check=True)
+    assert " Fma " not in dis.stdout
 
 
 def test_spirv_val_accepts_the_module_and_it_has_the_entry_points(spv: Path) -> None:
@@ -122,13 +139,11 @@ def test_spirv_val_accepts_the_module_and_it_has_the_entry_points(spv: Path) -> 
     assert val.returncode == 0, val.stderr
     dis = subprocess.run(["spirv-dis", str(spv)], capture_output=True, text=True, check=True)
     assert "Generator: Google rspirv" in dis.stdout  # rust-gpu writes through rspirv
-    # The embedded module is cargo-gpu's without the dead values of pointer-holding structs
-    # that rust-gpu 0.11 leaves (`Global`, slices, the entry's closure), which naga rejects.
-    (raw,) = (spv.parents[1] / "spirv" / "out").glob("*.spv")
-    cleaned = drop_dead_pointer_values(raw.read_bytes())
-    assert cleaned.values > 0 and cleaned.types > 0
-    assert spv.read_bytes() == cleaned.data
-    for entry in ENTRY_POINTS:
+    # The embedded module has none of the dead values of pointer-holding structs that
+    # rust-gpu 0.11 leaves after spirv-opt (`Global`, slices, the entry's closure), which
+    # naga rejects.
+    assert drop_dead_pointer_values(spv.read_bytes()).values == 0
+    for entry in RUST_GPU_ENTRY_POINTS:
         found = re.search(rf'OpEntryPoint GLCompute (%\w+) "{entry}"', dis.stdout)
         assert found, f"no entry point {entry}"
         assert f"OpExecutionMode {found.group(1)} LocalSize 256 1 1" in dis.stdout
@@ -175,15 +190,16 @@ def test_the_demo_sorts_through_naga_with_rust_gpus_kernels(rg_ws: Path, algorit
 
 def test_every_type_order_and_edge_size_and_saxpy_match_the_cpu(rg_ws: Path) -> None:
     """`rgpu test --backend wgpu,ash`: the demo's parity test (every key type and order, edge
-    sizes up to 2^20 + 7) and the user's SAXPY, with rust-gpu's SPIR-V, each y equal to the
-    cpu backend's."""
+    sizes up to 2^20 + 7), the user's SAXPY and the a*b+c chains of mad_chain (each result
+    equal to plain Rust's bit for bit, tests/saxpy.py), with rust-gpu's optimized SPIR-V, each
+    y equal to the cpu backend's."""
     out = rg_ws / "saxpy-out" / "y"
     out.parent.mkdir(exist_ok=True)
     env = {**LAVAPIPE, "RGPU_PARITY_MAX_LEN": str(PARITY_MAX_LEN), "SAXPY_OUT": str(out)}
     result = run_rgpu("test", "--backend", "wgpu,ash,cpu", cwd=rg_ws, env=env, timeout=3600)
     summary = result.stdout + result.stderr
     for backend in ("wgpu", "ash", "cpu"):
-        tests = "parity, parity-radix, radix-pass, saxpy"
+        tests = "mad_chain, parity, parity-radix, radix-pass, saxpy"
         assert re.search(rf"passed\s+{backend}: {tests}", summary), summary
     cpu = out.with_name("y.cpu").read_bytes()
     assert floats(out.with_name("y.cpu")) == saxpy_expected()
