@@ -214,10 +214,12 @@ def test_the_f64_kernel_runs_identically_on_lavapipe_and_cpu(
 
 @pytest.mark.xfail(
     strict=True,
-    reason="KNOWN BUG, not fixed (2026-11-25): with the escape count in a u8, 109 of the "
-    "3840 counts on lavapipe are one higher than the cpu backend's (sum 12829 vs 12720); the "
-    "same map with a u32 count is identical (the test above). Cause not isolated: rust-gpu's "
-    "8-bit integer code or lavapipe's Int8. Strict: it fails once the results agree",
+    reason="KNOWN BUG, lavapipe's (Mesa 22.3.6), not fixed: with the escape count in a u8, "
+    "109 of the 3840 counts on lavapipe are one higher than the cpu backend's (sum 12829 vs "
+    "12720); the same map with a u32 count is identical (the test above). The SPIR-V is "
+    "right (also with spirv-opt off): exactly the lanes that leave the loop before the last "
+    "lane of their 8-invocation group read the loop's back-edge value of the iteration they "
+    "left (docs/reference.md). Strict: it fails once the results agree",
 )
 def test_the_f64_and_u8_kernel_runs_identically_on_lavapipe_and_cpu(
     escape_ws: tuple[Path, dict[str, Any]],
