@@ -14,7 +14,10 @@ from rgpu.errors import UsageError
 class Backend:
     name: str
     feature: str | None  # the host feature that builds it in; None: always built in
-    artifact: str | None  # "ptx", "spirv", or None when the host needs no kernel artifact
+    artifact: str | None  # "ptx", "spirv", "wgsl", or None when the host needs no kernel artifact
+    # The Rust target its host programs are built for; None: this machine's (cargo's
+    # default). webgpu builds them for the browser (rgpu/web/build.py).
+    host_target: str | None = None
 
 
 BACKENDS: dict[str, Backend] = {
@@ -22,6 +25,7 @@ BACKENDS: dict[str, Backend] = {
     "cuda": Backend("cuda", "cuda", "ptx"),
     "wgpu": Backend("wgpu", "wgpu", "spirv"),
     "ash": Backend("ash", "ash", "spirv"),
+    "webgpu": Backend("webgpu", "webgpu", "wgsl", "wasm32-unknown-unknown"),
 }
 
 

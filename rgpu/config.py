@@ -39,6 +39,16 @@ DEFAULTS: dict[str, Any] = {
     "image": None,
     # Arguments `rgpu run` gets in the CI jobs `rgpu ci init` writes (none: no run step).
     "ci-run": None,
+    # SPIR-V capabilities the kernels need beyond what rgpu derives from their source
+    # (artifacts/capabilities.py), e.g. ["Int64Atomics"].
+    "spirv-capabilities": (),
+    # Platforms (webgpu, metal, dx12) a kernel that naga cannot translate for is an error
+    # for, not a warning (artifacts/portability.py).
+    "require-platforms": (),
+    # The spirv codegen's post-processing of rust-gpu's modules (codegens/spirv_post.py):
+    # spirv-opt's passes, and float arithmetic left free to fuse (no NoContraction).
+    "spirv-opt": True,
+    "float-contraction": False,
 }
 # Keys that describe the workspace itself (read by workspace.py), not build options.
 LAYOUT_KEYS = ("host", "kernel", "binary", "template", "template-version", "crates")
@@ -49,6 +59,10 @@ ENV_VARS: dict[str, str] = {
     "RGPU_CUDA_ARCHS": "cuda-archs",
     "RGPU_DOCKER": "docker",
     "RGPU_IMAGE": "image",
+    "RGPU_SPIRV_CAPABILITIES": "spirv-capabilities",
+    "RGPU_REQUIRE_PLATFORMS": "require-platforms",
+    "RGPU_SPIRV_OPT": "spirv-opt",
+    "RGPU_FLOAT_CONTRACTION": "float-contraction",
 }
 
 
@@ -64,6 +78,10 @@ class Options:
     # Container image for kernel compiles run in a container (None: the codegen's default).
     image: str | None = None
     ci_run: tuple[str, ...] | None = None
+    spirv_capabilities: tuple[str, ...] = ()
+    require_platforms: tuple[str, ...] = ()
+    spirv_opt: bool = True
+    float_contraction: bool = False
     yes: bool
 
     @property
@@ -107,9 +125,10 @@ def parse_bool(value: Any, where: str) -> bool:
         if word in BOOL_WORDS:
             return BOOL_WORDS[word]
         raise ConfigError(f"{where} is {_show(value)}, not a boolean", "set it to 1 or 0")
+    key = where.split()[-1] if where.startswith(TABLE) else "docker"
     raise ConfigError(
         f"{where} is {_show(value)}, not a boolean",
-        "write a TOML boolean without quotes: `docker = true` or `docker = false`",
+        f"write a TOML boolean without quotes: `{key} = true` or `{key} = false`",
     )
 
 
@@ -169,6 +188,38 @@ def _ci_run(value: Any, where: str) -> tuple[str, ...]:
     raise ConfigError(f"{where} is {_show(value)}, not a list of strings", f"use {forms}")
 
 
+def _capabilities(value: Any, where: str) -> tuple[str, ...]:
+    import re
+
+    forms = 'spirv-capabilities = ["Float64", "Int64Atomics"] (SPIR-V capability names)'
+    if value == [] or value == ():
+        return ()
+    names = _names(value, where, forms)
+    for name in names:
+        if not re.fullmatch(r"[A-Z][A-Za-z0-9]*", name):
+            raise ConfigError(
+                f"{where} names `{name}`, not a SPIR-V capability name", f"use {forms}"
+            )
+    return names
+
+
+def parse_platforms(value: Any, where: str) -> tuple[str, ...]:
+    from rgpu.artifacts.portability import PLATFORMS
+    from rgpu.backends import did_you_mean
+
+    forms = f'require-platforms = ["metal", "webgpu"] (names: {", ".join(PLATFORMS)})'
+    if value == [] or value == ():
+        return ()
+    names = _names(value, where, forms)
+    for name in names:
+        if name not in PLATFORMS:
+            raise ConfigError(
+                f"{where} names an unknown platform `{name}`{did_you_mean(name, tuple(PLATFORMS))}",
+                f"use {forms}",
+            )
+    return names
+
+
 def _codegen_forms() -> str:
     from rgpu.codegens import REGISTRY
 
@@ -183,6 +234,10 @@ PARSERS: dict[str, Callable[[Any, str], Any]] = {
     "docker": parse_bool,
     "image": lambda v, w: _string(v, w, 'image = "registry/name:tag"'),
     "ci-run": _ci_run,
+    "spirv-capabilities": _capabilities,
+    "require-platforms": parse_platforms,
+    "spirv-opt": parse_bool,
+    "float-contraction": parse_bool,
 }
 
 
@@ -232,6 +287,10 @@ def resolve(
         docker_source=sources["docker"],
         image=values["image"],
         ci_run=values["ci-run"],
+        spirv_capabilities=tuple(values["spirv-capabilities"]),
+        require_platforms=tuple(values["require-platforms"]),
+        spirv_opt=values["spirv-opt"],
+        float_contraction=values["float-contraction"],
         yes=bool(cli.get("yes")) or parse_bool(env.get("RGPU_YES", "0") or "0", "RGPU_YES"),
     )
 

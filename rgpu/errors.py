@@ -74,6 +74,8 @@ class CommandFailedError(RgpuError):
     ) -> None:
         super().__init__(message, hint)
         self.returncode = returncode
+        # What the command printed, where the caller asked to keep it (cmd.run keep_output).
+        self.output: str | None = None
 
 
 class BackendUnavailableError(RgpuError):

@@ -123,6 +123,7 @@ def _intact(ws: Workspace, artifacts: Sequence[Artifact]) -> bool:
 def compile_one(
     ws: Workspace, kernel: KernelPlan, previous: Sequence[Artifact], env: Mapping[str, str]
 ) -> list[Artifact]:
+    from rgpu.errors import CommandFailedError
     from rgpu.runner import run_plan
 
     codegen, build = kernel.codegen, kernel.build
@@ -143,7 +144,16 @@ def compile_one(
     require_ready(kernel)
     # A kernel build is progress: its tools' stdout (cargo-gpu prints there) must not mix
     # with the result on rgpu's stdout (`rgpu build --json`, `rgpu run`'s program).
-    run_plan(kernel.plan, container=container_runner(ws, kernel, env), stdout_to_stderr=True)
+    try:
+        run_plan(kernel.plan, container=container_runner(ws, kernel, env), stdout_to_stderr=True)
+    except CommandFailedError as error:
+        # A codegen may say in one line what its compiler's output means (spirv: a missing
+        # SPIR-V capability and the config key that declares it).
+        explain = getattr(codegen, "explain_failure", None)
+        better = explain(error.output or "") if explain is not None else None
+        if better is None:
+            raise
+        raise better from None
     produced = codegen.collect(build)
     if dep_infos is not None:
         outputs = [ws.kernels_dir / a.path for a in produced]

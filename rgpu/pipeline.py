@@ -41,6 +41,8 @@ class BuildResult:
     artifacts: tuple[Artifact, ...]
     targets: tuple[build_state.Target, ...]
     seconds: float
+    # Kernels naga cannot take to a platform (artifacts/portability.py), as dicts.
+    portability: tuple[dict[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -51,6 +53,7 @@ class BuildResult:
             "artifacts": [a.to_dict() for a in self.artifacts],
             "targets": [{"name": t.name, "kind": t.kind, "path": t.path} for t in self.targets],
             "seconds": round(self.seconds, 3),
+            "portability": list(self.portability),
         }
 
 
@@ -106,6 +109,7 @@ def _with_placement_note(plan: Plan, build: KernelBuild) -> Plan:
 def kernel_plan(
     ws: Workspace, options: Options, codegen: Codegen, env: Mapping[str, str]
 ) -> KernelPlan:
+    from rgpu.artifacts.capabilities import types_in_crate
     from rgpu.codegens import KernelBuild
     from rgpu.containers.placement import decide
     from rgpu.toolchains import pins
@@ -120,6 +124,7 @@ def kernel_plan(
         pin=pin,
         placement=placement,
         toolchain=toolchain,
+        kernel_types=types_in_crate(ws.kernel_dir),
     )
     return KernelPlan(codegen, build, _with_placement_note(codegen.plan(build), build))
 
@@ -212,15 +217,26 @@ def build(
     features = host.features(ws, parts.backends)
     produced: list[Artifact] = []
     targets: tuple[build_state.Target, ...] = ()
+    found: list[dict[str, str]] = []
     if not dry_run:
         for note in parts.notes:
             reporter().info(f"note: {note}")
         produced = compile_kernels(ws, options, parts, env)
+        found = report_portability(produced, options)
+        if any(b.host_target for b in parts.backends):
+            from rgpu.artifacts.manifest import read_manifest
+            from rgpu.web import build as web_build
+
+            web_build.check_wgsl(ws, read_manifest(ws.kernels_dir))
         step = parts.host_plan.steps[0]
         built = host.run(ws, step, env)
         previous = build_state.read(ws.rgpu_dir)
         kept = previous.targets if previous else ()
         targets = kept if built is None else tuple(built)
+        if any(b.host_target for b in parts.backends):
+            from rgpu.web import build as web_build
+
+            web_build.build_pages(ws, options.profile, env, options.yes)
         build_state.write(
             ws.rgpu_dir,
             build_state.State(
@@ -238,7 +254,20 @@ def build(
         artifacts=tuple(produced),
         targets=targets,
         seconds=time.perf_counter() - started,
+        portability=tuple(found),
     )
+
+
+def report_portability(produced: Sequence[Artifact], options: Options) -> list[dict[str, str]]:
+    """Warn for each kernel naga cannot take to a platform; stop (before the host build)
+    when that platform is one the project requires."""
+    from rgpu.artifacts import portability
+
+    found = portability.findings_of(produced)
+    for finding in found:
+        reporter().warn(finding.line())
+    portability.require(found, options.require_platforms)
+    return [f.to_dict() for f in found]
 
 
 def compile_kernels(

@@ -22,6 +22,8 @@ class Step:
     container_ok: bool = False
     # What to tell the user when the command fails (the exact command that fixes it).
     hint: str | None = None
+    # Keep what it prints (also shown as it comes), so its codegen can explain a failure.
+    keep_output: bool = False
 
     @property
     def failure_hint(self) -> str:

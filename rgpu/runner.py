@@ -53,7 +53,12 @@ def _run_step(
             if done := diagnostics.run_cargo(step.argv, step.cwd, env):
                 return done
         return cmd.run(
-            step.argv, cwd=step.cwd, env=env, hint=step.hint, stdout_to_stderr=stdout_to_stderr
+            step.argv,
+            cwd=step.cwd,
+            env=env,
+            hint=step.hint,
+            stdout_to_stderr=stdout_to_stderr,
+            keep_output=step.keep_output,
         )
 
 

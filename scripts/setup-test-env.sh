@@ -11,11 +11,13 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 # Debian packages. rustc-web/cargo-web/rust-web-src + llvm-22: the nvptx codegen
 # (docs/reference.md). mesa-vulkan-drivers: lavapipe, a Vulkan device on the CPU. spirv-tools and
 # glslang-tools: spirv-val and the test fixture's compiler. docker.io + debootstrap: container
-# builds with a base image made here (no image registry is reachable).
+# builds with a base image made here (no image registry is reachable). chromium: the headless
+# browser the webgpu backend's page runs in (WebGPU on its SwiftShader; the wasm target and
+# wasm-bindgen-cli are installed by rgpu itself, `--yes`).
 APT_PACKAGES=(
   rustc-web cargo-web rust-web-src llvm-22
   mesa-vulkan-drivers libvulkan1 vulkan-tools spirv-tools glslang-tools
-  docker.io debootstrap
+  docker.io debootstrap chromium
 )
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

@@ -58,3 +58,66 @@ def add_saxpy(ws: Path) -> None:
     lib = ws / "kernel" / "src" / "lib.rs"
     lib.write_text(lib.read_text() + "\n" + SAXPY_KERNEL)
     (ws / "tests" / "saxpy.rs").write_text(SAXPY_TEST)
+
+
+# A kernel of `a * b + c` chains on inexact floats, whose results show whether a backend
+# fuses a multiply and an add into one rounding (NVIDIA's Vulkan compiler does unless the
+# SPIR-V says NoContraction; rustc's nvptx PTX and the cpu backend round each operation).
+MAD_CHAIN_KERNEL = """\
+/// Eight dependent multiply-adds per item.
+#[rgpu::kernel]
+pub fn mad_chain(a: f32, #[item] x: &f32, #[item] y: &mut f32) {
+    let x = *x;
+    let mut v = *y;
+    v = v * x + a;
+    v = v * x - a;
+    v = a * v + x;
+    v = v * v + x;
+    v = x * v - v * a;
+    v = v * 0.7 + x * 0.3;
+    v = v * x + v;
+    v = v * a + x;
+    *y = v;
+}
+"""
+# tests/mad_chain.rs: each backend's results equal plain Rust's bit for bit.
+MAD_CHAIN_TEST = """\
+const N: u32 = 100_003;
+
+fn plain(a: f32, x: f32, y: f32) -> f32 {
+    let mut v = y;
+    v = v * x + a;
+    v = v * x - a;
+    v = a * v + x;
+    v = v * v + x;
+    v = x * v - v * a;
+    v = v * 0.7 + x * 0.3;
+    v = v * x + v;
+    v = v * a + x;
+    v
+}
+
+#[test]
+fn mad_chain() {
+    rgpu::testing::each_backend("mad_chain", |device| {
+        let a = 0.3127_f32;
+        let x: Vec<f32> = (0..N).map(|i| 0.5 + (i % 4099) as f32 / 4099.0).collect();
+        let y: Vec<f32> = (0..N).map(|i| ((i * 7919) % 10007) as f32 / 10007.0 - 0.5).collect();
+        let mut out = y.clone();
+        kernel::mad_chain(device, N, a, &x, &mut out).map_err(|e| e.to_string())?;
+        let differ = (0..N as usize)
+            .filter(|&i| out[i].to_bits() != plain(a, x[i], y[i]).to_bits())
+            .count();
+        if differ > 0 {
+            return Err(format!("{differ} of {N} results differ from plain Rust in their bits"));
+        }
+        Ok(())
+    });
+}
+"""
+
+
+def add_mad_chain(ws: Path) -> None:
+    lib = ws / "kernel" / "src" / "lib.rs"
+    lib.write_text(lib.read_text() + "\n" + MAD_CHAIN_KERNEL)
+    (ws / "tests" / "mad_chain.rs").write_text(MAD_CHAIN_TEST)

@@ -20,8 +20,9 @@ from rgpu.util.files import write_bytes_if_changed
 
 EXTERNAL_DIR = "external"
 # File suffix -> artifact kind.
-KINDS = {".spv": "spirv", ".ptx": "ptx"}
-KIND_NAMES = {"spirv": "SPIR-V (.spv)", "ptx": "PTX (.ptx)"}
+KINDS = {".spv": "spirv", ".ptx": "ptx", ".wgsl": "wgsl"}
+KIND_NAMES = {"spirv": "SPIR-V (.spv)", "ptx": "PTX (.ptx)", "wgsl": "WGSL (.wgsl)"}
+WGSL_TARGET = "webgpu"
 SPIRV_TARGET = "spirv-unknown-vulkan1.2"
 
 
@@ -42,7 +43,7 @@ def check_kinds(paths: Sequence[Path], needed: dict[str, tuple[str, ...]]) -> No
         kind = kind_of(path)
         if kind not in needed:
             wanted = ", ".join(f"{KIND_NAMES[k]} for {'/'.join(b)}" for k, b in needed.items())
-            backends = {"ptx": "cuda", "spirv": "wgpu or ash"}[kind]
+            backends = {"ptx": "cuda", "spirv": "wgpu or ash", "wgsl": "webgpu"}[kind]
             raise UsageError(
                 f"--kernel-artifact {path} is {KIND_NAMES[kind]}, which the {backends} "
                 f"backend runs, but this build is for "
@@ -79,6 +80,21 @@ def _check_spirv(path: Path, required: Sequence[str]) -> tuple[tuple[str, ...], 
     return info.compute_entry_points, extra
 
 
+def _check_wgsl(path: Path) -> tuple[str, ...]:
+    """The compute entry points of a WGSL file (one file per kernel: rgpu checks the
+    workspace's kernels against all the WGSL files together)."""
+    import re
+
+    text = path.read_text(errors="replace")
+    entries = tuple(re.findall(r"@compute\b[^{;]*?\bfn\s+([A-Za-z_][A-Za-z0-9_]*)", text))
+    if not entries:
+        raise ArtifactError(
+            f"--kernel-artifact {path} has no compute entry point (`@compute ... fn NAME`)",
+            "pass the WGSL rgpu wrote for one of the workspace's kernels",
+        )
+    return entries
+
+
 @dataclass(frozen=True)
 class _Accepted:
     """A file that passed every check, not yet copied."""
@@ -96,6 +112,8 @@ def _check_one(
     if not path.is_file():
         raise UsageError(f"--kernel-artifact {path}: no such file", "check the path")
     kind = kind_of(path)
+    if kind == "wgsl":
+        return _Accepted(path, kind, WGSL_TARGET, _check_wgsl(path), {})
     if kind == "spirv":
         entries, extra = _check_spirv(path, required)
         return _Accepted(path, kind, SPIRV_TARGET, entries, extra)
@@ -122,6 +140,13 @@ def collect(
     """Check every file in place first; only when all passed, copy each under
     `out_dir/external/` and describe it (a refused build leaves the kernels as they were)."""
     accepted = [_check_one(path, required, cuda_archs, ptxas) for path in paths]
+    wgsl = [a for a in accepted if a.kind == "wgsl"]
+    if wgsl:
+        _missing_entries(
+            Path(", ".join(str(a.path) for a in wgsl)),
+            [e for a in wgsl for e in a.entry_points],
+            required,
+        )
     _one_per_target(accepted)
     found: list[manifest.Artifact] = []
     for item in accepted:
@@ -145,7 +170,8 @@ def collect(
 def _one_per_target(accepted: Sequence[_Accepted]) -> None:
     seen: dict[tuple[str, str], Path] = {}
     for item in accepted:
-        key = (item.kind, item.target)
+        # WGSL is one file per kernel: one per entry point.
+        key = (item.kind, item.target if item.kind != "wgsl" else ",".join(item.entry_points))
         if key in seen:
             raise UsageError(
                 f"--kernel-artifact {seen[key]} and {item.path} are both "

@@ -27,6 +27,10 @@ DIST_NAME = "rgpu-cli"  # rgpu's name on PyPI; the PyPI name `rgpu` is an unrela
 # The runners have no GPU: these backends run there (lavapipe is a real Vulkan device on the
 # CPU); CUDA jobs compile, check the PTX with ptxas and upload it.
 RUNS_ON_RUNNER = ("cpu", "wgpu", "ash")
+# Backends whose programs run in a browser: the runner's Google Chrome, headless, with
+# WebGPU on SwiftShader. Their job builds and runs the page (`rgpu run`); the workspace's
+# test binaries are native programs, which `rgpu test` runs in the other jobs.
+RUNS_IN_BROWSER = ("webgpu",)
 
 
 def job_commands(
@@ -36,6 +40,9 @@ def job_commands(
     the configured `rgpu run` (`ci-run` in [workspace.metadata.rgpu]) where the backend
     runs, or the ptxas check where it cannot."""
     build: Command = ("rgpu", "build", "--backend", backend, *build_args)
+    if backend in RUNS_IN_BROWSER:
+        run = () if ci_run is None else (("rgpu", "run", "--backend", backend, *ci_run),)
+        return (build, *run)
     if backend not in RUNS_ON_RUNNER:
         return (build, ("rgpu", "ci", "check-ptx"))
     commands: list[Command] = [build, ("rgpu", "test", "--backend", backend)]
@@ -44,6 +51,8 @@ def job_commands(
     return tuple(commands)
 
 
+# webgpu is asked for by name (`--backends ...,webgpu`): its kernels need WGSL from rust-gpu's
+# SPIR-V that browsers accept (docs/reference.md, WebGPU).
 DEFAULT_BACKENDS: tuple[str, ...] = ("cpu", "wgpu", "ash", "cuda")
 
 # Action majors, confirmed current in November 2026 (release notes and dependabot bumps):
@@ -70,7 +79,7 @@ def shell_line(command: Command) -> str:
 @dataclass(frozen=True)
 class Job:
     id: str
-    kind: str  # "cpu", "vulkan" or "cuda": which setup steps it gets
+    kind: str  # "cpu", "vulkan", "cuda" or "web": which setup steps it gets
     backend: str
     codegen: str | None
     setup: tuple[str, ...]
@@ -85,7 +94,7 @@ def jobs_for(backends: Sequence[str], ci_run: Sequence[str] | None = None) -> li
     jobs = []
     for backend in backends:
         artifact = get_backend(backend).artifact
-        kind = {None: "cpu", "spirv": "vulkan", "ptx": "cuda"}[artifact]
+        kind = {None: "cpu", "spirv": "vulkan", "ptx": "cuda", "wgsl": "web"}[artifact]
         names = codegens.for_backend(backend)
         for name in names or (None,):
             codegen = codegens.get(name) if name else None

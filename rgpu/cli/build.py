@@ -48,6 +48,14 @@ def _archs(values: tuple[str, ...]) -> tuple[str, ...] | None:
     return parse_archs(values, os.environ)
 
 
+def _platforms(values: tuple[str, ...]) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    from rgpu.config import parse_platforms
+
+    return parse_platforms(split_names(values), "--require-platform")
+
+
 release_option = click.option(
     "--release/--debug", "release", default=None, help="Cargo profile (default release)."
 )
@@ -101,6 +109,15 @@ release_option = click.option(
     help="Compile every kernel kind, even where an earlier --kernel-artifact stands in.",
 )
 @click.option(
+    "--require-platform",
+    "require_platforms",
+    multiple=True,
+    metavar="P",
+    help="Fail when a kernel cannot be translated for P (webgpu, metal, dx12; repeat or "
+    "comma-separate). Default: `require-platforms` in [workspace.metadata.rgpu]; else a "
+    "warning.",
+)
+@click.option(
     "--yes", "-y", is_flag=True, default=None, help="Allow toolchain installs (RGPU_YES)."
 )
 def build(
@@ -115,6 +132,7 @@ def build(
     as_json: bool,
     kernel_artifacts: tuple[Path, ...],
     recompile: bool,
+    require_platforms: tuple[str, ...],
     yes: bool | None,
 ) -> None:
     """Compile the kernels for the backends, then build every binary, example and test."""
@@ -129,6 +147,7 @@ def build(
         image=image,
         codegen=codegen,
         cuda_archs=_archs(archs),
+        require_platforms=_platforms(require_platforms),
     )
     names = _backends(backends) or list(options.backends)
     try:

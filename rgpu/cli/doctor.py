@@ -11,7 +11,7 @@ from rgpu.codegens import codegen_choices
 from rgpu.errors import ExitCode
 from rgpu.util.output import reporter
 
-BACKEND_CHOICES = ("cpu", "cuda", "wgpu", "ash")
+BACKEND_CHOICES = ("cpu", "cuda", "wgpu", "ash", "webgpu")
 
 
 @cli.command()

@@ -39,7 +39,7 @@ class Entry:
 REGISTRY: tuple[Entry, ...] = (
     Entry("nvptx", "rgpu.codegens.nvptx", ("cuda",)),
     Entry("nvvm", "rgpu.codegens.nvvm", ("cuda",)),
-    Entry("spirv", "rgpu.codegens.spirv", ("wgpu", "ash")),
+    Entry("spirv", "rgpu.codegens.spirv", ("wgpu", "ash", "webgpu")),
 )
 
 
@@ -53,6 +53,9 @@ class KernelBuild:
     pin: Pin
     placement: Placement
     toolchain: Any  # what this codegen's `toolchain()` found
+    # The scalar types the kernel crate's source names (f64, u8, ...: artifacts/
+    # capabilities.py), read once by the pipeline so that plans stay pure.
+    kernel_types: tuple[str, ...] = ()
 
 
 class Codegen(Protocol):

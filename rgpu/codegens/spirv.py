@@ -16,8 +16,17 @@ The plan:
    <target> --capabilities C ... [--auto-install-rust-toolchain]`, the last flag only with
    the user's consent (`--yes` or RGPU_YES=1): without a TTY cargo-gpu cannot ask and
    exits 1 ("No TTY detected ...");
-4. read cargo-gpu's manifest.json (a list of {source_path, entry_point, wgsl_entry_point})
-   and embed each .spv.
+   with RUSTGPU_CODEGEN_ARGS=--no-spirv-opt (rust-gpu's own optimizer would fuse a*b+c);
+4. read cargo-gpu's manifest.json (a list of {source_path, entry_point, wgsl_entry_point}),
+   post-process each .spv (spirv_post.py: NoContraction, spirv-opt -O, spirv-val), drop the
+   dead pointer-holding values naga rejects (artifacts/spirv_pointer_values.py) and embed it;
+5. the portability check (artifacts/portability.py): rgpu-naga (toolchains/naga.py,
+   installed into rgpu's cache by its own plan step) translates each kernel into WGSL, MSL
+   and HLSL and validates each; the files join the manifest, the failures are warnings.
+
+The capabilities passed to cargo-gpu follow the kernels (artifacts/capabilities.py): the
+device API's, those the source's scalar types need, and `spirv-capabilities` from the
+workspace's config.
 """
 
 from __future__ import annotations
@@ -28,18 +37,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from rgpu.artifacts import manifest, spirv_module
-from rgpu.codegens import KernelBuild, standalone
+from rgpu.artifacts import capabilities, manifest, portability, spirv_module, spirv_pointer_values
+from rgpu.codegens import KernelBuild, spirv_post, standalone
 from rgpu.config import cache_dir
 from rgpu.containers.placement import Placement
 from rgpu.doctor.check import Check
 from rgpu.errors import ArtifactError, RgpuError
 from rgpu.plan import Plan, Step
-from rgpu.toolchains import rustup
+from rgpu.toolchains import naga, rustup
 from rgpu.toolchains.pins import Pin
 from rgpu.util.files import write_bytes_if_changed
 
 CARGO_GPU_MANIFEST = "manifest.json"
+# spirv-builder passes this variable to rustc_codegen_spirv as its codegen args (it takes
+# precedence over the builder's own extra args); `--no-spirv-opt` skips the linker's spirv-opt.
+CODEGEN_ARGS_ENV = "RUSTGPU_CODEGEN_ARGS"
+NO_SPIRV_OPT = "--no-spirv-opt"
 # The nested cargo must not inherit these (spirv-builder strips them too: cargo_cmd.rs);
 # RUSTUP_TOOLCHAIN would override the pinned nightly cargo-gpu selects.
 UNSET_ENV = ("RUSTC", "RUSTC_WRAPPER", "RUSTFLAGS", "RUSTUP_TOOLCHAIN", "CARGO_TARGET_DIR")
@@ -73,6 +86,7 @@ class SpirvToolchain:
     status: rustup.Status | None
     problem: str | None  # rustup failed to answer
     problem_fix: str | None = None  # and how to make it answer
+    translator: naga.NagaTool | None = None  # rgpu-naga, for the portability check
 
 
 def cargo_gpu_root(p: SpirvPin, env: Mapping[str, str]) -> Path:
@@ -150,7 +164,7 @@ class SpirvCodegen:
         except RgpuError as error:
             status, problem, fix = None, error.message, error.hint
         cargo_gpu = cargo_gpu_root(p, env) / "bin" / "cargo-gpu"
-        return SpirvToolchain(p, cargo_gpu, status, problem, fix)
+        return SpirvToolchain(p, cargo_gpu, status, problem, fix, naga.find(pin, env))
 
     def install(self, build: KernelBuild, env: Mapping[str, str]) -> None:
         return None  # nothing to install before the plan runs
@@ -173,7 +187,32 @@ class SpirvCodegen:
                     ("spirv",),
                 )
             )
+        tool = found.translator
+        if tool is not None:
+            detail = (
+                str(tool.binary)
+                if tool.installed
+                else f"not installed yet: the first spirv build installs rgpu-naga (naga "
+                f"{tool.version}) into {tool.root}"
+            )
+            checks.append(Check("spirv rgpu-naga", "ok", detail, None, ("spirv",)))
         return checks
+
+    def capabilities(self, build: KernelBuild) -> tuple[str, ...]:
+        """What cargo-gpu declares: the device API's, the source's types', the config's."""
+        p: SpirvPin = build.toolchain.pin
+        return capabilities.combined(
+            p.capabilities,
+            capabilities.from_types(build.kernel_types),
+            build.options.spirv_capabilities,
+        )
+
+    def explain_failure(self, output: str) -> RgpuError | None:
+        """rust-gpu's missing-capability error as one rgpu line with the config key."""
+        missing = capabilities.missing(output)
+        if missing is None:
+            return None
+        return RgpuError(missing.message(), missing.hint())
 
     def plan(self, build: KernelBuild) -> Plan:
         tc: SpirvToolchain = build.toolchain
@@ -202,8 +241,20 @@ class SpirvCodegen:
                     unset_env=UNSET_ENV,
                 )
             )
+        tool = tc.translator
+        if tool is not None and not tool.installed:
+            steps.append(
+                Step(
+                    name="install-rgpu-naga",
+                    description=f"install rgpu-naga (naga {tool.version}) into rgpu's cache "
+                    "(once): the portability check",
+                    argv=tool.install_argv(),
+                    cwd=root,
+                    unset_env=UNSET_ENV,
+                )
+            )
         steps.append(write_step(crate_dir(build), shader_crate(build, p), root, "shader crate"))
-        caps = tuple(a for c in p.capabilities for a in ("--capabilities", c))
+        caps = tuple(a for c in self.capabilities(build) for a in ("--capabilities", c))
         consent = ("--auto-install-rust-toolchain",) if build.options.yes else ()
         steps.append(
             Step(
@@ -223,8 +274,13 @@ class SpirvCodegen:
                     *consent,
                 ),
                 cwd=root,
+                # rust-gpu's linker runs its own bundled spirv-opt -O on release builds, which
+                # folds a*b+c into one Fma before rgpu could mark it NoContraction: rgpu runs
+                # the optimizer itself, after the decorations (spirv_post.py).
+                env={CODEGEN_ARGS_ENV: NO_SPIRV_OPT},
                 unset_env=UNSET_ENV,
                 hint=None if build.options.yes else toolchain_hint(p),
+                keep_output=True,
             )
         )
         notes: list[str] = []
@@ -237,7 +293,16 @@ class SpirvCodegen:
 
     def collect(self, build: KernelBuild) -> list[manifest.Artifact]:
         tc: SpirvToolchain = build.toolchain
-        return collect_from(output_dir(build), build.out_dir, crate_dir(build), tc.pin)
+        translator = tc.translator.binary if tc.translator is not None else None
+        return collect_from(
+            output_dir(build),
+            build.out_dir,
+            crate_dir(build),
+            tc.pin,
+            translator,
+            opt=build.options.spirv_opt,
+            contraction=build.options.float_contraction,
+        )
 
     def dep_infos(self, build: KernelBuild) -> None:
         return None  # cargo-gpu decides itself what to rebuild
@@ -258,8 +323,20 @@ def read_cargo_gpu_manifest(directory: Path) -> list[dict[str, str]]:
         ) from exc
 
 
-def collect_from(directory: Path, base: Path, crate: Path, p: SpirvPin) -> list[manifest.Artifact]:
-    """cargo-gpu's manifest.json -> one artifact per .spv, copied into the kernels dir."""
+def collect_from(
+    directory: Path,
+    base: Path,
+    crate: Path,
+    p: SpirvPin,
+    translator: Path | None = None,
+    *,
+    opt: bool = True,
+    contraction: bool = False,
+) -> list[manifest.Artifact]:
+    """cargo-gpu's manifest.json -> one artifact per .spv, post-processed (spirv_post.py:
+    NoContraction, spirv-opt, spirv-val; then without the dead pointer-holding values naga
+    rejects) into the kernels dir, and (with ``translator``) each kernel's WGSL, MSL and HLSL
+    beside it."""
     by_file: dict[Path, list[str]] = {}
     for entry in read_cargo_gpu_manifest(directory):
         # source_path is relative to the shader crate when the file lies under it, else
@@ -277,8 +354,38 @@ def collect_from(directory: Path, base: Path, crate: Path, p: SpirvPin) -> list[
                 "rebuild with `rgpu build --backend wgpu --yes`",
             )
         validated = spirv_module.validate(spv, p.target)
+        work = directory / f"{spv.stem}.opt.spv"
+        data, post = spirv_post.process(spv, work, p.target, opt=opt, contraction=contraction)
         dest = base / spv.name
-        write_bytes_if_changed(dest, spv.read_bytes())
+        # Without the dead pointer-holding values rust-gpu leaves, which naga (wgpu on Metal
+        # and DX12, the MSL/HLSL/WGSL translations) rejects; what runs is unchanged.
+        try:
+            cleaned = spirv_pointer_values.drop_dead_pointer_values(data)
+        except ValueError as exc:
+            raise ArtifactError(
+                f"{spv} is not a readable SPIR-V module: {exc}",
+                "rebuild with `rgpu build --backend wgpu --yes`",
+            ) from exc
+        write_bytes_if_changed(dest, cleaned.data)
+        if validated:
+            spirv_module.validate(dest, p.target)
+        extra: dict[str, object] = {
+            "spirv_val": "accepted" if validated else "not run: no spirv-val",
+            "rust_gpu": p.version,
+            **post,
+        }
+        if translator is not None:
+            checked = portability.check(
+                dest,
+                entry_points,
+                translator,
+                directory / "naga" / spv.stem,
+                base,
+                codegen="spirv",
+            )
+            found += checked.artifacts
+            extra["naga"] = checked.naga
+            extra["portability"] = checked.table
         found.append(
             manifest.describe(
                 dest,
@@ -287,10 +394,7 @@ def collect_from(directory: Path, base: Path, crate: Path, p: SpirvPin) -> list[
                 codegen="spirv",
                 target=p.target,
                 entry_points=entry_points,
-                extra={
-                    "spirv_val": "accepted" if validated else "not run: no spirv-val",
-                    "rust_gpu": p.version,
-                },
+                extra=extra,
             )
         )
     return found

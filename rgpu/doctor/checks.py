@@ -100,6 +100,45 @@ def check_driver(env: Mapping[str, str]) -> list[Check]:
     ]
 
 
+# --- WebGPU in a browser ---------------------------------------------------------------------
+
+
+def check_web(env: Mapping[str, str]) -> list[Check]:
+    """The webgpu backend: the host toolchain's wasm target (to build), a Chromium (to run
+    the page). wasm-bindgen-cli is per workspace (its Cargo.lock's version): `rgpu build
+    --backend webgpu --yes` installs it."""
+    from pathlib import Path
+
+    from rgpu.web import browser
+    from rgpu.web import build as web_build
+
+    target = web_build.WASM_TARGET
+    checks = [
+        Check("wasm target", "ok", f"rustup target {target} installed", None, ("wasm",))
+        if web_build.has_wasm_target(env, Path.cwd())
+        else Check(
+            "wasm target",
+            "fail",
+            f"the host toolchain has no {target}",
+            f"rustup target add {target} (or rgpu build --backend webgpu --yes)",
+            ("wasm",),
+        )
+    ]
+    found = browser.find_chromium(dict(env))
+    checks.append(
+        Check("browser", "ok", f"{found} (headless, WebGPU on)", None, ("browser-run",))
+        if found
+        else Check(
+            "browser",
+            "warn",
+            "no Chromium to run the webgpu page in",
+            browser.INSTALL_HINT,
+            ("browser-run",),
+        )
+    )
+    return checks
+
+
 # --- Vulkan --------------------------------------------------------------------------------
 
 

@@ -29,6 +29,7 @@ from rgpu.doctor.checks import (
     check_ptxas,
     check_tool,
     check_vulkan,
+    check_web,
 )
 from rgpu.errors import RgpuError
 from rgpu.toolchains.pins import Pin, load_all
@@ -116,6 +117,7 @@ def _probes(pins: Mapping[str, Pin], env: Mapping[str, str]) -> list[Callable[[]
         partial(check_ptxas, env),
         partial(check_driver, env),
         partial(check_vulkan, env),
+        partial(check_web, env),
         partial(check_containers, env, list(pins.values())),
         partial(check_disk, env),
     ]
@@ -143,8 +145,17 @@ def _safely(probe: Callable[[], list[Check]]) -> list[Check]:
 def verdict_for(backend_name: str, codegen: str | None, checks: list[Check]) -> Verdict:
     backend = get_backend(backend_name)
     codegen = registry.resolve(backend.name, codegen)
-    build_keys = {"cargo", *([codegen] if codegen else [])}
-    run_key = {"cuda": "cuda-run", "wgpu": "vulkan-run", "ash": "vulkan-run"}.get(backend.name)
+    build_keys = {
+        "cargo",
+        *([codegen] if codegen else []),
+        *(["wasm"] if backend.host_target else []),
+    }
+    run_key = {
+        "cuda": "cuda-run",
+        "wgpu": "vulkan-run",
+        "ash": "vulkan-run",
+        "webgpu": "browser-run",
+    }.get(backend.name)
     blocking = [c for c in checks if c.status == "fail" and build_keys & set(c.needed_for)]
     run_blocks = [c for c in checks if c.status != "ok" and run_key in c.needed_for]
     if blocking:

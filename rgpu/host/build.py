@@ -31,8 +31,14 @@ TARGETS = ("--bins", "--examples", "--tests")
 
 
 def features(ws: Workspace, backends: Sequence[Backend]) -> tuple[str, ...]:
-    """The kernel crate's features for the backends (cpu needs none: always built in)."""
-    return tuple(dict.fromkeys(ws.feature(b.feature) for b in backends if b.feature))
+    """The kernel crate's features for the backends (cpu needs none: always built in).
+    Backends whose programs are built for another target (webgpu: the browser) are built
+    by their own step (rgpu/web/build.py), not into this machine's programs."""
+    return tuple(
+        dict.fromkeys(
+            ws.feature(b.feature) for b in backends if b.feature and b.host_target is None
+        )
+    )
 
 
 def profile_args(profile: str) -> list[str]:

@@ -84,6 +84,8 @@ def run(
     from rgpu import pipeline
     from rgpu.host import state as build_state
 
+    if backend == "webgpu":
+        return run_web(ws, options, binary, args)
     previous = build_state.read(ws.rgpu_dir)
     asked = [backend] if backend else list(previous.backends if previous else options.backends)
     result = pipeline.build(ws, options, asked)
@@ -92,3 +94,24 @@ def run(
     if backend is not None:
         env[BACKEND_ENV] = backend
     return exit_code(cmd.exec_replace([target.path, *args], env=env), target.path)
+
+
+def run_web(ws: Workspace, options: Options, binary: str | None, args: Sequence[str]) -> int:
+    """`rgpu run --backend webgpu`: the programs built for the browser with the WGSL the
+    kernel manifest lists, the page of `binary` (or the workspace's) served on 127.0.0.1
+    and run in headless Chromium; its output streams here and its status is returned."""
+    from rgpu import pipeline
+    from rgpu.web import browser
+    from rgpu.web import build as web_build
+
+    pipeline.build(ws, options, ["webgpu"])
+    env = dict(os.environ)
+    name = (binary or ws.default_binary or "").replace("-", "_")
+    pages = sorted(p for p in web_build.web_dir(ws).iterdir() if (p / "index.html").is_file())
+    chosen = [p for p in pages if p.name == name] or pages[:1]
+    if not chosen:
+        raise UsageError(
+            "the workspace has no program built for the browser",
+            "add a binary (src/main.rs) and run `rgpu build --backend webgpu`",
+        )
+    return browser.run_page(chosen[0], args, env)

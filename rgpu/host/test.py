@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rgpu.backends import get_backend
 from rgpu.config import Options
-from rgpu.errors import BackendUnavailableError, CommandFailedError
+from rgpu.errors import BackendUnavailableError, CommandFailedError, UsageError
 from rgpu.host import build as host
 from rgpu.host import state as build_state
 from rgpu.plan import Plan, Step
@@ -128,6 +129,15 @@ def run_tests(
     from rgpu.runner import run_plan
 
     env = os.environ if env is None else env
+    in_browser = [b for b in asked if get_backend(b).host_target]
+    if in_browser:
+        raise UsageError(
+            f"rgpu test runs the workspace's tests as native programs, and {in_browser[0]} "
+            "runs only in a browser: its test binaries are not run there yet",
+            f"run the program in the browser: `rgpu run --backend {in_browser[0]} -- ARGS` "
+            "(its exit status is the program's), and test the kernels on the other backends "
+            "with `rgpu test`",
+        )
     previous = build_state.read(ws.rgpu_dir)
     pipeline.build(ws, options, previous.backends if previous else options.backends)
     state = build_state.read(ws.rgpu_dir)
@@ -141,7 +151,8 @@ def run_tests(
     except CommandFailedError as error:
         failure = error
     records = read_report(report)
-    shown = list(asked) or [*state.backends, *(r["backend"] for r in records)]
+    native = [b for b in state.backends if not get_backend(b).host_target]
+    shown = list(asked) or [*native, *(r["backend"] for r in records)]
     results = summarize(list(dict.fromkeys(shown)), records)
     if failure is not None:
         raise TestsFailed(failure, results)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
+import signal
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,6 +115,7 @@ def run(
     stdin_devnull: bool = True,
     timeout: float | None = None,
     stdout_to_stderr: bool = False,
+    keep_output: bool = False,
 ) -> Result:
     """Run ``argv``; echo ``+ cmd``; raise CommandFailedError on a non-zero exit.
 
@@ -122,6 +125,9 @@ def run(
     ``stdout_to_stderr`` (when not capturing) sends what the child prints to rgpu's stderr:
     for steps whose output is progress, where rgpu's stdout is kept for its own result
     (`rgpu build --json`).
+    ``keep_output`` (when not capturing) streams stdout and stderr, merged, to rgpu's stderr
+    as they come and also keeps them: Result.stderr and the CommandFailedError's ``output``,
+    so the caller can explain a failure in its own words.
     """
     argv = [str(a) for a in argv]
     program = argv[0]
@@ -131,6 +137,8 @@ def run(
         )
     if echo:
         reporter().command(format_argv(argv))
+    if keep_output and not capture:
+        return _run_kept(argv, cwd, env, hint, check)
     try:
         proc = subprocess.run(
             argv,
@@ -161,6 +169,48 @@ def run(
             returncode=proc.returncode,
         )
     return result
+
+
+def _run_kept(
+    argv: list[str], cwd: Path | None, env: Mapping[str, str] | None, hint: str | None,
+    check: bool,
+) -> Result:  # fmt: skip
+    import sys
+
+    kept: list[str] = []
+    try:
+        with subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=_env_for(argv, env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            bufsize=1,
+        ) as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                sys.stderr.write(line)
+                sys.stderr.flush()
+                kept.append(line)
+            returncode = proc.wait()
+    except KeyboardInterrupt as exc:
+        raise InterruptedByUser(f"interrupted while running {argv[0]}") from exc
+    except FileNotFoundError as exc:
+        raise ToolMissingError(f"`{argv[0]}` could not be started: {exc}", hint) from exc
+    output = "".join(kept)
+    if check and returncode != 0:
+        detail = f": {error_line(output, returncode)}" if output.strip() else ""
+        error = CommandFailedError(
+            f"`{format_argv(argv)}` failed with exit code {returncode}{detail}",
+            hint,
+            returncode=returncode,
+        )
+        error.output = output
+        raise error
+    return Result(tuple(argv), returncode, "", output)
 
 
 def stream(
@@ -213,6 +263,45 @@ def stream(
             returncode=returncode,
         )
     return Result(tuple(argv), returncode, "", "")
+
+
+@contextlib.contextmanager
+def background(
+    argv: Sequence[str], *, env: Mapping[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Start ``argv`` with no terminal and its output discarded (a browser the caller
+    drives); it is terminated, then killed, when the block ends."""
+    argv = [str(a) for a in argv]
+    reporter().command(format_argv(argv))
+    try:
+        proc = subprocess.Popen(
+            argv,
+            env=_env_for(argv, env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except FileNotFoundError as exc:
+        raise ToolMissingError(f"`{argv[0]}` could not be started: {exc}") from exc
+    try:
+        yield proc
+    except KeyboardInterrupt as exc:
+        raise InterruptedByUser(f"interrupted while running {argv[0]}") from exc
+    finally:
+        # The program and what it started (a browser's renderer and GPU processes): its own
+        # session, so its process group.
+        _signal_group(proc, signal.SIGTERM)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            _signal_group(proc, signal.SIGKILL)
+            proc.wait()
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)
 
 
 def exec_replace(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> int:

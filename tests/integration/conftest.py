@@ -36,8 +36,15 @@ CUDA_ARCHS = ("sm_75", "sm_80", "sm_90")
 LAVAPIPE_ICD = Path("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
 LAVAPIPE = {"VK_ICD_FILENAMES": str(LAVAPIPE_ICD), "VK_DRIVER_FILES": str(LAVAPIPE_ICD)}
 # Variables of the machine that would change what these tests see: GitHub Actions output
-# (the CI tests set it themselves), a toolchain override, Vulkan driver choices.
-UNSET_FOR_TESTS = ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "RUSTUP_TOOLCHAIN", "RGPU_BACKEND")
+# (the CI tests set it themselves), a toolchain override, Vulkan driver choices, the wgpu
+# backend's shader path.
+UNSET_FOR_TESTS = (
+    "GITHUB_ACTIONS",
+    "GITHUB_STEP_SUMMARY",
+    "RUSTUP_TOOLCHAIN",
+    "RGPU_BACKEND",
+    "RGPU_WGPU_SHADER",
+)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -32,6 +32,7 @@ AREAS = (
     "python", "cargo", "rustup",
     "nvptx toolchain", "nvptx rust-src", "nvptx llvm tools",
     "spirv toolchain", "spirv components", "spirv commit hash", "spirv cargo-gpu",
+    "spirv rgpu-naga",
     "nvvm toolchain", "nvvm components", "nvvm commit hash", "nvvm llvm", "cuda toolkit",
     "libnvvm", "ptxas", "nvidia driver", "vulkan loader", "vulkan drivers", "vulkan device",
     "container engine", "disk",

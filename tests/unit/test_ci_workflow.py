@@ -74,6 +74,26 @@ def test_ci_run_adds_an_rgpu_run_step_where_the_backend_runs() -> None:
         assert not any(c.startswith("rgpu run") for c in by_id[cuda].commands)
 
 
+def test_the_webgpu_job_builds_and_runs_the_page_in_headless_chrome(tmp_path: Path) -> None:
+    (job,) = workflow.jobs_for(("webgpu",), ci_run=("--", "--check"))
+    assert (job.id, job.kind, job.codegen) == ("webgpu", "web", "spirv")
+    assert job.setup == ("rgpu toolchain install spirv --yes",)
+    assert job.commands == (
+        "rgpu build --backend webgpu",
+        "rgpu run --backend webgpu -- --check",
+    )
+    (bare,) = workflow.jobs_for(("webgpu",))
+    assert bare.commands == ("rgpu build --backend webgpu",)
+    block = job_blocks(workflow.render(tmp_path, ("webgpu",), SOURCE, ("--", "--check")).text)
+    assert "name: webgpu in headless Chrome" in block["webgpu"]
+    assert "run: google-chrome --version" in block["webgpu"]
+    assert "~/.cache/rust-gpu" in block["webgpu"]
+    out = tmp_path / "rgpu.yml"
+    out.write_text(workflow.render(tmp_path, ("cpu", "webgpu"), SOURCE, ("--",)).text)
+    proc = subprocess.run([actionlint(), str(out)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_cuda_jobs_compile_then_check_the_ptx() -> None:
     by_id = {j.id: j for j in workflow.jobs_for(("cuda",))}
     assert by_id["cuda-nvptx"].commands == (

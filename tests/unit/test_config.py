@@ -29,6 +29,18 @@ def test_defaults_apply_with_an_empty_environment() -> None:
     assert options.docker is None and options.docker_source == "default"
     assert options.image is None and options.codegen is None and options.ci_run is None
     assert options.yes is False
+    assert options.spirv_opt is True and options.float_contraction is False
+
+
+def test_spirv_opt_and_float_contraction_from_the_table_and_the_environment() -> None:
+    metadata = {"spirv-opt": False, "float-contraction": True}
+    options = resolve(metadata=metadata, env={}, cli={})
+    assert options.spirv_opt is False and options.float_contraction is True
+    env = {"RGPU_SPIRV_OPT": "1", "RGPU_FLOAT_CONTRACTION": "off"}
+    options = resolve(metadata=metadata, env=env, cli={})
+    assert options.spirv_opt is True and options.float_contraction is False
+    text = refused(metadata={"float-contraction": "yes"})
+    assert "`float-contraction = true`" in text
 
 
 def test_metadata_then_env_then_cli_win_in_order() -> None:

@@ -59,6 +59,7 @@ def test_minimal_is_one_saxpy_kernel_a_binary_and_a_parity_test(minimal: Path) -
         "cuda": ["kernel/cuda"],
         "wgpu": ["kernel/wgpu"],
         "ash": ["kernel/ash"],
+        "webgpu": ["kernel/webgpu"],
     }
     ws = workspace.load(minimal, env={})
     assert (ws.kernel_package, ws.default_binary) == ("m-kernel", "m")

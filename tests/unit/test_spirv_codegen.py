@@ -68,6 +68,8 @@ def test_first_build_installs_cargo_gpu_into_rgpus_cache(tmp_path: Path) -> None
     for step in (install, compile_):
         assert set(step.unset_env) >= {"RUSTUP_TOOLCHAIN", "RUSTFLAGS", "CARGO_TARGET_DIR"}
         assert not step.container_ok
+    # rgpu runs spirv-opt itself, after marking float results NoContraction.
+    assert compile_.env == {"RUSTGPU_CODEGEN_ARGS": "--no-spirv-opt"}
 
 
 def test_an_installed_cargo_gpu_is_reused(tmp_path: Path) -> None:

@@ -1,25 +1,55 @@
-//! `Buffer<T>` (device memory owned by one `Device`), its type-erased `RawBuffer`, and what
-//! a launcher accepts for buffer parameters: `Input<T>` (read-only) and `InputOutput<T>`
-//! (read-write), for host slices, `Vec`s and `Buffer`s.
+//! `Buffer<T>` (device memory owned by one `Device`, made by `Device::upload` and
+//! `Device::zeros`), its type-erased `RawBuffer`, and what a launcher accepts for buffer
+//! parameters: `Input<T>` (read-only) and `InputOutput<T>` (read-write), for host slices,
+//! `Vec`s and `Buffer`s.
 
 use std::marker::PhantomData;
 use std::sync::Arc;
 
 use bytemuck::Pod;
 
+use crate::api::{self, DeviceBuffer};
 use crate::backend::Backend;
-use crate::device::DeviceInner;
+use crate::device::{Device, DeviceInner};
 use crate::error::Error;
+use crate::registry::{HasMemory, Memory};
 
-/// A buffer's memory, of the backend of the device that made it.
-pub(crate) enum Memory {
-    Cpu(crate::cpu::HostMemory),
-    #[cfg(feature = "cuda")]
-    Cuda(crate::cuda::CudaMemory),
-    #[cfg(feature = "wgpu")]
-    Wgpu(crate::vulkan::wgpu::WgpuMemory),
-    #[cfg(feature = "ash")]
-    Ash(crate::vulkan::ash::AshMemory),
+/// A read-only buffer argument: host bytes (uploaded for the launch) or a device buffer
+/// (used in place).
+pub type Src<'a> = api::Src<'a, RawBuffer>;
+
+/// A read-write buffer argument: host bytes (uploaded, and downloaded after the launch)
+/// or a device buffer.
+pub type Dst<'a> = api::Dst<'a, RawBuffer>;
+
+impl Device {
+    /// A buffer holding a copy of `data`.
+    pub fn upload<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>, Error> {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let memory = self.inner.kind.upload(bytes, std::mem::align_of::<T>())?;
+        Ok(Buffer::from_raw(self.raw(bytes.len(), memory), data.len()))
+    }
+
+    /// A buffer of `len` zeroed elements.
+    pub fn zeros<T: Pod>(&self, len: usize) -> Result<Buffer<T>, Error> {
+        let bytes =
+            len.checked_mul(std::mem::size_of::<T>())
+                .ok_or_else(|| Error::OutOfMemory {
+                    backend: self.backend(),
+                    bytes: u64::MAX,
+                    reason: format!("{len} elements overflow the address space"),
+                })?;
+        let memory = self.inner.kind.zeros(bytes, std::mem::align_of::<T>())?;
+        Ok(Buffer::from_raw(self.raw(bytes, memory), len))
+    }
+
+    fn raw(&self, bytes: usize, memory: Memory) -> RawBuffer {
+        RawBuffer {
+            device: Arc::clone(&self.inner),
+            bytes,
+            memory,
+        }
+    }
 }
 
 /// Device memory without its element type: what `Src`/`Dst` carry to `launch`.
@@ -37,25 +67,17 @@ impl RawBuffer {
     }
 
     pub fn backend(&self) -> Backend {
-        self.device.backend()
+        self.device.kind.backend()
     }
 
     /// The bytes of a cpu buffer; `WrongDevice` for a GPU buffer.
     pub(crate) fn host_bytes(&self) -> Result<&[u8], Error> {
-        match &self.memory {
-            Memory::Cpu(m) => Ok(m.bytes()),
-            #[allow(unreachable_patterns)]
-            _ => Err(self.not_host()),
-        }
+        self.memory.host_bytes().ok_or_else(|| self.not_host())
     }
 
     pub(crate) fn host_bytes_mut(&mut self) -> Result<&mut [u8], Error> {
         let error = self.not_host();
-        match &mut self.memory {
-            Memory::Cpu(m) => Ok(m.bytes_mut()),
-            #[allow(unreachable_patterns)]
-            _ => Err(error),
-        }
+        self.memory.host_bytes_mut().ok_or(error)
     }
 
     fn not_host(&self) -> Error {
@@ -68,7 +90,23 @@ impl RawBuffer {
 
 impl Drop for RawBuffer {
     fn drop(&mut self) {
-        self.device.release(&mut self.memory);
+        self.device.kind.release(&mut self.memory);
+    }
+}
+
+impl DeviceBuffer for RawBuffer {
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl HasMemory for RawBuffer {
+    fn any_memory(&self) -> &Memory {
+        &self.memory
+    }
+
+    fn any_memory_mut(&mut self) -> &mut Memory {
+        &mut self.memory
     }
 }
 
@@ -110,15 +148,19 @@ impl<T: Pod> Buffer<T> {
     /// Copies the elements into `out` (`out.len() == len()`), after every queued launch.
     pub fn read_into(&self, out: &mut [T]) -> Result<(), Error> {
         self.check_len("read_into", out.len())?;
-        let device = Arc::clone(&self.raw.device);
-        device.read(&self.raw.memory, bytemuck::cast_slice_mut(out))
+        self.raw
+            .device
+            .kind
+            .read(&self.raw.memory, bytemuck::cast_slice_mut(out))
     }
 
     /// Replaces the elements with `data` (`data.len() == len()`), after every queued launch.
     pub fn write(&mut self, data: &[T]) -> Result<(), Error> {
         self.check_len("write", data.len())?;
-        let device = Arc::clone(&self.raw.device);
-        device.write(&mut self.raw.memory, bytemuck::cast_slice(data))
+        self.raw
+            .device
+            .kind
+            .write(&mut self.raw.memory, bytemuck::cast_slice(data))
     }
 
     /// The type-erased buffer (for `Src::Buffer` / `Dst::Buffer`).
@@ -151,38 +193,6 @@ impl<T: Pod> std::fmt::Debug for Buffer<T> {
             .field("len", &self.len)
             .field("device", &self.raw.device.label())
             .finish()
-    }
-}
-
-/// A read-only buffer argument, type-erased: host bytes (uploaded for the launch) or a
-/// device buffer (used in place).
-pub enum Src<'a> {
-    Host(&'a [u8]),
-    Buffer(&'a RawBuffer),
-}
-
-/// A read-write buffer argument: host bytes (uploaded, and downloaded after the launch)
-/// or a device buffer.
-pub enum Dst<'a> {
-    Host(&'a mut [u8]),
-    Buffer(&'a mut RawBuffer),
-}
-
-impl Src<'_> {
-    pub(crate) fn bytes(&self) -> usize {
-        match self {
-            Src::Host(h) => h.len(),
-            Src::Buffer(b) => b.bytes,
-        }
-    }
-}
-
-impl Dst<'_> {
-    pub(crate) fn bytes(&self) -> usize {
-        match self {
-            Dst::Host(h) => h.len(),
-            Dst::Buffer(b) => b.bytes,
-        }
     }
 }
 
@@ -301,5 +311,51 @@ fn misaligned(e: bytemuck::PodCastError, backend: Backend) -> Error {
     Error::Transfer {
         backend,
         reason: format!("a cpu buffer's memory does not fit its element type ({e:?}): report this as an rgpu bug"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn buffers_cross_threads() {
+        send_sync::<Buffer<f32>>();
+        send_sync::<RawBuffer>();
+    }
+
+    #[test]
+    fn cpu_buffers_round_trip() {
+        let device = Device::open(Backend::Cpu).unwrap();
+        let mut b = device.upload(&[1u32, 2, 3]).unwrap();
+        assert_eq!(
+            (b.len(), b.is_empty(), b.backend()),
+            (3, false, Backend::Cpu)
+        );
+        assert_eq!(b.read().unwrap(), [1, 2, 3]);
+        b.write(&[4, 5, 6]).unwrap();
+        let mut out = [0u32; 3];
+        b.read_into(&mut out).unwrap();
+        assert_eq!(out, [4, 5, 6]);
+        assert_eq!(Input::host(&b).unwrap(), [4, 5, 6]);
+        b.host_mut().unwrap()[0] = 9;
+        assert_eq!(b.read().unwrap(), [9, 5, 6]);
+        let e = b.write(&[1, 2]).unwrap_err();
+        assert!(
+            e.to_string().contains("got 2 elements for a buffer of 3"),
+            "{e}"
+        );
+        assert!(b.read_into(&mut [0; 4]).is_err());
+        let z = device.zeros::<u64>(5).unwrap();
+        assert_eq!(z.read().unwrap(), [0; 5]);
+        let empty = device.zeros::<f32>(0).unwrap();
+        assert!(empty.is_empty() && empty.read().unwrap().is_empty());
+        assert!(matches!(
+            device.zeros::<u64>(usize::MAX),
+            Err(Error::OutOfMemory { .. })
+        ));
+        assert!(format!("{b:?}").contains("len: 3"));
     }
 }

@@ -61,18 +61,12 @@ impl fmt::Display for Error {
                 backend,
                 kernel,
                 reason,
-            } => {
-                let what = match backend {
-                    Backend::Cuda => "PTX for this GPU",
-                    Backend::Cpu => "code for the cpu",
-                    Backend::Wgpu | Backend::Ash => "SPIR-V",
-                };
-                write!(
-                    f,
-                    "kernel `{kernel}` has no {what} in this binary ({reason}): run rgpu build \
-                     --backend {backend}"
-                )
-            }
+            } => write!(
+                f,
+                "kernel `{kernel}` has no {} in this binary ({reason}): run rgpu build \
+                 --backend {backend}",
+                backend.kernel_code()
+            ),
             Error::Launch {
                 backend,
                 kernel,

@@ -7,19 +7,34 @@
 //! `rgpu run --backend X` sets), `Device::auto` or `Device::open`.
 #![deny(unsafe_op_in_unsafe_fn)]
 
+// The layers, bottom up: what a backend is named (`backend`), errors, what a kernel is
+// (`kernel`), the trait every backend implements (`api`) and the helpers several share
+// (`common`); one folder per backend; above them the enums that pick one at run time
+// (`registry`, made from the list in `backend`), and the public `Device`, `Buffer` and
+// `launch`.
+mod api;
 mod backend;
 mod buffer;
-#[cfg(any(feature = "cuda", feature = "wgpu", feature = "ash"))]
-mod copy;
+mod common;
+mod device;
+mod error;
+mod kernel;
+mod launch;
+pub mod program;
+mod registry;
+pub mod testing;
+
+// The backends' folders, each under the `cfg` its line in `backend.rs` gives. (Declared here,
+// not from that list, so that rustfmt, which does not expand macros, finds them.)
+#[cfg(feature = "ash")]
+mod ash;
 mod cpu;
 #[cfg(feature = "cuda")]
 mod cuda;
-mod device;
-mod error;
-mod launch;
-pub mod testing;
-#[cfg(any(feature = "wgpu", feature = "ash"))]
-mod vulkan;
+#[cfg(all(feature = "webgpu", target_arch = "wasm32"))]
+mod webgpu;
+#[cfg(feature = "wgpu")]
+mod wgpu;
 
 pub use backend::{Backend, Skipped, BACKEND_VAR};
 pub use buffer::{Buffer, Input, InputOutput};
@@ -27,15 +42,16 @@ pub use bytemuck::Pod;
 pub use cpu::{Global, Group, Item, Shared, Word, CPU_THREADS_VAR};
 pub use device::Device;
 pub use error::Error;
+pub use program::{args, Instant};
 
 /// What the `#[rgpu::kernel]` launchers use; not a stable API.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::buffer::{Dst, RawBuffer, Src};
-    pub use crate::launch::{
-        check_lengths, launch, workgroups, Access, Arg, Artifact, BufferInfo, KernelInfo, Mode,
-        CUDA_MAX_GRID,
+    pub use crate::kernel::{
+        check_lengths, workgroups, Access, Artifact, BufferInfo, KernelInfo, Mode, CUDA_MAX_GRID,
     };
+    pub use crate::launch::{launch, Arg};
 
     /// The cpu executor and the host versions of the kernel-side types.
     pub mod cpu {

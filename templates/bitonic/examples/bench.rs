@@ -74,8 +74,11 @@ fn gpu_rows(device: &Device, algorithm: Algorithm, n: usize) -> Result<(), rgpu:
         Algorithm::Radix => host::radix::LAUNCHES,
         Algorithm::Bitonic => Passes::new(n as u32).count(),
     };
+    // The median, and the spread: the fastest and the slowest run.
+    let min = times.iter().copied().fold(f64::NAN, f64::min);
+    let max = times.iter().copied().fold(f64::NAN, f64::max);
     println!(
-        "{} {algorithm} n=2^{} launches={launches} sort_ms={:.3}",
+        "{} {algorithm} n=2^{} launches={launches} sort_ms={:.3} min={min:.3} max={max:.3}",
         device.backend(),
         n.trailing_zeros(),
         if times.is_empty() {

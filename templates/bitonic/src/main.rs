@@ -2,11 +2,10 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
 use kernel::{KeyKind, SortOrder, MAX_KEYS};
-use rgpu::{Backend, Device};
+use rgpu::{Backend, Device, Instant};
 
 use host::keys_io::{self, Format};
 use host::rng::SplitMix64;
@@ -97,11 +96,11 @@ struct Args {
 const BENCH_RUNS: usize = 10;
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = Args::parse_from(rgpu::args());
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("error: {message}");
+            rgpu::eprintln!("error: {message}");
             ExitCode::FAILURE
         }
     }
@@ -116,9 +115,9 @@ fn open_device(choice: Option<BackendArg>, quiet: bool) -> Result<Device, String
             };
             if !quiet {
                 for why in skipped.iter().filter(|s| s.backend.is_built()) {
-                    eprintln!("notice: {why}; trying the next backend");
+                    rgpu::eprintln!("notice: {why}; trying the next backend");
                 }
-                eprintln!("notice: sorting on {}", device.backend());
+                rgpu::eprintln!("notice: sorting on {}", device.backend());
             }
             return Ok(device);
         }
@@ -249,7 +248,7 @@ fn report(
 ) {
     if args.json {
         let device = device_ms.map_or("null".to_string(), |d| format!("{d:.3}"));
-        println!(
+        rgpu::println!(
             "{{\"backend\": \"{}\", \"algorithm\": \"{}\", \"len\": {}, \"type\": \"{}\", \"order\": \"{}\", \"sorted\": {sorted}, \"verified\": {}, \"ms\": {ms:.3}, \"device_ms\": {device}}}",
             sorter.backend(),
             sorter.algorithm(),
@@ -266,7 +265,7 @@ fn report(
         "one run"
     };
     let device = device_ms.map_or(String::new(), |d| format!(", {d:.3} ms on the device"));
-    println!(
+    rgpu::println!(
         "sorted {} {} keys ({}, {}) on {} [{}] in {ms:.3} ms end to end{device} ({what})",
         keys.len(),
         kind.name(),
@@ -276,6 +275,6 @@ fn report(
         sorter.device().description()
     );
     if args.verify && sorted {
-        println!("verified: identical to Rust's sort");
+        rgpu::println!("verified: identical to Rust's sort");
     }
 }

@@ -131,7 +131,7 @@ impl Sorter {
             return Ok(()); // nothing to order
         }
         if self.device.backend() == Backend::Cpu {
-            let started = std::time::Instant::now();
+            let started = rgpu::Instant::now();
             match self.algorithm {
                 Algorithm::Bitonic => cpu::sort_in_place(keys, kind, order),
                 Algorithm::Radix => {

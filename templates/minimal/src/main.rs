@@ -2,6 +2,9 @@
 //! sets), else the best one built in; `--check` compares it with plain Rust.
 //!
 //! Usage: `rgpu run -- [--n N] [--a A] [--check]`
+//!
+//! Arguments and output go through `rgpu::args()` and `rgpu::println!`, so the same program
+//! also runs in a browser (`rgpu run --backend webgpu`).
 
 use std::process::ExitCode;
 
@@ -19,7 +22,7 @@ fn parse_args() -> Result<Args, String> {
         a: 2.0,
         check: false,
     };
-    let mut words = std::env::args().skip(1);
+    let mut words = rgpu::args().into_iter().skip(1);
     while let Some(word) = words.next() {
         let mut value = |name: &str| words.next().ok_or(format!("{name} needs a value"));
         match word.as_str() {
@@ -49,7 +52,7 @@ fn run(args: &Args) -> Result<(), String> {
     let (x, mut y) = inputs(args.n);
     kernel::saxpy(&device, args.n, args.a, &x, &mut y).map_err(|e| e.to_string())?;
     let shown: Vec<f32> = y.iter().take(4).copied().collect();
-    println!(
+    rgpu::println!(
         "saxpy on {}: n = {}, y[..4] = {shown:?}",
         device.backend(),
         args.n
@@ -60,7 +63,7 @@ fn run(args: &Args) -> Result<(), String> {
         if y != expected {
             return Err(format!("{} differs from plain Rust", device.backend()));
         }
-        println!("check: identical to plain Rust");
+        rgpu::println!("check: identical to plain Rust");
     }
     Ok(())
 }
@@ -69,7 +72,7 @@ fn main() -> ExitCode {
     match parse_args().and_then(|args| run(&args)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("error: {message}");
+            rgpu::eprintln!("error: {message}");
             ExitCode::FAILURE
         }
     }

@@ -6,11 +6,16 @@
 //! workgroups and launches. The invocations of a workgroup never run at the same time, so
 //! they never race on workgroup memory.
 
+#[cfg(not(target_arch = "wasm32"))]
 use std::cell::{Cell, RefCell};
+#[cfg(not(target_arch = "wasm32"))]
 use std::ptr;
 
+#[cfg(not(target_arch = "wasm32"))]
 use corosensei::stack::DefaultStack;
+#[cfg(not(target_arch = "wasm32"))]
 use corosensei::{Coroutine, CoroutineResult, Yielder};
+#[cfg(not(target_arch = "wasm32"))]
 use rayon::prelude::*;
 
 /// Stack of one invocation. Kernels keep little on the stack; a kernel that overflows it
@@ -24,8 +29,10 @@ pub const SCRATCH_ALIGN: usize = 16;
 /// What a kernel's name is when the launcher did not give one (`run_groups`).
 const UNNAMED: &str = "(unnamed)";
 
+#[cfg(not(target_arch = "wasm32"))]
 type Invocation = Coroutine<(), (), (), DefaultStack>;
 
+#[cfg(not(target_arch = "wasm32"))]
 thread_local! {
     /// The yielder of the invocation running on this thread; null outside one.
     static CURRENT: Cell<*const Yielder<(), ()>> = const { Cell::new(ptr::null()) };
@@ -75,6 +82,7 @@ impl Group {
     ///
     /// # Panics
     /// Outside a workgroup launch (`Mode::Groups`) on the cpu backend.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn barrier(&self) {
         let yielder = CURRENT.with(Cell::get);
         assert!(
@@ -135,8 +143,10 @@ impl Group {
 
 /// Restores `CURRENT` when the executor gets control back (also when an invocation
 /// panics), so a nested launch on this thread cannot leave a stale yielder behind.
+#[cfg(not(target_arch = "wasm32"))]
 struct RestoreCurrent(*const Yielder<(), ()>);
 
+#[cfg(not(target_arch = "wasm32"))]
 impl Drop for RestoreCurrent {
     fn drop(&mut self) {
         CURRENT.with(|c| c.set(self.0));
@@ -156,7 +166,32 @@ pub fn run_groups(
     run_groups_named(UNNAMED, groups, threads, shared_bytes, f);
 }
 
+/// On wasm32 (a browser) there are no coroutines: group kernels run on the webgpu backend
+/// only, and `run_groups` panics with that message.
+#[cfg(target_arch = "wasm32")]
+impl Group {
+    pub fn barrier(&self) {
+        unreachable!("no cpu workgroup runs on wasm32")
+    }
+}
+
 /// `run_groups`, with the kernel's name for the panic messages.
+#[cfg(target_arch = "wasm32")]
+pub fn run_groups_named(
+    kernel: &str,
+    _groups: u32,
+    _threads: u32,
+    _shared_bytes: usize,
+    _f: &(dyn Fn(Group, *mut u8) + Sync),
+) {
+    panic!(
+        "kernel `{kernel}` is a group kernel, which the cpu backend cannot run in a browser \
+         (wasm32 has no coroutines): open the webgpu backend"
+    )
+}
+
+/// `run_groups`, with the kernel's name for the panic messages.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn run_groups_named(
     kernel: &str,
     groups: u32,
@@ -169,6 +204,7 @@ pub fn run_groups_named(
         .for_each(|id| run_group(kernel, id, groups, threads, shared_bytes, f));
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn new_stack() -> DefaultStack {
     DefaultStack::new(STACK_BYTES).unwrap_or_else(|e| {
         panic!("cannot map a {STACK_BYTES}-byte stack for a cpu workgroup invocation: {e}")
@@ -176,6 +212,7 @@ fn new_stack() -> DefaultStack {
 }
 
 /// Runs one workgroup to completion on this thread.
+#[cfg(not(target_arch = "wasm32"))]
 fn run_group(
     kernel: &str,
     id: u32,

@@ -11,22 +11,30 @@ mod shared;
 pub use global::Global;
 pub use groups::{run_groups, run_groups_named, Group, SCRATCH_ALIGN, STACK_BYTES};
 pub use items::{run_items, Item, MIN_ITEMS_PER_TASK};
-pub(crate) use memory::HostMemory;
+use memory::HostMemory;
 pub use shared::{Shared, Word};
+
+use crate::program::Instant;
+
+use crate::api::{Api, Arg, CpuDevices, MemoryOf};
+use crate::backend::Backend;
+use crate::error::Error;
+use crate::kernel::{Artifact, KernelInfo};
 
 /// The variable that sets the cpu backend's thread count (a positive integer; unset, empty
 /// or `0`: rayon's global pool, which has one thread per core unless `RAYON_NUM_THREADS`).
 pub const CPU_THREADS_VAR: &str = "RGPU_CPU_THREADS";
 
 /// The cpu as a `Device`: rayon's global thread pool, or a pool of its own with a set
-/// number of threads (`RGPU_CPU_THREADS`, `Device::cpu_with_threads`).
+/// number of threads (`RGPU_CPU_THREADS`, `Device::cpu_with_threads`). Launchers run kernels
+/// on it themselves (`run_items_on`, `run_groups_on`), on the buffers' host memory.
 pub(crate) struct CpuDevice {
     pool: Option<rayon::ThreadPool>,
 }
 
 impl CpuDevice {
     /// The cpu device `RGPU_CPU_THREADS` asks for; an invalid value is `Error::Config`.
-    pub(crate) fn from_env() -> Result<Self, crate::Error> {
+    pub(crate) fn from_env() -> Result<Self, Error> {
         let value = std::env::var_os(CPU_THREADS_VAR);
         let text = value.as_ref().map(|v| v.to_str().map(str::trim));
         match text {
@@ -45,7 +53,7 @@ impl CpuDevice {
     }
 
     /// A pool of its own with `threads` threads (at least 1).
-    pub(crate) fn with_threads(threads: usize) -> Result<Self, crate::Error> {
+    pub(crate) fn with_threads(threads: usize) -> Result<Self, Error> {
         if threads == 0 {
             return Err(invalid("0 threads"));
         }
@@ -53,7 +61,7 @@ impl CpuDevice {
             .num_threads(threads)
             .thread_name(|i| format!("rgpu-cpu-{i}"))
             .build()
-            .map_err(|e| crate::Error::Config {
+            .map_err(|e| Error::Config {
                 reason: format!("cannot start {threads} cpu threads: {e}"),
             })?;
         Ok(Self { pool: Some(pool) })
@@ -73,14 +81,77 @@ impl CpuDevice {
             None => f(),
         }
     }
+}
 
-    pub(crate) fn description(&self) -> String {
+impl Api for CpuDevice {
+    const BACKEND: Backend = Backend::Cpu;
+    type Memory = HostMemory;
+
+    fn open(_: CpuDevices) -> Result<Self, Error> {
+        Self::from_env()
+    }
+
+    fn description(&self) -> String {
         format!("CPU, {} threads (rayon)", self.threads())
+    }
+
+    fn upload(&self, data: &[u8], align: usize) -> Result<HostMemory, Error> {
+        HostMemory::copy_of(data, align)
+    }
+
+    fn zeros(&self, bytes: usize, align: usize) -> Result<HostMemory, Error> {
+        HostMemory::zeroed(bytes, align)
+    }
+
+    fn read(&self, memory: &HostMemory, out: &mut [u8]) -> Result<(), Error> {
+        out.copy_from_slice(memory.bytes());
+        Ok(())
+    }
+
+    fn write(&self, memory: &mut HostMemory, data: &[u8]) -> Result<(), Error> {
+        memory.bytes_mut().copy_from_slice(data);
+        Ok(())
+    }
+
+    fn host_bytes(memory: &HostMemory) -> Option<&[u8]> {
+        Some(memory.bytes())
+    }
+
+    fn host_bytes_mut(memory: &mut HostMemory) -> Option<&mut [u8]> {
+        Some(memory.bytes_mut())
+    }
+
+    fn sync(&self) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// Wall time: the launches ran before `f` returned.
+    fn timed<R>(&self, f: impl FnOnce() -> Result<R, Error>) -> Result<(R, Option<f64>), Error> {
+        let start = Instant::now();
+        let result = f()?;
+        Ok((result, Some(start.elapsed().as_secs_f64() * 1e3)))
+    }
+
+    fn launch<B: MemoryOf<HostMemory>>(
+        &self,
+        kernel: &'static KernelInfo,
+        _: &'static [Artifact],
+        _: u32,
+        _: &mut [Arg<'_, B>],
+        _: &[u8],
+    ) -> Result<(), Error> {
+        Err(Error::Launch {
+            backend: Self::BACKEND,
+            kernel: kernel.name,
+            reason: "the cpu backend runs kernels through __private::cpu::run_items / \
+                     run_groups, not launch(): regenerate the launcher with rgpu's macro"
+                .into(),
+        })
     }
 }
 
-fn invalid(value: &str) -> crate::Error {
-    crate::Error::Config {
+fn invalid(value: &str) -> Error {
+    Error::Config {
         reason: format!(
             "{CPU_THREADS_VAR}={value} is not a thread count: set it to a positive integer \
              (or unset it for one thread per core)"

@@ -125,4 +125,12 @@ impl<const N: usize> Shared<u32, N> {
         self.store(index, old.wrapping_add(value));
         old
     }
+
+    /// `atomic_add` for the GPU codegens' unchecked form; here it still panics past `N`.
+    ///
+    /// # Safety
+    /// `index < N` (what the GPU codegens rely on).
+    pub unsafe fn atomic_add_unchecked(&self, index: u32, value: u32) -> u32 {
+        self.atomic_add(index, value)
+    }
 }

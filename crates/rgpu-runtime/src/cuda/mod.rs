@@ -20,10 +20,10 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
+use crate::api::{Api, Arg, CpuDevices, Dst, MemoryOf, Src};
 use crate::backend::Backend;
-use crate::buffer::{Dst, Memory, Src};
 use crate::error::Error;
-use crate::launch::{workgroups, Arg, Artifact, KernelInfo, CUDA_MAX_GRID};
+use crate::kernel::{workgroups, Artifact, KernelInfo, CUDA_MAX_GRID};
 
 const BACKEND: Backend = Backend::Cuda;
 
@@ -105,8 +105,11 @@ fn driver_version() -> Option<(i32, i32)> {
     (result == sys::CUresult::CUDA_SUCCESS).then_some((version / 1000, version % 1000 / 10))
 }
 
-impl CudaDevice {
-    pub(crate) fn open() -> Result<Self, Error> {
+impl Api for CudaDevice {
+    const BACKEND: Backend = BACKEND;
+    type Memory = CudaMemory;
+
+    fn open(_: CpuDevices) -> Result<Self, Error> {
         // SAFETY: only tries to dlopen libcuda; cudarc panics on first use without it.
         if !unsafe { sys::is_culib_present() } {
             return Err(unavailable(
@@ -153,13 +156,8 @@ impl CudaDevice {
         })
     }
 
-    fn state(&self) -> MutexGuard<'_, State> {
-        // A panic while holding the lock leaves only caches behind: keep using them.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// "NVIDIA H100 80GB HBM3, compute 9.0, PTX sm_90 (ISA 7.8)" (the PTX once loaded).
-    pub(crate) fn description(&self) -> String {
+    fn description(&self) -> String {
         let mut text = format!("{}, compute {}.{}", self.name, self.cc.0, self.cc.1);
         let mut labels: Vec<&str> = Vec::new();
         let state = self.state();
@@ -176,21 +174,15 @@ impl CudaDevice {
         text
     }
 
-    fn staging(&self) -> MutexGuard<'_, staging::Staging> {
-        // A panic while holding the lock leaves slots whose events still tell when they
-        // are free: keep using them.
-        self.staging.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// A new buffer holding `data`.
-    pub(crate) fn upload(&self, data: &[u8]) -> Result<CudaMemory, Error> {
-        let mut memory = self.zeros(data.len())?;
+    fn upload(&self, data: &[u8], align: usize) -> Result<CudaMemory, Error> {
+        let mut memory = self.zeros(data.len(), align)?;
         self.write(&mut memory, data)?;
         Ok(memory)
     }
 
     /// A new buffer of `bytes` zero bytes.
-    pub(crate) fn zeros(&self, bytes: usize) -> Result<CudaMemory, Error> {
+    fn zeros(&self, bytes: usize, _: usize) -> Result<CudaMemory, Error> {
         let slice = self
             .stream
             .alloc_zeros::<u8>(bytes.max(4))
@@ -201,7 +193,7 @@ impl CudaDevice {
     /// Copies `data` into the start of `memory`, after the launches queued before. Returns
     /// once `data` is staged (the copy to the GPU may still run: later work on the stream
     /// comes after it).
-    pub(crate) fn write(&self, memory: &mut CudaMemory, data: &[u8]) -> Result<(), Error> {
+    fn write(&self, memory: &mut CudaMemory, data: &[u8]) -> Result<(), Error> {
         if data.is_empty() {
             return Ok(());
         }
@@ -216,7 +208,7 @@ impl CudaDevice {
     }
 
     /// Copies the start of `memory` into `out`, after every queued launch.
-    pub(crate) fn download(&self, memory: &CudaMemory, out: &mut [u8]) -> Result<(), Error> {
+    fn read(&self, memory: &CudaMemory, out: &mut [u8]) -> Result<(), Error> {
         if out.is_empty() {
             return self.sync();
         }
@@ -230,13 +222,13 @@ impl CudaDevice {
             .map_err(|(what, e)| transfer(&format!("copying from the GPU: {what}"), e))
     }
 
-    pub(crate) fn sync(&self) -> Result<(), Error> {
+    fn sync(&self) -> Result<(), Error> {
         self.stream
             .synchronize()
             .map_err(|e| transfer("waiting for the GPU", e))
     }
 
-    pub(crate) fn begin_timing(&self) -> Result<(), Error> {
+    fn begin_timing(&self) -> Result<(), Error> {
         let event = self.timing_event()?;
         event
             .record(&self.stream)
@@ -245,7 +237,7 @@ impl CudaDevice {
         Ok(())
     }
 
-    pub(crate) fn end_timing(&self) -> Result<Option<f64>, Error> {
+    fn end_timing(&self) -> Result<Option<f64>, Error> {
         let Some(start) = self.state().timing.take() else {
             return Ok(None);
         };
@@ -257,6 +249,120 @@ impl CudaDevice {
             .elapsed_ms(&end)
             .map_err(|e| transfer("reading the timing events", e))?;
         Ok(Some(f64::from(ms)))
+    }
+
+    fn launch<B: MemoryOf<CudaMemory>>(
+        &self,
+        kernel: &'static KernelInfo,
+        artifacts: &'static [Artifact],
+        count: u32,
+        args: &mut [Arg<'_, B>],
+        params: &[u8],
+    ) -> Result<(), Error> {
+        let launch_error = |reason: String| Error::Launch {
+            backend: BACKEND,
+            kernel: kernel.name,
+            reason,
+        };
+        let function = self.function(kernel, artifacts)?;
+        if kernel.shared_bytes > self.shared_limit {
+            return Err(launch_error(format!(
+                "it declares {} bytes of shared memory, {} allows {} per block: use less",
+                kernel.shared_bytes, self.name, self.shared_limit
+            )));
+        }
+        if kernel.threads > self.threads_limit {
+            return Err(launch_error(format!(
+                "{} threads per workgroup, {} allows {}: use fewer",
+                kernel.threads, self.name, self.threads_limit
+            )));
+        }
+        // Host slices go to temporary buffers first.
+        let mut temporaries: Vec<Option<CudaMemory>> = Vec::with_capacity(args.len());
+        for arg in args.iter() {
+            temporaries.push(match arg {
+                Arg::In(Src::Host(data)) => Some(self.upload(data, 1)?),
+                Arg::InOut(Dst::Host(data)) => Some(self.upload(data, 1)?),
+                _ => None,
+            });
+        }
+        let grid = workgroups(kernel.mode, count, kernel.threads, CUDA_MAX_GRID);
+        let stream = &self.stream;
+        {
+            // Device pointers, with cudarc's records of their use (dropped after the launch).
+            let mut pointers: Vec<sys::CUdeviceptr> = Vec::with_capacity(args.len());
+            let mut records = Vec::with_capacity(args.len());
+            for (arg, temporary) in args.iter_mut().zip(temporaries.iter_mut()) {
+                let (pointer, record) = match (arg, temporary) {
+                    (_, Some(t)) => t.slice.device_ptr_mut(stream),
+                    (Arg::In(Src::Buffer(b)), None) => match b.memory() {
+                        Some(m) => m.slice.device_ptr(stream),
+                        None => return Err(launch_error("a buffer of another backend".into())),
+                    },
+                    (Arg::InOut(Dst::Buffer(b)), None) => match b.memory_mut() {
+                        Some(m) => m.slice.device_ptr_mut(stream),
+                        None => return Err(launch_error("a buffer of another backend".into())),
+                    },
+                    _ => return Err(launch_error("a host argument was not uploaded".into())),
+                };
+                pointers.push(pointer);
+                records.push(record);
+            }
+            // The params struct, word-aligned (the driver copies it at the launch).
+            let mut words: Vec<u32> = params
+                .chunks_exact(4)
+                .map(|w| u32::from_ne_bytes([w[0], w[1], w[2], w[3]]))
+                .collect();
+            let mut kernel_args: Vec<*mut c_void> = Vec::with_capacity(1 + pointers.len());
+            kernel_args.push(words.as_mut_ptr().cast());
+            kernel_args.extend(
+                pointers
+                    .iter_mut()
+                    .map(|p| (p as *mut sys::CUdeviceptr).cast()),
+            );
+            stream
+                .context()
+                .bind_to_thread()
+                .map_err(|e| launch_error(format!("binding the CUDA context: {e}")))?;
+            // SAFETY: `function` is the kernel `NAME(Params, *T0, *T1, ..)` the launcher was
+            // generated with: argument 0 points at the params bytes (`params_size`, checked
+            // by `launch`), argument 1 + i at the device pointer of buffer i, whose element
+            // count the params carry. Every pointer outlives the call (the driver copies
+            // the arguments), and the buffers outlive the work (they are freed on this
+            // stream, after it).
+            unsafe {
+                result::launch_kernel(
+                    function.cu_function(),
+                    (grid, 1, 1),
+                    (kernel.threads, 1, 1),
+                    0,
+                    stream.cu_stream(),
+                    &mut kernel_args,
+                )
+            }
+            .map_err(|e| launch_error(format!("cuLaunchKernel: {e}")))?;
+            drop(records);
+        }
+        // Host outputs come back before returning.
+        for (arg, temporary) in args.iter_mut().zip(&temporaries) {
+            if let (Arg::InOut(Dst::Host(out)), Some(t)) = (arg, temporary) {
+                self.read(t, out)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl CudaDevice {
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves only caches behind: keep using them.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn staging(&self) -> MutexGuard<'_, staging::Staging> {
+        // A panic while holding the lock leaves slots whose events still tell when they
+        // are free: keep using them.
+        self.staging.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn timing_event(&self) -> Result<CudaEvent, Error> {
@@ -363,108 +469,5 @@ impl CudaDevice {
         })?;
         state.functions.insert((key, kernel.name), function.clone());
         Ok(function)
-    }
-
-    pub(crate) fn launch(
-        &self,
-        kernel: &'static KernelInfo,
-        artifacts: &'static [Artifact],
-        count: u32,
-        args: &mut [Arg<'_>],
-        params: &[u8],
-    ) -> Result<(), Error> {
-        let launch_error = |reason: String| Error::Launch {
-            backend: BACKEND,
-            kernel: kernel.name,
-            reason,
-        };
-        let function = self.function(kernel, artifacts)?;
-        if kernel.shared_bytes > self.shared_limit {
-            return Err(launch_error(format!(
-                "it declares {} bytes of shared memory, {} allows {} per block: use less",
-                kernel.shared_bytes, self.name, self.shared_limit
-            )));
-        }
-        if kernel.threads > self.threads_limit {
-            return Err(launch_error(format!(
-                "{} threads per workgroup, {} allows {}: use fewer",
-                kernel.threads, self.name, self.threads_limit
-            )));
-        }
-        // Host slices go to temporary buffers first.
-        let mut temporaries: Vec<Option<CudaMemory>> = Vec::with_capacity(args.len());
-        for arg in args.iter() {
-            temporaries.push(match arg {
-                Arg::In(Src::Host(data)) => Some(self.upload(data)?),
-                Arg::InOut(Dst::Host(data)) => Some(self.upload(data)?),
-                _ => None,
-            });
-        }
-        let grid = workgroups(kernel.mode, count, kernel.threads, CUDA_MAX_GRID);
-        let stream = &self.stream;
-        {
-            // Device pointers, with cudarc's records of their use (dropped after the launch).
-            let mut pointers: Vec<sys::CUdeviceptr> = Vec::with_capacity(args.len());
-            let mut records = Vec::with_capacity(args.len());
-            for (arg, temporary) in args.iter_mut().zip(temporaries.iter_mut()) {
-                let (pointer, record) = match (arg, temporary) {
-                    (_, Some(t)) => t.slice.device_ptr_mut(stream),
-                    (Arg::In(Src::Buffer(b)), None) => match &b.memory {
-                        Memory::Cuda(m) => m.slice.device_ptr(stream),
-                        #[allow(unreachable_patterns)]
-                        _ => return Err(launch_error("a buffer of another backend".into())),
-                    },
-                    (Arg::InOut(Dst::Buffer(b)), None) => match &mut b.memory {
-                        Memory::Cuda(m) => m.slice.device_ptr_mut(stream),
-                        #[allow(unreachable_patterns)]
-                        _ => return Err(launch_error("a buffer of another backend".into())),
-                    },
-                    _ => return Err(launch_error("a host argument was not uploaded".into())),
-                };
-                pointers.push(pointer);
-                records.push(record);
-            }
-            // The params struct, word-aligned (the driver copies it at the launch).
-            let mut words: Vec<u32> = params
-                .chunks_exact(4)
-                .map(|w| u32::from_ne_bytes([w[0], w[1], w[2], w[3]]))
-                .collect();
-            let mut kernel_args: Vec<*mut c_void> = Vec::with_capacity(1 + pointers.len());
-            kernel_args.push(words.as_mut_ptr().cast());
-            kernel_args.extend(
-                pointers
-                    .iter_mut()
-                    .map(|p| (p as *mut sys::CUdeviceptr).cast()),
-            );
-            stream
-                .context()
-                .bind_to_thread()
-                .map_err(|e| launch_error(format!("binding the CUDA context: {e}")))?;
-            // SAFETY: `function` is the kernel `NAME(Params, *T0, *T1, ..)` the launcher was
-            // generated with: argument 0 points at the params bytes (`params_size`, checked
-            // by `launch`), argument 1 + i at the device pointer of buffer i, whose element
-            // count the params carry. Every pointer outlives the call (the driver copies
-            // the arguments), and the buffers outlive the work (they are freed on this
-            // stream, after it).
-            unsafe {
-                result::launch_kernel(
-                    function.cu_function(),
-                    (grid, 1, 1),
-                    (kernel.threads, 1, 1),
-                    0,
-                    stream.cu_stream(),
-                    &mut kernel_args,
-                )
-            }
-            .map_err(|e| launch_error(format!("cuLaunchKernel: {e}")))?;
-            drop(records);
-        }
-        // Host outputs come back before returning.
-        for (arg, temporary) in args.iter_mut().zip(&temporaries) {
-            if let (Arg::InOut(Dst::Host(out)), Some(t)) = (arg, temporary) {
-                self.download(t, out)?;
-            }
-        }
-        Ok(())
     }
 }

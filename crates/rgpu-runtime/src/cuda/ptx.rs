@@ -1,6 +1,6 @@
 //! Choosing and reading the embedded PTX: which artifact a device runs, its text and ISA.
 
-use crate::launch::Artifact;
+use crate::kernel::Artifact;
 
 /// `"sm_86"` -> `(86, false)`; `"sm_90a"` -> `(90, true)` (runs only on exactly 9.0).
 fn arch_of(target: &str) -> Option<(u32, bool)> {

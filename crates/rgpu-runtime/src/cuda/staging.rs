@@ -6,7 +6,7 @@
 //! to `CHUNK` bytes (allocated on first use, grown to the largest transfer up to `CHUNK`,
 //! then reused) and moves data through them in chunks, so that the host copy of one chunk
 //! (into a slot for uploads, out of one for downloads; split over a few threads, see
-//! `crate::copy`) overlaps the DMA of the next. Each slot has an event, recorded after the
+//! `crate::common::copy`) overlaps the DMA of the next. Each slot has an event, recorded after the
 //! DMA that last used it; the host touches a slot only after that event.
 //!
 //! Every copy is on the device's one stream, so transfers stay ordered with the launches
@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{result, sys, CudaContext, CudaEvent, CudaStream, DriverError};
 
-use crate::copy::host_copy;
+use crate::common::copy::host_copy;
 
 /// Bytes per chunk (and the most a slot holds). Measured on an H100 (64 MiB, median of 20):
 /// 2 MiB chunks 4.9 ms per upload, 4 MiB 3.4, 8 MiB 2.3, 16 MiB 1.9-2.3 ms (and 1.9 ms

@@ -241,6 +241,26 @@ impl<const N: usize> Shared<u32, N> {
         }
         old
     }
+
+    /// `atomic_add` without the bounds check.
+    ///
+    /// # Safety
+    /// `index < N`.
+    #[inline(always)]
+    pub unsafe fn atomic_add_unchecked(&self, index: u32, value: u32) -> u32 {
+        let old: u32;
+        // SAFETY: the caller keeps the address inside the array; a 4-byte atomic add on it.
+        unsafe {
+            asm!(
+                "atom.shared.add.u32 {o}, [{a}], {v};",
+                o = out(reg32) old,
+                a = in(reg32) self.address + index * 4,
+                v = in(reg32) value,
+                options(nostack, preserves_flags)
+            );
+        }
+        old
+    }
 }
 
 /// A read-write buffer that every invocation of the launch sees whole (global memory).

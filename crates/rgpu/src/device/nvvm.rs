@@ -156,6 +156,18 @@ impl<const N: usize> Shared<u32, N> {
             mid::atomic_fetch_add_u32_block(self.ptr.add(index as usize), Ordering::Relaxed, value)
         }
     }
+
+    /// `atomic_add` without the bounds check.
+    ///
+    /// # Safety
+    /// `index < N`.
+    #[inline(always)]
+    pub unsafe fn atomic_add_unchecked(&self, index: u32, value: u32) -> u32 {
+        // SAFETY: the caller's contract; block scope suffices for workgroup memory.
+        unsafe {
+            mid::atomic_fetch_add_u32_block(self.ptr.add(index as usize), Ordering::Relaxed, value)
+        }
+    }
 }
 
 /// A read-write buffer that every invocation of the launch sees whole (global memory).

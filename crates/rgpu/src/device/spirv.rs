@@ -10,6 +10,7 @@
 use core::marker::PhantomData;
 
 use spirv_std::arch;
+use spirv_std::arch::IndexUnchecked;
 use spirv_std::memory::{Scope, Semantics};
 
 use super::Word;
@@ -91,7 +92,10 @@ impl<T: Word, const N: usize> Shared<T, N> {
     /// `index < N`.
     #[inline(always)]
     pub unsafe fn load_unchecked(&self, index: u32) -> T {
-        self.load(index)
+        // SAFETY: the caller's contract (index < N). spirv-std's `index_unchecked` is one
+        // OpAccessChain: rust-gpu lowers a checked index to a branch out of the entry point
+        // (and refuses `get_unchecked`), which costs the radix sort 2.9x on NVIDIA.
+        unsafe { *(*self.array).index_unchecked(index as usize) }
     }
 
     /// Stores element `index`, unchecked.
@@ -100,7 +104,8 @@ impl<T: Word, const N: usize> Shared<T, N> {
     /// `index < N`.
     #[inline(always)]
     pub unsafe fn store_unchecked(&self, index: u32, value: T) {
-        self.store(index, value)
+        // SAFETY: as for `load_unchecked`.
+        unsafe { *(*self.array).index_unchecked_mut(index as usize) = value }
     }
 }
 
@@ -111,6 +116,19 @@ impl<const N: usize> Shared<u32, N> {
         // SAFETY: an element of the workgroup array (bounds-checked); workgroup scope.
         unsafe {
             arch::atomic_i_add::<u32, WORKGROUP, RELAXED>(&mut (*self.array)[index as usize], value)
+        }
+    }
+
+    /// `atomic_add` without the bounds check.
+    ///
+    /// # Safety
+    /// `index < N`.
+    #[inline(always)]
+    pub unsafe fn atomic_add_unchecked(&self, index: u32, value: u32) -> u32 {
+        // SAFETY: the caller's contract; workgroup scope.
+        unsafe {
+            let element = (*self.array).index_unchecked_mut(index as usize);
+            arch::atomic_i_add::<u32, WORKGROUP, RELAXED>(element, value)
         }
     }
 }
@@ -147,8 +165,9 @@ impl<T: Copy> Global<T> {
     /// `index < len()`, and no other invocation of the launch writes it meanwhile.
     #[inline(always)]
     pub unsafe fn read(&self, index: u32) -> T {
-        // SAFETY: the caller's contract; the storage buffer outlives the invocation.
-        unsafe { (&(*self.slice))[index as usize] }
+        // SAFETY: the caller's contract; the storage buffer outlives the invocation. No bounds
+        // check (spirv-std's IndexUnchecked, as for `Shared::load_unchecked`).
+        unsafe { *(*self.slice).index_unchecked(index as usize) }
     }
 
     /// Stores element `index`.
@@ -158,7 +177,7 @@ impl<T: Copy> Global<T> {
     #[inline(always)]
     pub unsafe fn write(&self, index: u32, value: T) {
         // SAFETY: the caller's contract.
-        unsafe { (&mut (*self.slice))[index as usize] = value }
+        unsafe { *(*self.slice).index_unchecked_mut(index as usize) = value }
     }
 }
 

@@ -353,13 +353,15 @@ pub fn radix_upsweep(
     if full {
         for_each_step!(J => {
             let d = digit(encoding.map_or(bits[J], |map| map.encode(bits[J])), params.shift);
-            hist.atomic_add(copy + d, 1);
+            // SAFETY: copy + d < PARTS * RADIX = HIST_WORDS (d is a digit, below RADIX).
+            unsafe { hist.atomic_add_unchecked(copy + d, 1) };
         });
     } else {
         for_each_step!(J => {
             let d = digit(encoding.map_or(bits[J], |map| map.encode(bits[J])), params.shift);
             if start + J as u32 * RADIX_THREADS + lanes.place < params.len {
-                hist.atomic_add(copy + d, 1);
+                // SAFETY: as above.
+                unsafe { hist.atomic_add_unchecked(copy + d, 1) };
             }
         });
     }
@@ -545,13 +547,15 @@ pub fn radix_downsweep(
         let mut old = 0;
         if lanes.turns == 1 {
             if leader {
-                old = hist.atomic_add(counters + d, peers.count_ones());
+                // SAFETY: counters + d < PARTS * RADIX = HIST_WORDS.
+                old = unsafe { hist.atomic_add_unchecked(counters + d, peers.count_ones()) };
             }
         } else {
             // The part's subgroups take turns, in order.
             for turn in 0..lanes.turns {
                 if leader && turn == lanes.turn {
-                    old = hist.atomic_add(counters + d, peers.count_ones());
+                    // SAFETY: as above.
+                    old = unsafe { hist.atomic_add_unchecked(counters + d, peers.count_ones()) };
                 }
                 group.barrier();
             }

@@ -1,0 +1,200 @@
+//! `Api`: what a backend implements. Each backend is one folder (`cpu/`, `cuda/`, `wgpu/`,
+//! `ash/`) whose device type implements this trait and imports nothing from the other
+//! backends or from the types above them (`Device`, `Buffer`); the choice between
+//! backends happens once, above them, in `registry.rs`.
+//!
+//! The contract, for every backend:
+//! - results are the same on every backend: a launch runs the kernel's entry point over
+//!   `count` items or workgroups with buffer i bound as binding i / pointer argument 1 + i,
+//!   and the params bytes as push constants / the by-value first argument;
+//! - the arguments were checked before `launch` (kinds, devices, whole elements, lengths,
+//!   params size), so a backend checks only what depends on its device (limits, artifacts);
+//! - launches on device buffers may be queued; `read`, host-slice outputs, `sync` and
+//!   `timed` see every launch queued before them;
+//! - every failure is an `Error` value, one line with the fix, never a panic.
+
+use crate::backend::Backend;
+use crate::error::Error;
+use crate::kernel::{Artifact, KernelInfo};
+
+/// One backend's device, and its buffers' memory.
+pub(crate) trait Api: Sized {
+    /// Which backend this is.
+    const BACKEND: Backend;
+    /// A buffer's memory on this backend (at least 4 bytes, so an empty buffer can be bound).
+    type Memory;
+
+    /// Opens the backend on its best device, or says why it cannot here
+    /// (`Error::Unavailable`).
+    fn open(cpu_devices: CpuDevices) -> Result<Self, Error>;
+
+    /// What it runs on, for people: the device's name, driver and limits that matter.
+    fn description(&self) -> String;
+
+    /// New memory holding `data`, for elements aligned to `align` bytes.
+    fn upload(&self, data: &[u8], align: usize) -> Result<Self::Memory, Error>;
+
+    /// New memory of `bytes` zero bytes, for elements aligned to `align` bytes.
+    fn zeros(&self, bytes: usize, align: usize) -> Result<Self::Memory, Error>;
+
+    /// Copies the start of `memory` into `out`, after every queued launch.
+    fn read(&self, memory: &Self::Memory, out: &mut [u8]) -> Result<(), Error>;
+
+    /// Replaces the start of `memory` with `data`, after every queued launch.
+    fn write(&self, memory: &mut Self::Memory, data: &[u8]) -> Result<(), Error>;
+
+    /// A buffer's memory is being dropped: a backend that frees memory itself waits until
+    /// no queued launch uses it. Others let `Self::Memory`'s own `Drop` free it.
+    fn release(&self, memory: &mut Self::Memory) {
+        let _ = memory;
+    }
+
+    /// The bytes of memory the host reaches directly (the cpu backend's), else `None`.
+    fn host_bytes(memory: &Self::Memory) -> Option<&[u8]> {
+        let _ = memory;
+        None
+    }
+
+    /// As `host_bytes`, writable.
+    fn host_bytes_mut(memory: &mut Self::Memory) -> Option<&mut [u8]> {
+        let _ = memory;
+        None
+    }
+
+    /// Submits queued launches without waiting for them.
+    fn flush(&self) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// Waits for every launch queued so far.
+    fn sync(&self) -> Result<(), Error>;
+
+    /// Starts measuring device time (the default: a device without a clock).
+    fn begin_timing(&self) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// Syncs, and returns the device time since `begin_timing` in milliseconds.
+    fn end_timing(&self) -> Result<Option<f64>, Error> {
+        Ok(None)
+    }
+
+    /// `Device::timed`: runs `f`, which queues launches, and returns its result with their
+    /// device time. Syncs first and before returning.
+    fn timed<R>(&self, f: impl FnOnce() -> Result<R, Error>) -> Result<(R, Option<f64>), Error> {
+        self.sync()?;
+        self.begin_timing()?;
+        let result = f();
+        let ms = self.end_timing();
+        Ok((result?, ms?))
+    }
+
+    /// Runs `kernel` (see the module's contract): `count` items or workgroups, `args` in
+    /// `kernel.buffers` order, `params` padded to whole words. Host-slice outputs are
+    /// written back before this returns.
+    fn launch<B: MemoryOf<Self::Memory>>(
+        &self,
+        kernel: &'static KernelInfo,
+        artifacts: &'static [Artifact],
+        count: u32,
+        args: &mut [Arg<'_, B>],
+        params: &[u8],
+    ) -> Result<(), Error>;
+}
+
+/// Whether opening a Vulkan backend may end on a CPU-type device (lavapipe, llvmpipe).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CpuDevices {
+    /// `Device::open`: the caller asked for this backend, so any device will do.
+    Accept,
+    /// `Device::auto`: the cpu backend is a better CPU than a software Vulkan driver.
+    Skip,
+}
+
+/// The reason `auto` gives for passing over a CPU-type Vulkan device.
+#[cfg(any(feature = "wgpu", feature = "ash", test))]
+pub(crate) fn cpu_device_reason(backend: Backend, name: &str) -> String {
+    format!(
+        "only a CPU Vulkan device ({name}); auto prefers the cpu backend: ask for it with \
+         {}={backend}",
+        crate::backend::BACKEND_VAR
+    )
+}
+
+/// A device buffer argument (the runtime's `RawBuffer`), as launches see it.
+pub trait DeviceBuffer {
+    /// Bytes the buffer holds.
+    fn bytes(&self) -> usize;
+}
+
+/// A device buffer whose memory a backend with memory `M` reaches.
+// Which methods are called depends on the backends built (the cpu's launch calls none).
+#[allow(dead_code)]
+pub(crate) trait MemoryOf<M>: DeviceBuffer {
+    /// Its memory, when it is `M`: always, for a buffer of the launching device (`launch`
+    /// checked that), but a value anyway.
+    fn memory(&self) -> Option<&M>;
+    fn memory_mut(&mut self) -> Option<&mut M>;
+}
+
+/// A read-only buffer argument, type-erased: host bytes (uploaded for the launch) or a
+/// device buffer `B` (used in place).
+pub enum Src<'a, B> {
+    Host(&'a [u8]),
+    Buffer(&'a B),
+}
+
+/// A read-write buffer argument: host bytes (uploaded, and downloaded after the launch)
+/// or a device buffer `B`.
+pub enum Dst<'a, B> {
+    Host(&'a mut [u8]),
+    Buffer(&'a mut B),
+}
+
+/// One buffer argument of a launch, in `KernelInfo::buffers` order.
+pub enum Arg<'a, B> {
+    In(Src<'a, B>),
+    InOut(Dst<'a, B>),
+}
+
+impl<B: DeviceBuffer> Src<'_, B> {
+    pub(crate) fn bytes(&self) -> usize {
+        match self {
+            Src::Host(h) => h.len(),
+            Src::Buffer(b) => b.bytes(),
+        }
+    }
+}
+
+impl<B: DeviceBuffer> Dst<'_, B> {
+    pub(crate) fn bytes(&self) -> usize {
+        match self {
+            Dst::Host(h) => h.len(),
+            Dst::Buffer(b) => b.bytes(),
+        }
+    }
+}
+
+impl<B: DeviceBuffer> Arg<'_, B> {
+    /// Bytes the argument holds.
+    pub(crate) fn bytes(&self) -> usize {
+        match self {
+            Arg::In(src) => src.bytes(),
+            Arg::InOut(dst) => dst.bytes(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_device_reason_names_the_variable() {
+        assert_eq!(
+            cpu_device_reason(Backend::Wgpu, "llvmpipe (LLVM 19.1.7, 256 bits)"),
+            "only a CPU Vulkan device (llvmpipe (LLVM 19.1.7, 256 bits)); auto prefers the cpu \
+             backend: ask for it with RGPU_BACKEND=wgpu"
+        );
+    }
+}

@@ -1,0 +1,239 @@
+//! `Context`: every Vulkan object of one ash device, what it is made of (buffers, staging
+//! memory, pipelines, descriptor pools, the open batch), and their destruction. What the
+//! objects do is in the modules that import this one: `batch`, `memory`, `pipeline`,
+//! `transfer`.
+
+use std::collections::HashMap;
+use std::ptr::NonNull;
+
+use ash::vk;
+
+use crate::common::spirv::ModuleKey;
+
+/// The objects of one device. Used under `AshDevice`'s mutex only.
+pub(super) struct Context {
+    /// The loaded Vulkan library: dropped last (after `Drop` destroyed the instance).
+    pub(super) _entry: ash::Entry,
+    pub(super) instance: ash::Instance,
+    pub(super) device: ash::Device,
+    pub(super) memory_types: vk::PhysicalDeviceMemoryProperties,
+    pub(super) queue: vk::Queue,
+    pub(super) command_pool: vk::CommandPool,
+    /// Records the queued launches (`batch`).
+    pub(super) batch_commands: vk::CommandBuffer,
+    /// Record the chunks of large uploads and downloads, two in flight (`transfer`).
+    pub(super) chunk_commands: [vk::CommandBuffer; 2],
+    pub(super) chunk_fences: [vk::Fence; 2],
+    /// Signalled by batch submissions.
+    pub(super) fence: vk::Fence,
+    /// The launches recorded and not yet submitted.
+    pub(super) batch: Option<Batch>,
+    pub(super) descriptors: DescriptorPools,
+    pub(super) modules: HashMap<ModuleKey, vk::ShaderModule>,
+    pub(super) kernels: HashMap<(ModuleKey, &'static str), Kernel>,
+    /// Where uploads are staged: up to `transfer::CHUNK` bytes each in the part from 0 to
+    /// `upload_used`, read by copies in the open batch; two `CHUNK` halves for large ones.
+    pub(super) upload_staging: Option<Staging>,
+    pub(super) upload_used: u64,
+    /// Where downloads land (host-cached memory where the device has it).
+    pub(super) readback_staging: Option<Staging>,
+    /// Buffers dropped while the open batch may use them: freed after it ran.
+    pub(super) garbage: Vec<Allocation>,
+    pub(super) timestamps: Option<Timestamps>,
+    /// Inside `Device::timed`.
+    pub(super) timing: Option<Timing>,
+}
+
+// SAFETY: Vulkan handles may be used from any thread when access is externally
+// synchronised, which `AshDevice`'s mutex does; the staging pointers are only dereferenced
+// under that mutex.
+unsafe impl Send for Context {}
+
+impl Context {
+    /// A context for a new device, with no other objects yet (null handles, which
+    /// `Drop` skips).
+    pub(super) fn new(
+        entry: ash::Entry,
+        instance: ash::Instance,
+        device: ash::Device,
+        memory_types: vk::PhysicalDeviceMemoryProperties,
+        queue: vk::Queue,
+    ) -> Self {
+        Self {
+            _entry: entry,
+            instance,
+            device,
+            memory_types,
+            queue,
+            command_pool: vk::CommandPool::null(),
+            batch_commands: vk::CommandBuffer::null(),
+            chunk_commands: [vk::CommandBuffer::null(); 2],
+            chunk_fences: [vk::Fence::null(); 2],
+            fence: vk::Fence::null(),
+            batch: None,
+            descriptors: DescriptorPools::default(),
+            modules: HashMap::new(),
+            kernels: HashMap::new(),
+            upload_staging: None,
+            upload_used: 0,
+            readback_staging: None,
+            garbage: Vec::new(),
+            timestamps: None,
+            timing: None,
+        }
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: the context owns every object below; waiting for the device first means
+        // none is in use. Destroying a null handle is a no-op (objects never made).
+        unsafe {
+            let _ = self.device.device_wait_idle();
+            for a in std::mem::take(&mut self.garbage) {
+                a.free(&self.device);
+            }
+            for s in [self.upload_staging.take(), self.readback_staging.take()]
+                .into_iter()
+                .flatten()
+            {
+                s.free(&self.device);
+            }
+            for (_, k) in self.kernels.drain() {
+                k.destroy(&self.device);
+            }
+            for (_, m) in self.modules.drain() {
+                self.device.destroy_shader_module(m, None);
+            }
+            self.descriptors.destroy(&self.device);
+            if let Some(t) = self.timestamps.take() {
+                self.device.destroy_query_pool(t.pool, None);
+            }
+            self.device.destroy_fence(self.fence, None);
+            for f in self.chunk_fences {
+                self.device.destroy_fence(f, None);
+            }
+            self.device.destroy_command_pool(self.command_pool, None);
+            self.device.destroy_device(None);
+            self.instance.destroy_instance(None);
+        }
+    }
+}
+
+/// Timestamp queries around each batch inside `Device::timed`.
+pub(super) struct Timestamps {
+    pub(super) pool: vk::QueryPool,
+    /// Nanoseconds per tick.
+    pub(super) tick_ns: f64,
+    /// Meaningful bits of a timestamp.
+    pub(super) valid_bits: u32,
+}
+
+/// Device time of the batches submitted inside `Device::timed`.
+#[derive(Default)]
+pub(super) struct Timing {
+    pub(super) ms: f64,
+    /// A batch ran without timestamps.
+    pub(super) untimed: bool,
+}
+
+/// What the open command buffer holds.
+pub(super) struct Batch {
+    /// Writes by dispatches / transfers that later commands must wait for.
+    pub(super) compute_writes: bool,
+    pub(super) transfer_writes: bool,
+    /// The pipeline bound last.
+    pub(super) bound: vk::Pipeline,
+    /// It starts with a timestamp (query 0).
+    pub(super) timed: bool,
+}
+
+/// A buffer and its memory.
+#[derive(Clone, Copy)]
+pub(crate) struct Allocation {
+    pub(super) buffer: vk::Buffer,
+    pub(super) memory: vk::DeviceMemory,
+    pub(super) size: u64,
+}
+
+impl Allocation {
+    /// # Safety
+    /// The GPU must no longer use the buffer, and it is freed once.
+    pub(super) unsafe fn free(self, device: &ash::Device) {
+        // SAFETY: the caller guarantees the buffer is idle and not freed before.
+        unsafe {
+            device.destroy_buffer(self.buffer, None);
+            device.free_memory(self.memory, None);
+        }
+    }
+}
+
+/// A host-visible buffer uploads or downloads copy through, mapped for its lifetime.
+pub(super) struct Staging {
+    pub(super) allocation: Allocation,
+    pub(super) ptr: NonNull<u8>,
+}
+
+impl Staging {
+    /// # Safety
+    /// As `Allocation::free`.
+    pub(super) unsafe fn free(self, device: &ash::Device) {
+        // SAFETY: the caller guarantees the buffer is idle; unmapping precedes freeing.
+        unsafe {
+            device.unmap_memory(self.allocation.memory);
+            self.allocation.free(device);
+        }
+    }
+}
+
+/// One kernel's pipeline and layouts.
+pub(super) struct Kernel {
+    pub(super) set_layout: vk::DescriptorSetLayout,
+    pub(super) pipeline_layout: vk::PipelineLayout,
+    pub(super) pipeline: vk::Pipeline,
+}
+
+impl Kernel {
+    /// # Safety
+    /// No submission may use the pipeline any more.
+    pub(super) unsafe fn destroy(self, device: &ash::Device) {
+        // SAFETY: the caller guarantees the objects are idle; null handles are no-ops.
+        unsafe {
+            device.destroy_pipeline(self.pipeline, None);
+            device.destroy_pipeline_layout(self.pipeline_layout, None);
+            device.destroy_descriptor_set_layout(self.set_layout, None);
+        }
+    }
+}
+
+/// Descriptor pools: sets come from `pools[current]`, the next pool when it is full.
+#[derive(Default)]
+pub(super) struct DescriptorPools {
+    pub(super) pools: Vec<vk::DescriptorPool>,
+    pub(super) current: usize,
+}
+
+impl DescriptorPools {
+    /// Frees every set (after the submission that used them finished).
+    ///
+    /// # Safety
+    /// No submission may use the sets any more.
+    pub(super) unsafe fn reset(&mut self, device: &ash::Device) {
+        for &pool in &self.pools {
+            // SAFETY: the caller guarantees the sets are idle.
+            let _ = unsafe {
+                device.reset_descriptor_pool(pool, vk::DescriptorPoolResetFlags::empty())
+            };
+        }
+        self.current = 0;
+    }
+
+    /// # Safety
+    /// As `reset`.
+    pub(super) unsafe fn destroy(&mut self, device: &ash::Device) {
+        for pool in self.pools.drain(..) {
+            // SAFETY: the caller guarantees the pools are idle.
+            unsafe { device.destroy_descriptor_pool(pool, None) };
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! The ash backend: the embedded SPIR-V straight on Vulkan 1.2, no translation layer.
+//!
+//! Launches on device buffers are recorded into one command buffer, a compute->compute
+//! memory barrier between dispatches, and submitted together when something needs their
+//! results (a read, `sync`, a host-slice launch, dropping the `Device`). Uploads and
+//! downloads go through two mapped staging buffers the device keeps (`transfer`): small
+//! uploads join the batch, large transfers move in overlapping chunks. The Vulkan loader is
+//! opened at run time (`ash::Entry::load`), so a machine without one gets a clear error.
+
+mod batch;
+mod context;
+mod launch;
+mod memory;
+mod pipeline;
+mod setup;
+mod transfer;
+
+use std::sync::{Mutex, MutexGuard};
+
+use ash::vk;
+
+use context::Allocation as AshMemory;
+
+use crate::api::{Api, Arg, CpuDevices, MemoryOf};
+use crate::backend::Backend;
+use crate::common::vulkan::padded_bytes;
+use crate::error::Error;
+use crate::kernel::{Artifact, KernelInfo};
+use context::{Context, Timing};
+use transfer::{copy_in, copy_out, Target};
+
+const BACKEND: Backend = Backend::Ash;
+
+/// A failed Vulkan call while moving data or running launches.
+fn vk_error(what: &str, e: vk::Result) -> Error {
+    Error::Transfer {
+        backend: BACKEND,
+        reason: format!("{what}: {e}"),
+    }
+}
+
+/// Resets command buffer `cb` and starts recording it for one submission.
+///
+/// # Safety
+/// `cb` is idle: never submitted, or the fence of its last submission was waited for.
+unsafe fn begin_one_time(d: &ash::Device, cb: vk::CommandBuffer) -> Result<(), Error> {
+    let begin =
+        vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+    // SAFETY: the caller guarantees `cb` is idle.
+    unsafe {
+        d.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
+            .map_err(|e| vk_error("vkResetCommandBuffer", e))?;
+        d.begin_command_buffer(cb, &begin)
+            .map_err(|e| vk_error("vkBeginCommandBuffer", e))
+    }
+}
+
+/// The device limits a launch is checked against.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    max_groups: u32,
+    max_threads: u32,
+    max_shared: u32,
+    max_push_constants: u32,
+    max_buffers: u32,
+    max_binding: u32,
+}
+
+pub(crate) struct AshDevice {
+    context: Mutex<Context>,
+    description: String,
+    limits: Limits,
+}
+
+impl AshDevice {
+    fn context(&self) -> MutexGuard<'_, Context> {
+        // A panic under the lock leaves Vulkan objects that are still valid: keep going.
+        self.context.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Api for AshDevice {
+    const BACKEND: Backend = BACKEND;
+    type Memory = AshMemory;
+
+    fn open(cpu_devices: CpuDevices) -> Result<Self, Error> {
+        let opened = setup::open(cpu_devices)?;
+        Ok(Self {
+            context: Mutex::new(opened.context),
+            description: opened.description,
+            limits: opened.limits,
+        })
+    }
+
+    fn description(&self) -> String {
+        self.description.clone()
+    }
+
+    /// A new buffer holding `data` (its copy recorded into the batch when small).
+    fn upload(&self, data: &[u8], _: usize) -> Result<AshMemory, Error> {
+        let mut c = self.context();
+        let memory = c.allocate_storage(padded_bytes(data.len()))?;
+        match copy_in(&mut c, &memory, data, Target::New) {
+            Ok(()) => Ok(memory),
+            Err(e) => {
+                c.discard(memory);
+                Err(e)
+            }
+        }
+    }
+
+    /// A new buffer of zeros (filled in the queued batch).
+    fn zeros(&self, bytes: usize, _: usize) -> Result<AshMemory, Error> {
+        let mut c = self.context();
+        let memory = c.allocate_storage(padded_bytes(bytes))?;
+        let cb = match c.batch() {
+            Ok(cb) => cb,
+            Err(e) => {
+                // SAFETY: never recorded anywhere.
+                unsafe { memory.free(&c.device) };
+                return Err(e);
+            }
+        };
+        // SAFETY: the batch is recording; the buffer is live until the batch ran (a drop
+        // before that only queues it for freeing).
+        unsafe {
+            c.device
+                .cmd_fill_buffer(cb, memory.buffer, 0, vk::WHOLE_SIZE, 0)
+        };
+        if let Some(batch) = c.batch.as_mut() {
+            batch.transfer_writes = true;
+        }
+        Ok(memory)
+    }
+
+    /// Replaces the start of `memory` with `data`, after the queued launches.
+    fn write(&self, memory: &mut AshMemory, data: &[u8]) -> Result<(), Error> {
+        copy_in(&mut self.context(), memory, data, Target::Live)
+    }
+
+    /// Copies the start of `memory` into `out`, after every queued launch.
+    fn read(&self, memory: &AshMemory, out: &mut [u8]) -> Result<(), Error> {
+        let mut c = self.context();
+        copy_out(&mut c, &mut [(memory, out)])
+    }
+
+    /// A buffer is dropped: freed now, or after the batch that may use it.
+    fn release(&self, memory: &mut AshMemory) {
+        self.context().discard(*memory);
+    }
+
+    /// Submits the queued launches (and waits: ash submissions are synchronous).
+    fn flush(&self) -> Result<(), Error> {
+        self.context().submit_batch()
+    }
+
+    fn sync(&self) -> Result<(), Error> {
+        self.flush()
+    }
+
+    fn begin_timing(&self) -> Result<(), Error> {
+        let mut c = self.context();
+        if c.timing.is_some() {
+            return Err(Error::Config {
+                reason: "Device::timed was called inside Device::timed: time the outer call only"
+                    .into(),
+            });
+        }
+        c.submit_batch()?;
+        c.timing = Some(Timing::default());
+        Ok(())
+    }
+
+    fn end_timing(&self) -> Result<Option<f64>, Error> {
+        let mut c = self.context();
+        let submitted = c.submit_batch();
+        let timing = c.timing.take();
+        submitted?;
+        Ok(timing.and_then(|t| (!t.untimed).then_some(t.ms)))
+    }
+
+    // Recorded in launch.rs.
+    fn launch<B: MemoryOf<AshMemory>>(
+        &self,
+        kernel: &'static KernelInfo,
+        artifacts: &'static [Artifact],
+        count: u32,
+        args: &mut [Arg<'_, B>],
+        params: &[u8],
+    ) -> Result<(), Error> {
+        AshDevice::launch(self, kernel, artifacts, count, args, params)
+    }
+}
+
+impl Drop for AshDevice {
+    fn drop(&mut self) {
+        // Queued launches still run; the context's own Drop then destroys everything.
+        let _ = self.context().submit_batch();
+    }
+}

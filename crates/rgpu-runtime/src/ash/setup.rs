@@ -1,0 +1,303 @@
+//! Opening an ash device: the Vulkan loader, an instance, the best physical device with a
+//! compute queue, a logical device with the features kernels may use, and the objects
+//! every launch needs.
+
+use std::ffi::CStr;
+
+use ash::vk;
+
+use super::context::{Context, Timestamps};
+use super::{vk_error, Limits};
+use crate::api::{cpu_device_reason, CpuDevices};
+use crate::backend::Backend;
+use crate::common::vulkan::DeviceRank;
+use crate::error::Error;
+
+fn unavailable(reason: impl Into<String>) -> Error {
+    Error::Unavailable {
+        backend: Backend::Ash,
+        reason: reason.into(),
+    }
+}
+
+fn c_str(bytes: Result<&CStr, std::ffi::FromBytesUntilNulError>) -> String {
+    bytes.map_or_else(|_| "?".into(), |s| s.to_string_lossy().into_owned())
+}
+
+fn rank(device_type: vk::PhysicalDeviceType) -> DeviceRank {
+    match device_type {
+        vk::PhysicalDeviceType::DISCRETE_GPU => DeviceRank::Discrete,
+        vk::PhysicalDeviceType::INTEGRATED_GPU => DeviceRank::Integrated,
+        vk::PhysicalDeviceType::VIRTUAL_GPU => DeviceRank::Virtual,
+        vk::PhysicalDeviceType::CPU => DeviceRank::Cpu,
+        _ => DeviceRank::Other,
+    }
+}
+
+/// The chosen physical device.
+struct Chosen {
+    physical: vk::PhysicalDevice,
+    family: u32,
+    rank: DeviceRank,
+    timestamp_bits: u32,
+}
+
+/// The best Vulkan 1.2 device with a compute queue: discrete > integrated > virtual >
+/// other > CPU.
+///
+/// # Safety
+/// `instance` must be live.
+unsafe fn pick_device(instance: &ash::Instance) -> Result<Chosen, Error> {
+    // SAFETY: the caller keeps the instance alive.
+    let devices = unsafe { instance.enumerate_physical_devices() }.map_err(|e| {
+        unavailable(format!(
+            "listing Vulkan devices failed ({e}): check the driver"
+        ))
+    })?;
+    let mut best: Option<Chosen> = None;
+    for physical in devices {
+        // SAFETY: `physical` came from this instance.
+        let (props, queues) = unsafe {
+            (
+                instance.get_physical_device_properties(physical),
+                instance.get_physical_device_queue_family_properties(physical),
+            )
+        };
+        let Some(family) = queues
+            .iter()
+            .position(|q| q.queue_flags.contains(vk::QueueFlags::COMPUTE))
+        else {
+            continue;
+        };
+        let rank = rank(props.device_type);
+        if props.api_version >= vk::API_VERSION_1_2 && best.as_ref().is_none_or(|b| rank < b.rank) {
+            best = Some(Chosen {
+                physical,
+                family: family as u32,
+                rank,
+                timestamp_bits: queues[family].timestamp_valid_bits,
+            });
+        }
+    }
+    best.ok_or_else(|| {
+        unavailable("no Vulkan 1.2 device with a compute queue: install a Vulkan 1.2 driver")
+    })
+}
+
+/// Features kernels may use (rust-gpu emits the capabilities), enabled where supported.
+struct Features {
+    core: vk::PhysicalDeviceFeatures,
+    v11: vk::PhysicalDeviceVulkan11Features<'static>,
+    v12: vk::PhysicalDeviceVulkan12Features<'static>,
+}
+
+/// # Safety
+/// `physical` belongs to the live `instance`, a Vulkan 1.2 device.
+unsafe fn wanted_features(instance: &ash::Instance, physical: vk::PhysicalDevice) -> Features {
+    let mut v11 = vk::PhysicalDeviceVulkan11Features::default();
+    let mut v12 = vk::PhysicalDeviceVulkan12Features::default();
+    let supported_core = {
+        let mut all = vk::PhysicalDeviceFeatures2::default()
+            .push_next(&mut v11)
+            .push_next(&mut v12);
+        // SAFETY: the caller guarantees a Vulkan 1.2 device of this instance.
+        unsafe { instance.get_physical_device_features2(physical, &mut all) };
+        all.features
+    };
+    let core = vk::PhysicalDeviceFeatures::default()
+        .shader_int64(supported_core.shader_int64 != 0)
+        .shader_int16(supported_core.shader_int16 != 0)
+        .shader_float64(supported_core.shader_float64 != 0);
+    let v11 = vk::PhysicalDeviceVulkan11Features::default()
+        .storage_buffer16_bit_access(v11.storage_buffer16_bit_access != 0)
+        .variable_pointers_storage_buffer(v11.variable_pointers_storage_buffer != 0)
+        .variable_pointers(v11.variable_pointers != 0);
+    let v12 = vk::PhysicalDeviceVulkan12Features::default()
+        .storage_buffer8_bit_access(v12.storage_buffer8_bit_access != 0)
+        .shader_int8(v12.shader_int8 != 0)
+        .shader_float16(v12.shader_float16 != 0)
+        .vulkan_memory_model(v12.vulkan_memory_model != 0)
+        .vulkan_memory_model_device_scope(v12.vulkan_memory_model_device_scope != 0)
+        .shader_subgroup_extended_types(v12.shader_subgroup_extended_types != 0);
+    Features { core, v11, v12 }
+}
+
+/// Everything `AshDevice` keeps besides the context.
+pub(super) struct Opened {
+    pub(super) context: Context,
+    pub(super) description: String,
+    pub(super) limits: Limits,
+}
+
+pub(super) fn open(cpu_devices: CpuDevices) -> Result<Opened, Error> {
+    crate::common::vulkan::ensure_runtime_dir();
+    // SAFETY: loading the system's Vulkan loader runs its initialisation code; that is
+    // what every Vulkan program does.
+    let entry = unsafe { ash::Entry::load() }.map_err(|e| {
+        unavailable(format!(
+            "no Vulkan loader ({e}): install libvulkan1 and a Vulkan driver"
+        ))
+    })?;
+    let app = vk::ApplicationInfo::default()
+        .application_name(c"rgpu")
+        .api_version(vk::API_VERSION_1_2);
+    // SAFETY: the create info is valid and outlives the call.
+    let instance = unsafe {
+        entry.create_instance(
+            &vk::InstanceCreateInfo::default().application_info(&app),
+            None,
+        )
+    }
+    .map_err(|e| {
+        unavailable(format!(
+            "no Vulkan driver (vkCreateInstance: {e}): install one, or check VK_ICD_FILENAMES"
+        ))
+    })?;
+    // SAFETY: the instance is live; on error nothing made from it survives.
+    match unsafe { with_instance(&entry, instance.clone(), cpu_devices) } {
+        Ok(opened) => Ok(opened),
+        Err((e, owned)) => {
+            if owned {
+                // SAFETY: nothing made from the instance is alive any more.
+                unsafe { instance.destroy_instance(None) };
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Opens the device. On error, says whether the caller still owns the instance (it does
+/// until a `Context` takes it over). The caller keeps `entry` (the loaded library) alive
+/// until the instance is destroyed.
+///
+/// # Safety
+/// `instance` must be live.
+unsafe fn with_instance(
+    entry: &ash::Entry,
+    instance: ash::Instance,
+    cpu_devices: CpuDevices,
+) -> Result<Opened, (Error, bool)> {
+    // SAFETY: the instance is live.
+    let chosen = unsafe { pick_device(&instance) }.map_err(|e| (e, true))?;
+    let mut driver = vk::PhysicalDeviceDriverProperties::default();
+    let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver);
+    // SAFETY: `physical` belongs to the instance; the device is Vulkan 1.2.
+    unsafe { instance.get_physical_device_properties2(chosen.physical, &mut props2) };
+    let props = props2.properties;
+    let name = c_str(props.device_name_as_c_str());
+    if cpu_devices == CpuDevices::Skip && chosen.rank == DeviceRank::Cpu {
+        return Err((unavailable(cpu_device_reason(Backend::Ash, &name)), true));
+    }
+    let description = format!(
+        "{name} (Vulkan {}.{} {}, driver {} {})",
+        vk::api_version_major(props.api_version),
+        vk::api_version_minor(props.api_version),
+        chosen.rank.name(),
+        c_str(driver.driver_name_as_c_str()),
+        c_str(driver.driver_info_as_c_str()),
+    );
+    let l = props.limits;
+    let limits = Limits {
+        max_groups: l.max_compute_work_group_count[0],
+        max_threads: l
+            .max_compute_work_group_invocations
+            .min(l.max_compute_work_group_size[0]),
+        max_shared: l.max_compute_shared_memory_size,
+        max_push_constants: l.max_push_constants_size,
+        max_buffers: l.max_per_stage_descriptor_storage_buffers,
+        max_binding: l.max_storage_buffer_range,
+    };
+    // SAFETY: a Vulkan 1.2 device of this instance.
+    let mut features = unsafe { wanted_features(&instance, chosen.physical) };
+    let priorities = [1.0];
+    let queue_info = [vk::DeviceQueueCreateInfo::default()
+        .queue_family_index(chosen.family)
+        .queue_priorities(&priorities)];
+    let create = vk::DeviceCreateInfo::default()
+        .queue_create_infos(&queue_info)
+        .enabled_features(&features.core)
+        .push_next(&mut features.v11)
+        .push_next(&mut features.v12);
+    // SAFETY: valid create info; the queue family exists on this device.
+    let device =
+        unsafe { instance.create_device(chosen.physical, &create, None) }.map_err(|e| {
+            (
+                unavailable(format!("{name} refused a device ({e}): update the driver")),
+                true,
+            )
+        })?;
+    // SAFETY: live instance and device; queue 0 of `family` was requested above.
+    let (memory_types, queue) = unsafe {
+        (
+            instance.get_physical_device_memory_properties(chosen.physical),
+            device.get_device_queue(chosen.family, 0),
+        )
+    };
+    let mut context = Context::new(entry.clone(), instance, device, memory_types, queue);
+    let tick_ns = f64::from(l.timestamp_period);
+    // From here on, dropping `context` destroys the device and the instance.
+    // SAFETY: the device is live; `Drop` destroys whatever was made if this fails.
+    unsafe { create_objects(&mut context, chosen.family, tick_ns, chosen.timestamp_bits) }
+        .map_err(|e| (e, false))?;
+    Ok(Opened {
+        context,
+        description,
+        limits,
+    })
+}
+
+/// # Safety
+/// The context's device must be live.
+unsafe fn create_objects(
+    c: &mut Context,
+    family: u32,
+    tick_ns: f64,
+    timestamp_bits: u32,
+) -> Result<(), Error> {
+    let d = &c.device;
+    // SAFETY: valid create infos on a live device (the whole block).
+    unsafe {
+        c.command_pool = d
+            .create_command_pool(
+                &vk::CommandPoolCreateInfo::default()
+                    .queue_family_index(family)
+                    .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER),
+                None,
+            )
+            .map_err(|e| vk_error("vkCreateCommandPool", e))?;
+        let buffers = d
+            .allocate_command_buffers(
+                &vk::CommandBufferAllocateInfo::default()
+                    .command_pool(c.command_pool)
+                    .level(vk::CommandBufferLevel::PRIMARY)
+                    .command_buffer_count(3),
+            )
+            .map_err(|e| vk_error("vkAllocateCommandBuffers", e))?;
+        c.batch_commands = buffers[0];
+        c.chunk_commands = [buffers[1], buffers[2]];
+        c.fence = d
+            .create_fence(&vk::FenceCreateInfo::default(), None)
+            .map_err(|e| vk_error("vkCreateFence", e))?;
+        for f in &mut c.chunk_fences {
+            *f = d
+                .create_fence(&vk::FenceCreateInfo::default(), None)
+                .map_err(|e| vk_error("vkCreateFence", e))?;
+        }
+        if timestamp_bits > 0 && tick_ns > 0.0 {
+            let pool = d
+                .create_query_pool(
+                    &vk::QueryPoolCreateInfo::default()
+                        .query_type(vk::QueryType::TIMESTAMP)
+                        .query_count(2),
+                    None,
+                )
+                .map_err(|e| vk_error("vkCreateQueryPool", e))?;
+            c.timestamps = Some(Timestamps {
+                pool,
+                tick_ns,
+                valid_bits: timestamp_bits,
+            });
+        }
+    }
+    Ok(())
+}

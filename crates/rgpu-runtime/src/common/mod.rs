@@ -1,0 +1,10 @@
+//! Helpers that several backends share, and that import no backend: the parallel host copy
+//! into and out of staging memory, the SPIR-V artifact lookup, Vulkan buffer padding and
+//! device ranking.
+
+#[cfg(any(feature = "cuda", feature = "wgpu", feature = "ash"))]
+pub(crate) mod copy;
+#[cfg(any(feature = "wgpu", feature = "ash"))]
+pub(crate) mod spirv;
+#[cfg(any(feature = "wgpu", feature = "ash"))]
+pub(crate) mod vulkan;

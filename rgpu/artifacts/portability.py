@@ -1,0 +1,278 @@
+"""Portability checked at build time: each kernel's SPIR-V through naga for WebGPU, Metal, DX12.
+
+Where wgpu has no SPIR-V passthrough (Metal, DirectX 12, WebGPU in a browser) it hands the
+SPIR-V to naga, which writes MSL, HLSL or WGSL. rgpu does the same at build time, with
+rgpu-naga (toolchains/naga.py) on the naga version wgpu uses: per kernel, per platform, a
+file next to the .spv in target/rgpu/kernels/ (`<module stem>.<kernel>.wgsl|.metal|.hlsl`,
+manifest kinds "wgsl", "msl", "hlsl") or naga's message. naga's validator at the platform's
+capabilities is the whole check: MSL and HLSL are never compiled by Apple's or Microsoft's
+compilers here, nor run.
+
+The WGSL contract (what the WebGPU host binds): buffer i is `@group(0) @binding(i)`, the
+params block is a uniform buffer at `@group(0) @binding(<the kernel's number of buffers>)`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rgpu.errors import ArtifactError
+
+# platform key -> (display name, manifest kind)
+PLATFORMS: dict[str, tuple[str, str]] = {
+    "webgpu": ("WebGPU", "wgsl"),
+    "metal": ("Metal", "msl"),
+    "dx12": ("DirectX 12", "hlsl"),
+}
+CHECKED_BY = {
+    "webgpu": "naga's validator at WebGPU's capabilities (with the subgroups and shader-f16 "
+    "features)",
+    "metal": "naga's validator at Metal's capabilities (MSL 2.4); never compiled by Apple's "
+    "compiler or run",
+    "dx12": "naga's validator at DX12's capabilities (shader model 6.0); never compiled by "
+    "DXC or run",
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One kernel on one platform: the file naga wrote, or why it could not."""
+
+    kernel: str
+    platform: str
+    file: str | None  # relative to the report's directory
+    message: str | None
+    buffers: int | None
+
+    @property
+    def ok(self) -> bool:
+        return self.file is not None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A kernel that will not run on a platform, as rgpu reports it."""
+
+    kernel: str
+    platform: str
+    message: str  # naga's
+    change: str  # what to change
+
+    def line(self) -> str:
+        name = PLATFORMS[self.platform][0]
+        return f"`{self.kernel}` will not run on {name}: {self.message} ({self.change})"
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "kernel": self.kernel,
+            "platform": self.platform,
+            "message": self.message,
+            "change": self.change,
+        }
+
+
+def parse_report(text: str, kernels: Sequence[str]) -> tuple[str, list[Outcome]]:
+    """rgpu-naga's JSON report -> (naga version, one Outcome per kernel and platform). A
+    kernel cargo-gpu listed but the report lacks fails everywhere."""
+    try:
+        data = json.loads(text)
+        version = str(data["naga"])
+        outcomes: list[Outcome] = []
+        seen: set[str] = set()
+        for entry in data["kernels"]:
+            name = str(entry["name"])
+            seen.add(name)
+            buffers = entry.get("buffers")
+            for platform in PLATFORMS:
+                result = entry["platforms"][platform]
+                ok = bool(result["ok"])
+                outcomes.append(
+                    Outcome(
+                        kernel=name,
+                        platform=platform,
+                        file=str(result["file"]) if ok else None,
+                        message=None if ok else str(result["message"]),
+                        buffers=None if buffers is None else int(buffers),
+                    )
+                )
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ArtifactError(
+            f"rgpu-naga's report is not what rgpu expects: {exc}",
+            "reinstall it: delete the rgpu-naga directory in rgpu's cache (~/.cache/rgpu) "
+            "and run the same rgpu build again",
+        ) from exc
+    for name in kernels:
+        if name not in seen:
+            outcomes += [
+                Outcome(name, p, None, "rgpu-naga did not report this kernel", None)
+                for p in PLATFORMS
+            ]
+    return version, outcomes
+
+
+def change_for(platform: str, message: str) -> str:
+    """What to change in a kernel that naga cannot take to ``platform``, from naga's text."""
+    name = PLATFORMS[platform][0]
+    lower = message.lower()
+    if "float64" in lower or "f64" in lower or ("width 8" in lower and "float" in lower):
+        return f"{name} has no f64: use f32 in kernels that must run there"
+    if "invalid type width" in lower:
+        return (
+            f"naga, wgpu's translator for {name}, reads no 8-bit integers and stops at the "
+            "first for the whole module: keep u8/i8 out of kernels that must run there "
+            "(use u32)"
+        )
+    if "width 1" in lower or "int8" in lower:
+        return f"{name} has no 8-bit integers: use u32 (pack bytes into u32 words)"
+    if "int16" in lower or "width 2" in lower:
+        return f"{name} has no 16-bit integers here: use u32"
+    if "int64" in lower or ("width 8" in lower and "int" in lower):
+        return f"{name} has no 64-bit integers here: use u32 pairs"
+    if platform == "webgpu" and ("uniform" in lower or "layout" in lower or "align" in lower):
+        return (
+            "WebGPU passes the params block as a uniform buffer, where a struct parameter "
+            "must start at a multiple of 16 bytes: pass its fields as separate u32, i32 or "
+            "f32 parameters"
+        )
+    if "cannot read the spir-v" in lower:
+        return (
+            "naga's SPIR-V reader rejects the module, and wgpu uses the same reader on "
+            "Metal, DX12 and in browsers: change the construct naga names"
+        )
+    return f"change what naga names, or leave {name} out of require-platforms"
+
+
+def findings(outcomes: Iterable[Outcome]) -> list[Finding]:
+    return [
+        Finding(o.kernel, o.platform, o.message or "", change_for(o.platform, o.message or ""))
+        for o in outcomes
+        if not o.ok
+    ]
+
+
+def findings_of(artifacts: Iterable[Any]) -> list[Finding]:
+    """The findings recorded in manifest artifacts' `extra["portability"]` (SPIR-V modules):
+    {kernel: {platform: "ok" | naga's message}}."""
+    found: list[Finding] = []
+    for artifact in artifacts:
+        table = artifact.extra.get("portability")
+        if not isinstance(table, Mapping):
+            continue
+        for kernel, platforms in sorted(table.items()):
+            for platform in PLATFORMS:
+                message = platforms.get(platform, "not checked")
+                if message != "ok":
+                    found.append(Finding(kernel, platform, message, change_for(platform, message)))
+    return found
+
+
+def table_of(outcomes: Iterable[Outcome]) -> dict[str, dict[str, str]]:
+    """{kernel: {platform: "ok" | message}}: what the SPIR-V artifact's manifest entry keeps."""
+    table: dict[str, dict[str, str]] = {}
+    for o in outcomes:
+        table.setdefault(o.kernel, {})[o.platform] = "ok" if o.ok else (o.message or "")
+    return table
+
+
+def required_failures(found: Iterable[Finding], required: Iterable[str]) -> list[Finding]:
+    wanted = set(required)
+    return [f for f in found if f.platform in wanted]
+
+
+def require(found: Sequence[Finding], required: Sequence[str]) -> None:
+    """An error when a kernel cannot reach a platform the project requires."""
+    failed = required_failures(found, required)
+    if not failed:
+        return
+    lines = "; ".join(f.line() for f in failed)
+    raise ArtifactError(
+        f"{len(failed)} kernel translation(s) failed for required platforms: {lines}",
+        "change the kernels as each line says, or drop the platform from "
+        "[workspace.metadata.rgpu] require-platforms / --require-platform",
+    )
+
+
+def describe_outputs(
+    outcomes: Iterable[Outcome], staging: Path, base: Path, *, module: str, naga: str,
+    codegen: str, source: str = "built",
+) -> list[Any]:  # fmt: skip
+    """Copy the files naga wrote from ``staging`` into ``base`` (only those that changed)
+    and describe each as a manifest artifact of kind wgsl/msl/hlsl."""
+    from rgpu.artifacts import manifest
+    from rgpu.util.files import write_bytes_if_changed
+
+    found = []
+    for o in outcomes:
+        if o.file is None:
+            continue
+        dest = base / Path(module).parent / o.file
+        write_bytes_if_changed(dest, (staging / o.file).read_bytes())
+        extra: dict[str, Any] = {
+            "naga": naga,
+            "module": module,
+            "buffers": o.buffers,
+            "validated": CHECKED_BY[o.platform],
+        }
+        if o.platform == "webgpu":
+            extra["params_binding"] = o.buffers
+        found.append(
+            manifest.describe(
+                dest,
+                base,
+                kind=PLATFORMS[o.platform][1],
+                codegen=codegen,
+                target=o.platform,
+                entry_points=[o.kernel],
+                source=source,
+                extra=extra,
+            )
+        )
+    return found
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One SPIR-V module's portability check: the translated files as artifacts, and the
+    {kernel: {platform: "ok" | message}} table its own manifest entry keeps."""
+
+    artifacts: list[Any]
+    table: dict[str, dict[str, str]]
+    naga: str
+
+
+def check(
+    spv: Path,
+    kernels: Sequence[str],
+    translator: Path,
+    staging: Path,
+    base: Path,
+    *,
+    codegen: str,
+    source: str = "built",
+) -> Checked:
+    """Run rgpu-naga on ``spv`` (already copied under ``base``) for ``kernels``."""
+    import shutil
+
+    from rgpu.util import cmd
+
+    if staging.exists():
+        shutil.rmtree(staging)
+    argv = [str(translator), "--spv", str(spv), "--out-dir", str(staging)]
+    for kernel in kernels:
+        argv += ["--kernel", kernel]
+    result = cmd.run(argv, capture=True, check=False, echo=False)
+    if result.returncode != 0:
+        raise ArtifactError(
+            f"rgpu-naga could not check {spv}: {cmd.error_line(result.stderr, result.returncode)}",
+            f"run it by hand to see more: `{cmd.format_argv(argv)}`",
+        )
+    naga, outcomes = parse_report(result.stdout, kernels)
+    module = spv.relative_to(base).as_posix()
+    artifacts = describe_outputs(
+        outcomes, staging, base, module=module, naga=naga, codegen=codegen, source=source
+    )
+    return Checked(artifacts=artifacts, table=table_of(outcomes), naga=naga)

@@ -1,0 +1,116 @@
+"""What the spirv codegen does to rust-gpu's modules before embedding them.
+
+1. `spirv-opt` (SPIRV-Tools) with PASSES, unless `spirv-opt = false` in
+   [workspace.metadata.rgpu] (or RGPU_SPIRV_OPT=0). rust-gpu's linker would run its own
+   bundled spirv-opt with the same performance passes on a release build
+   (rustc_codegen_spirv's link.rs, `do_spirv_opt`), before anything could mark float results
+   NoContraction, and -O folds a*b+c into one Fma; so rgpu turns that off
+   (RUSTGPU_CODEGEN_ARGS=--no-spirv-opt, codegens/spirv.py) and runs the optimizer here.
+2. `NoContraction` on every float arithmetic result (artifacts/spirv_contraction.py), before
+   spirv-opt (whose -O otherwise folds a*b+c into one Fma) and again after it, unless
+   `float-contraction = true` (or RGPU_FLOAT_CONTRACTION=1): float results then equal the
+   cpu backend's on every Vulkan driver that honours the decoration.
+3. spirv-val on the result (the codegen validates rust-gpu's own module before this too).
+
+The manifest records each step: SPIRV-Tools' version, the passes, and how many float
+arithmetic results the embedded module has (all of them decorated NoContraction).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rgpu.artifacts import spirv_contraction, spirv_module
+from rgpu.errors import ArtifactError
+from rgpu.util import cmd
+
+# What rust-gpu's linker itself runs on a release build without debug info (rustc_codegen_spirv
+# link.rs, `do_spirv_opt`): the performance passes (`spirv-opt --help`: "-O Optimize for
+# performance"), then EliminateDeadConstant and StripDebugInfo. Without the last, the module
+# keeps rust-gpu's OpLine/OpString debug lines (4x the size; the code is the same).
+PASSES: tuple[str, ...] = ("-O", "--eliminate-dead-const", "--strip-debug")
+# The SPIRV-Tools release rgpu is tested with: Debian bookworm's spirv-tools 2023.1-2
+# (`spirv-opt --version`: "SPIRV-Tools v2023.1 unknown hash, 2023-02-15T14:03:51"),
+# installed by scripts/setup-test-env.sh.
+PINNED_SPIRV_TOOLS = "v2023.1"
+INSTALL_HINT = (
+    "install SPIRV-Tools (Debian/Ubuntu: `sudo apt-get install spirv-tools`), or build "
+    "without the optimizer: `spirv-opt = false` in [workspace.metadata.rgpu]"
+)
+
+
+@dataclass(frozen=True)
+class SpirvOpt:
+    tool: str
+    version: str  # the first line of `spirv-opt --version`
+
+
+def find_spirv_opt() -> SpirvOpt | None:
+    """spirv-opt on PATH and its version (the one answer build and doctor share)."""
+    tool = cmd.which("spirv-opt")
+    if tool is None:
+        return None
+    result = cmd.run([tool, "--version"], capture=True, check=False, echo=False)
+    lines = (result.stdout or result.stderr).strip().splitlines()
+    return SpirvOpt(tool, lines[0].strip() if lines else "unknown")
+
+
+def spirv_opt_argv(tool: SpirvOpt, source: Path, dest: Path, target: str) -> list[str]:
+    env = spirv_module.TARGET_ENVS.get(target, "vulkan1.2")
+    return [tool.tool, f"--target-env={env}", *PASSES, str(source), "-o", str(dest)]
+
+
+def optimize(source: Path, work: Path, target: str, tool: SpirvOpt) -> bytes:
+    """spirv-opt's output for ``source`` (written to ``work`` on the way)."""
+    argv = spirv_opt_argv(tool, source, work, target)
+    result = cmd.run(argv, capture=True, check=False, echo=False)
+    if result.returncode != 0 or not work.is_file():
+        detail = (result.stderr or result.stdout).strip() or f"exit {result.returncode}"
+        raise ArtifactError(
+            f"spirv-opt failed on {source}: {detail}",
+            "build without the optimizer (`spirv-opt = false` in [workspace.metadata.rgpu] "
+            f"or RGPU_SPIRV_OPT=0) and report it; rerun by hand: `{cmd.format_argv(argv)}`",
+        )
+    return work.read_bytes()
+
+
+def process(
+    source: Path, work: Path, target: str, *, opt: bool, contraction: bool
+) -> tuple[bytes, dict[str, Any]]:
+    """The module to embed for rust-gpu's ``source`` and what the manifest says about it."""
+    data = source.read_bytes()
+    extra: dict[str, Any] = {}
+    if not contraction:
+        # Before spirv-opt too: its -O folds an undecorated OpFMul + OpFAdd into one
+        # GLSL.std.450 Fma (SPIRV-Tools 2023.1, seen on the SAXPY fixture).
+        data, _ = _decorate(data, source)
+    if opt:
+        tool = find_spirv_opt()
+        if tool is None:
+            raise ArtifactError(
+                "spirv-opt (SPIRV-Tools) is not installed: rgpu optimizes rust-gpu's SPIR-V "
+                "with it before embedding it",
+                INSTALL_HINT,
+            )
+        decorated = work.with_name(work.stem + ".in.spv")
+        decorated.write_bytes(data)
+        data = optimize(decorated, work, target, tool)
+        extra["spirv_opt"] = {"tools": tool.version, "passes": list(PASSES)}
+    else:
+        extra["spirv_opt"] = "off (spirv-opt = false)"
+    if contraction:
+        extra["no_contraction"] = "off (float-contraction = true)"
+    else:
+        data, _ = _decorate(data, source)  # what the optimizer made anew
+        floats, _ = spirv_contraction.count_no_contraction(data)
+        extra["no_contraction"] = floats
+    return data, extra
+
+
+def _decorate(data: bytes, source: Path) -> tuple[bytes, int]:
+    try:
+        return spirv_contraction.add_no_contraction(data)
+    except ValueError as exc:
+        raise ArtifactError(f"{source}: {exc}", "rebuild it") from exc
