@@ -9,7 +9,8 @@ capabilities is the whole check: MSL and HLSL are never compiled by Apple's or M
 compilers here, nor run.
 
 The WGSL contract (what the WebGPU host binds): buffer i is `@group(0) @binding(i)`, the
-params block is a uniform buffer at `@group(0) @binding(<the kernel's number of buffers>)`.
+params block is a read-only storage buffer at `@group(0) @binding(<the kernel's number of
+buffers>)`.
 """
 
 from __future__ import annotations
@@ -132,12 +133,6 @@ def change_for(platform: str, message: str) -> str:
         return f"{name} has no 16-bit integers here: use u32"
     if "int64" in lower or ("width 8" in lower and "int" in lower):
         return f"{name} has no 64-bit integers here: use u32 pairs"
-    if platform == "webgpu" and ("uniform" in lower or "layout" in lower or "align" in lower):
-        return (
-            "WebGPU passes the params block as a uniform buffer, where a struct parameter "
-            "must start at a multiple of 16 bytes: pass its fields as separate u32, i32 or "
-            "f32 parameters"
-        )
     if "cannot read the spir-v" in lower:
         return (
             "naga's SPIR-V reader rejects the module, and wgpu uses the same reader on "

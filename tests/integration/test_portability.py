@@ -153,9 +153,10 @@ def test_every_kernel_has_wgsl_msl_and_hlsl_each_validated(
             assert one.extra["naga"] == "30.0.1" and one.extra["module"] == spv.path
             assert one.extra["validated"].startswith("naga's validator")
             assert (kernels_dir(ws) / one.path).stat().st_size == one.size
-    # The WGSL contract: buffers at their index, the params block a uniform after them.
+    # The WGSL contract: buffers at their index, the params block a read-only storage
+    # buffer after them.
     wgsl = (kernels_dir(ws) / f"{stem}.saxpy.wgsl").read_text()
-    assert re.search(r"@group\(0\) @binding\(2\)\s*var<uniform>", wgsl), wgsl
+    assert re.search(r"@group\(0\) @binding\(2\)\s*var<storage(, read)?>", wgsl), wgsl
     # read-only as rust-gpu declares it: WGSL's `var<storage>` is `read`
     assert re.search(r"@group\(0\) @binding\(0\)\s*var<storage(, read)?>", wgsl), wgsl
     assert re.search(r"@group\(0\) @binding\(1\)\s*var<storage, read_write>", wgsl), wgsl

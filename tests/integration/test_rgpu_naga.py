@@ -71,11 +71,15 @@ def test_one_file_per_kernel_and_platform_with_the_wgsl_contract(
         wgsl = (out / f"{spv.stem}.{name}.wgsl").read_text()
         # Only this kernel's entry point is left.
         assert re.findall(r"@compute[^\n]*\n\s*fn (\w+)", wgsl) == [name], wgsl
-        # Buffers keep their bindings; the params block is the uniform right after them.
+        # Buffers keep their bindings; the params block is a read-only storage buffer right
+        # after them.
         n = kernel["buffers"]
         bindings = sorted(int(b) for b in re.findall(r"@binding\((\d+)\)\s*var<storage", wgsl))
-        assert bindings and set(bindings) <= set(range(n)), (name, wgsl)
-        assert re.search(rf"@group\(0\) @binding\({n}\)\s*var<uniform>", wgsl), (name, wgsl)
+        assert bindings and set(bindings) <= set(range(n + 1)) and n in bindings, (name, wgsl)
+        assert re.search(rf"@group\(0\) @binding\({n}\)\s*var<storage(, read)?>", wgsl), (
+            name,
+            wgsl,
+        )
         assert "var<push_constant>" not in wgsl and "var<immediate>" not in wgsl
     assert by_name["radix_downsweep"]["buffers"] == 4
     assert by_name["saxpy"]["buffers"] == 2

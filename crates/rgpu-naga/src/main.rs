@@ -6,8 +6,10 @@
 //! each platform and writes
 //!
 //! - `<stem>.<kernel>.wgsl` (WebGPU): buffer i stays `@group(0) @binding(i)`, the params
-//!   block (rust-gpu's push-constant variable) becomes a uniform buffer at
-//!   `@group(0) @binding(<number of buffers>)` (WebGPU has no push constants);
+//!   block (rust-gpu's push-constant variable) becomes a read-only storage buffer at
+//!   `@group(0) @binding(<number of buffers>)` (WebGPU has no push constants; a uniform
+//!   buffer would need struct parameters at multiples of 16 bytes, storage keeps the
+//!   `#[repr(C)]` layout the host writes);
 //! - `<stem>.<kernel>.metal` (Metal, MSL 2.4): buffer i at `[[buffer(i)]]`, the params block
 //!   (push constants) at the next buffer slot, the runtime-array sizes after it;
 //! - `<stem>.<kernel>.hlsl` (DirectX 12, shader model 6.0): read-only buffers `t0..`,
@@ -227,7 +229,9 @@ fn webgpu(module: &naga::Module, buffers: u32) -> Result<String, String> {
     let mut module = module.clone();
     for (_, global) in module.global_variables.iter_mut() {
         if global.space == AddressSpace::Immediate {
-            global.space = AddressSpace::Uniform;
+            global.space = AddressSpace::Storage {
+                access: StorageAccess::LOAD,
+            };
             global.binding = Some(ResourceBinding {
                 group: 0,
                 binding: buffers,
@@ -235,7 +239,27 @@ fn webgpu(module: &naga::Module, buffers: u32) -> Result<String, String> {
         }
     }
     let info = validate(&module, Platform::WebGpu.capabilities())?;
-    wgsl::write_string(&module, &info, wgsl::WriterFlags::empty()).map_err(|e| chain(&e))
+    let text =
+        wgsl::write_string(&module, &info, wgsl::WriterFlags::empty()).map_err(|e| chain(&e))?;
+    Ok(format!("{}{text}", enables(&text)))
+}
+
+/// The `enable` directives WGSL wants before a kernel naga 30 writes without them:
+/// `subgroups` for subgroup builtins and operations, and, where the kernel has a workgroup
+/// barrier, Chromium's `chromium_disable_uniformity_analysis`: naga's SPIR-V reader keeps the
+/// entry point's builtins (workgroup id, workgroup count) in private variables, and WGSL's
+/// uniformity analysis cannot see that a barrier inside rgpu's workgroup loop is reached by
+/// the whole workgroup. Browsers other than Chromium (with unsafe WebGPU APIs allowed) reject
+/// that directive: docs/reference.md, WebGPU.
+fn enables(text: &str) -> String {
+    let mut out = String::new();
+    if text.contains("workgroupBarrier") || text.contains("storageBarrier") {
+        out.push_str("enable chromium_disable_uniformity_analysis;\n");
+    }
+    if text.contains("subgroup") {
+        out.push_str("enable subgroups;\n");
+    }
+    out
 }
 
 fn metal(module: &naga::Module, kernel: &str, buffers: u32) -> Result<String, String> {

@@ -3,8 +3,10 @@
 //! SPIR-V).
 //!
 //! The kernel ABI is the Vulkan one with one change the web needs: WebGPU has no push
-//! constants, so the params block (the same `#[repr(C)]` bytes) is a uniform buffer at
-//! `@group(0) @binding(<number of buffers>)`; buffer i stays at `@binding(i)`. Every launch
+//! constants, so the params block (the same `#[repr(C)]` bytes) is a read-only storage
+//! buffer at `@group(0) @binding(<number of buffers>)` (storage, not uniform: a uniform
+//! buffer would want struct parameters at multiples of 16 bytes); buffer i stays at
+//! `@binding(i)`. Every launch
 //! is submitted when it is made; waiting (device, readback, error scopes) goes through
 //! `wait::block_on` (JSPI), so the API is the same synchronous one as on every backend.
 
@@ -332,7 +334,7 @@ impl WebGpuDevice {
             binding: kernel.buffers.len() as u32,
             visibility: wgpu::ShaderStages::COMPUTE,
             ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
+                ty: wgpu::BufferBindingType::Storage { read_only: true },
                 has_dynamic_offset: false,
                 min_binding_size: None,
             },
@@ -403,11 +405,11 @@ impl WebGpuDevice {
                 ),
             ));
         }
-        if kernel.buffers.len() as u32 > l.max_storage_buffers_per_shader_stage {
+        if kernel.buffers.len() as u32 + 1 > l.max_storage_buffers_per_shader_stage {
             return Err(launch_error(
                 kernel,
                 format!(
-                    "{} buffers, the device binds at most {}: pass fewer",
+                    "{} buffers and the params block, the device binds at most {}: pass fewer",
                     kernel.buffers.len(),
                     l.max_storage_buffers_per_shader_stage
                 ),
@@ -442,13 +444,18 @@ impl WebGpuDevice {
             }
             buffers.push(memory);
         }
-        // The params block as a uniform buffer (whole 16-byte rows).
+        // The params block as a read-only storage buffer (whole 16-byte rows), written through
+        // the queue: a buffer mapped at creation per launch makes the renderer hold one
+        // ArrayBuffer per launch until it is collected, and Chromium refuses new ones after a
+        // few thousand launches (the radix sort makes that many).
         let uniform = self.create_buffer(
             params.len().next_multiple_of(16),
-            wgpu::BufferUsages::UNIFORM,
-            true,
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            false,
         )?;
-        put_mapped(&uniform, params)?;
+        let mut words = params.to_vec();
+        words.resize(params.len().next_multiple_of(16), 0);
+        self.queue.write_buffer(&uniform, 0, &words);
         buffers.push(&uniform);
         let entries: Vec<wgpu::BindGroupEntry> = buffers
             .iter()
