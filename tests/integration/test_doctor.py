@@ -58,7 +58,7 @@ def test_json_report_matches_its_schema_and_covers_every_area() -> None:
     for name in AREAS:
         assert name in names, name
     assert len(names) == len(set(names))
-    assert set(report["backends"]) == {"cpu", "cuda", "wgpu", "ash"}
+    assert set(report["backends"]) == {"cpu", "cuda", "wgpu", "ash", "webgpu"}
     assert report["backend"] is None
     # The pins that say rgpu's test suite does not execute their codegen.
     assert any("not executed by rgpu's own test suite" in note for note in report["notes"])
@@ -74,7 +74,7 @@ def test_text_report_has_one_line_per_check_then_one_per_backend() -> None:
     lines = proc.stdout.splitlines()
     marked = [ln for ln in lines if ln.split(" ", 1)[0] in ("ok", "warn", "FAIL")]
     assert len(marked) == len(report["checks"])
-    for backend in ("cpu", "cuda", "wgpu", "ash"):
+    for backend in ("cpu", "cuda", "wgpu", "ash", "webgpu"):
         assert any(ln.startswith(f"backend {backend}") for ln in lines), backend
     assert any(
         ln.startswith("note: the ") and "not executed by rgpu's own test suite" in ln

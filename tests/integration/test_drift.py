@@ -34,6 +34,11 @@ from tests.integration.conftest import (
     rustup_state,
 )
 
+# The pinned nvptx nightly (toolchains/nvptx.toml); the tests fake it in their own rustup home.
+NVPTX_PIN = __import__("tomllib").loads((REPO / "toolchains" / "nvptx.toml").read_text())
+NVPTX_CHANNEL = str(NVPTX_PIN["channel"])
+NVPTX_COMMIT = str(NVPTX_PIN["commit_hash"])
+
 CUDA_VARS = ("CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR", "CUDA_HOME", "LLVM_CONFIG")
 SYSTEM = Path("/usr/bin/rustc").is_file() and Path("/usr/bin/cargo").is_file()
 needs_system_rust = pytest.mark.skipif(not SYSTEM, reason="no system rustc (rustc-web)")
@@ -201,11 +206,14 @@ def test_a_rustup_nightly_with_the_components_is_used_by_both(
     ws: Path, rustup_home: RustupState
 ) -> None:
     name = fake_toolchain(
-        rustup_home, "nightly-2026-01-05", ["rust-src", "llvm-tools", "llvm-bitcode-linker"]
+        rustup_home,
+        NVPTX_CHANNEL,
+        ["rust-src", "llvm-tools", "llvm-bitcode-linker"],
+        commit=NVPTX_COMMIT,
     )
     line, build = nvptx_answers(rustup_home.env(), ws)
-    assert line["status"] == "ok" and line["detail"].startswith(f"rustup {name}")
-    assert build["argv"][:2] == ["cargo", "+nightly-2026-01-05"]
+    assert line["status"] == "ok" and line["detail"].startswith(f"route: the pinned rustup {name}")
+    assert build["argv"][:2] == ["cargo", f"+{NVPTX_CHANNEL}"]
     assert "RUSTC_BOOTSTRAP" not in build["env"]
 
 
@@ -213,10 +221,13 @@ def test_a_rustup_nightly_with_the_components_is_used_by_both(
 def test_a_nightly_lacking_a_component_sends_both_to_the_system_rustc(
     ws: Path, rustup_home: RustupState
 ) -> None:
-    name = fake_toolchain(rustup_home, "nightly-2026-01-05", ["rust-src", "llvm-tools"])
+    name = fake_toolchain(
+        rustup_home, NVPTX_CHANNEL, ["rust-src", "llvm-tools"], commit=NVPTX_COMMIT
+    )
     line, build = nvptx_answers(rustup_home.env(), ws)
-    assert line["status"] == "ok" and line["detail"].startswith("system rustc")
-    assert f"rustup {name} lacks llvm-bitcode-linker" in line["detail"]
+    assert line["status"] == "ok" and line["detail"].startswith("route: the system rustc")
+    assert f"the pinned {name}" in line["detail"]
+    assert "missing components: llvm-bitcode-linker" in line["detail"]
     assert build["argv"][0] == "/usr/bin/cargo"
     assert build["env"]["RUSTC"] == "/usr/bin/rustc" and build["env"]["RUSTC_BOOTSTRAP"] == "1"
 
@@ -231,14 +242,14 @@ def test_a_rustup_that_fails_sends_both_to_the_system_rustc_and_says_why(
         "# FAKE rustup: lists a nightly, then fails to list its components (damaged).\n"
         'case "$1" in\n'
         '  --version) echo "rustup 1.29.0 (fake)";;\n'
-        '  toolchain) echo "nightly-2026-01-05-x86_64-unknown-linux-gnu";;\n'
+        f'  toolchain) echo "{NVPTX_CHANNEL}-x86_64-unknown-linux-gnu";;\n'
         '  *) echo "error: toolchain is damaged" >&2; exit 1;;\n'
         "esac\n",
     )
     env = environ(PATH=f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
     line, build = nvptx_answers(env, ws)
-    assert line["detail"].startswith("system rustc")
-    assert "`rustup component list --installed --toolchain nightly-2026-01-05" in line["detail"]
+    assert line["detail"].startswith("route: the system rustc")
+    assert f"`rustup component list --installed --toolchain {NVPTX_CHANNEL}" in line["detail"]
     assert build["argv"][0] == "/usr/bin/cargo" and build["env"]["RUSTC_BOOTSTRAP"] == "1"
 
 
@@ -247,7 +258,8 @@ def test_without_rustup_both_use_the_system_rustc(ws: Path) -> None:
     dirs = os.environ["PATH"].split(os.pathsep)
     path = os.pathsep.join(d for d in dirs if not (Path(d) / "rustup").exists())
     line, build = nvptx_answers(environ(PATH=path), ws)
-    assert line["detail"].startswith("system rustc") and "no rustup nightly" in line["detail"]
+    assert line["detail"].startswith("route: the system rustc")
+    assert "rustup is not installed" in line["detail"]
     assert build["argv"][0] == "/usr/bin/cargo"
 
 

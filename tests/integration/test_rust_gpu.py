@@ -217,7 +217,7 @@ def test_through_naga_every_type_order_and_edge_size_and_saxpy_match_the_cpu(rg_
     env = {**NAGA, "RGPU_PARITY_MAX_LEN": str(PARITY_MAX_LEN), "SAXPY_OUT": str(out)}
     result = run_rgpu("test", "--backend", "wgpu", cwd=rg_ws, env=env, timeout=3600)
     summary = result.stdout + result.stderr
-    tests = "parity, parity-radix, radix-pass, saxpy"
+    tests = "mad_chain, parity, parity-radix, radix-pass, saxpy"
     assert re.search(rf"passed\s+wgpu: {tests}", summary), summary
     expected = saxpy_expected()
     assert out.with_name("y.wgpu").read_bytes() == struct.pack(f"<{len(expected)}f", *expected)

@@ -85,6 +85,18 @@ impl Backend {
         order
     };
 
+    /// Whether a binary for the target being compiled can have this backend at all: the
+    /// browser's WebGPU only on wasm32, the native GPU APIs everywhere but there, the cpu
+    /// everywhere. `Device::auto` passes over the others without a word (on a native binary,
+    /// "webgpu: not built" would send the user to a build that cannot add it).
+    pub const fn for_this_target(self) -> bool {
+        match self {
+            Backend::Cpu => true,
+            Backend::WebGpu => cfg!(target_arch = "wasm32"),
+            _ => !cfg!(target_arch = "wasm32"),
+        }
+    }
+
     /// `"cpu"`, `"cuda"`, `"wgpu"`, `"ash"`, ...: a name of `ALL`.
     pub fn parse(s: &str) -> Option<Backend> {
         Backend::ALL.into_iter().find(|b| b.name() == s)

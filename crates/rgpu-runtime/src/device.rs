@@ -47,6 +47,9 @@ impl Device {
     pub fn auto() -> (Device, Vec<Skipped>) {
         let mut skipped = Vec::new();
         for backend in Backend::AUTO_ORDER {
+            if !backend.for_this_target() {
+                continue;
+            }
             match registry::open(backend, CpuDevices::Skip) {
                 Ok(kind) => return (Device::from_kind(kind), skipped),
                 Err(why) => skipped.push(Skipped {
@@ -254,11 +257,12 @@ mod tests {
         // Auto always ends with a device, the cpu one at worst, and says why it skipped.
         let (device, skipped) = select(None).unwrap();
         let tried: Vec<Backend> = skipped.iter().map(|s| s.backend).collect();
-        let at = Backend::AUTO_ORDER
-            .iter()
-            .position(|&b| b == device.backend())
-            .unwrap();
-        assert_eq!(tried, Backend::AUTO_ORDER[..at]);
+        let order: Vec<Backend> = Backend::AUTO_ORDER
+            .into_iter()
+            .filter(|b| b.for_this_target())
+            .collect();
+        let at = order.iter().position(|&b| b == device.backend()).unwrap();
+        assert_eq!(tried, order[..at]);
         for s in &skipped {
             assert!(s.to_string().starts_with(&format!("{}: ", s.backend)));
         }
@@ -266,7 +270,10 @@ mod tests {
 
     #[test]
     fn a_backend_that_is_not_built_is_named_with_the_fix() {
-        for b in Backend::ALL.into_iter().filter(|b| !b.is_built()) {
+        for b in Backend::ALL
+            .into_iter()
+            .filter(|b| !b.is_built() && b.for_this_target())
+        {
             assert_eq!(Device::open(b).err(), Some(Error::NotBuilt { backend: b }));
             let (_, skipped) = select(None).unwrap();
             let s = skipped.iter().find(|s| s.backend == b).unwrap();
