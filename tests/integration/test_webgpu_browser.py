@@ -109,10 +109,11 @@ def test_the_sort_demo_sorts_verified_in_headless_chromium_like_the_cpu(web_sort
 
 @pytest.mark.xfail(
     strict=True,
-    reason="KNOWN FAILURE (2026-11-25, open): the radix kernels' WGSL from rust-gpu's SPIR-V "
-    "loses the device in headless Chromium's SwiftShader WebGPU (the first readback after "
-    "radix_upsweep fails: 'Error occurred when trying to async map a buffer'), at any length; "
-    "bitonic and SAXPY run verified. docs/reference.md, WebGPU.",
+    reason="KNOWN FAILURE (2026-11-25, open): SwiftShader's compiler in Chromium's GPU process "
+    "never finishes the radix kernels' pipelines (naga's phi-variable form of rust-gpu's "
+    "unrolled code) and the GPU watchdog kills it: device lost, the first readback fails "
+    "('Error occurred when trying to async map a buffer'), at any length; bitonic and SAXPY "
+    "run verified. docs/reference.md, WebGPU.",
 )
 def test_the_radix_sort_runs_verified_in_headless_chromium(web_sort: Path) -> None:
     result = sort_json(web_sort, "webgpu", "--algorithm", "radix", "--len", "4099")
