@@ -178,28 +178,15 @@ def _run_kept(
     import sys
 
     kept: list[str] = []
-    try:
-        with subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=_env_for(argv, env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-            bufsize=1,
-        ) as proc:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                sys.stderr.write(line)
-                sys.stderr.flush()
-                kept.append(line)
-            returncode = proc.wait()
-    except KeyboardInterrupt as exc:
-        raise InterruptedByUser(f"interrupted while running {argv[0]}") from exc
-    except FileNotFoundError as exc:
-        raise ToolMissingError(f"`{argv[0]}` could not be started: {exc}", hint) from exc
+
+    def keep(line: str) -> None:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+        kept.append(line + "\n")
+
+    returncode = stream(
+        argv, keep, cwd=cwd, env=env, check=False, hint=hint, merge_stderr=True, echo=False
+    ).returncode
     output = "".join(kept)
     if check and returncode != 0:
         detail = f": {error_line(output, returncode)}" if output.strip() else ""
@@ -222,19 +209,23 @@ def stream(
     check: bool = True,
     hint: str | None = None,
     failure_detail: Callable[[], str] = lambda: "",
+    merge_stderr: bool = False,
+    echo: bool = True,
 ) -> Result:
     """Run ``argv`` and hand each line of its stdout to ``on_line`` as it arrives.
 
-    stderr goes straight to ours (cargo's progress, test output). Used to turn cargo's
-    JSON messages into readable text and GitHub annotations while the build runs.
-    ``failure_detail`` adds the first real error to the failure message.
+    stderr goes straight to ours (cargo's progress, test output), or with ``merge_stderr``
+    into the same lines. Used to turn cargo's JSON messages into readable text and GitHub
+    annotations while the build runs. ``failure_detail`` adds the first real error to the
+    failure message.
     """
     argv = [str(a) for a in argv]
     if os.sep not in argv[0] and which(argv[0], env) is None:
         raise ToolMissingError(
             f"`{argv[0]}` was not found on PATH", hint or f"install {argv[0]} and retry"
         )
-    reporter().command(format_argv(argv))
+    if echo:
+        reporter().command(format_argv(argv))
     try:
         with subprocess.Popen(
             argv,
@@ -242,6 +233,7 @@ def stream(
             env=_env_for(argv, env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merge_stderr else None,
             text=True,
             errors="replace",
             bufsize=1,
