@@ -5,13 +5,12 @@ Which codegens compile for a backend is said by the codegen registry (codegens.R
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from rgpu.errors import UsageError
 
 
-@dataclass(frozen=True)
-class Backend:
+class Backend(NamedTuple):
     name: str
     feature: str | None  # the host feature that builds it in; None: always built in
     artifact: str | None  # "ptx", "spirv", "wgsl", or None when the host needs no kernel artifact

@@ -9,9 +9,8 @@ tests can pass ``env={}``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from rgpu.errors import ConfigError
 
@@ -66,13 +65,13 @@ ENV_VARS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, kw_only=True)
-class Options:
+class Options(NamedTuple):
     backends: tuple[str, ...]
     profile: str
     codegen: str | None
     cuda_archs: tuple[str, ...]
     docker: bool | None
+    yes: bool
     # Where `docker` came from, for messages: "--docker", "RGPU_DOCKER=0", ...
     docker_source: str = "default"
     # Container image for kernel compiles run in a container (None: the codegen's default).
@@ -82,7 +81,6 @@ class Options:
     require_platforms: tuple[str, ...] = ()
     spirv_opt: bool = True
     float_contraction: bool = False
-    yes: bool
 
     @property
     def backend(self) -> str:

@@ -39,16 +39,14 @@ def require_ready(kernel: KernelPlan) -> None:
 def installed(kernel: KernelPlan, env: Mapping[str, str]) -> KernelPlan:
     """With consent (--yes), a local build whose codegen can install its missing toolchain
     does so first; then the plan is made again for the toolchain found afterwards."""
-    import dataclasses
-
     build, codegen = kernel.build, kernel.codegen
     if not build.options.yes or build.placement.in_container:
         return kernel
     toolchain = codegen.install(build, env)
     if toolchain is None:
         return kernel
-    build = dataclasses.replace(build, toolchain=toolchain)
-    return dataclasses.replace(kernel, build=build, plan=codegen.plan(build))
+    build = build._replace(toolchain=toolchain)
+    return kernel._replace(build=build, plan=codegen.plan(build))
 
 
 def container_runner(
@@ -123,9 +121,6 @@ def _intact(ws: Workspace, artifacts: Sequence[Artifact]) -> bool:
 def compile_one(
     ws: Workspace, kernel: KernelPlan, previous: Sequence[Artifact], env: Mapping[str, str]
 ) -> list[Artifact]:
-    from rgpu.errors import CommandFailedError
-    from rgpu.runner import run_plan
-
     codegen, build = kernel.codegen, kernel.build
     name = f"codegen-{codegen.name}"
     key = _key(kernel, env)
@@ -138,6 +133,9 @@ def compile_one(
     ):
         reporter().info(f"{codegen.name} kernels: up to date, not compiled")
         return mine
+    from rgpu.errors import CommandFailedError
+    from rgpu.runner import run_plan
+
     stamp.forget(ws.rgpu_dir, name)
     kernel = installed(kernel, env)
     key = _key(kernel, env)

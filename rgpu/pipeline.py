@@ -15,9 +15,8 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rgpu.backends import Backend, get_backend
 from rgpu.config import Options
@@ -32,8 +31,7 @@ if TYPE_CHECKING:
     from rgpu.codegens import Codegen, KernelBuild
 
 
-@dataclass(frozen=True, kw_only=True)
-class BuildResult:
+class BuildResult(NamedTuple):
     backends: tuple[str, ...]
     features: tuple[str, ...]
     profile: str
@@ -57,8 +55,7 @@ class BuildResult:
         }
 
 
-@dataclass(frozen=True)
-class KernelPlan:
+class KernelPlan(NamedTuple):
     """One codegen's build: what it is asked, and its plan."""
 
     codegen: Codegen
@@ -66,14 +63,13 @@ class KernelPlan:
     plan: Plan
 
 
-@dataclass(frozen=True)
-class BuildPlan:
+class BuildPlan(NamedTuple):
     backends: tuple[Backend, ...]
     kernels: tuple[KernelPlan, ...]
     host_plan: Plan
     external: tuple[Path, ...] = ()
     reused_external: tuple[Artifact, ...] = ()
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = ()
 
     @property
     def whole(self) -> Plan:
@@ -106,10 +102,15 @@ def _with_placement_note(plan: Plan, build: KernelBuild) -> Plan:
     return Plan(steps=plan.steps, notes=(*plan.notes, note))
 
 
+def _kernel_types(ws: Workspace) -> tuple[str, ...]:
+    from rgpu.artifacts.capabilities import types_in_crate
+
+    return types_in_crate(ws.kernel_dir)
+
+
 def kernel_plan(
     ws: Workspace, options: Options, codegen: Codegen, env: Mapping[str, str]
 ) -> KernelPlan:
-    from rgpu.artifacts.capabilities import types_in_crate
     from rgpu.codegens import KernelBuild
     from rgpu.containers.placement import decide
     from rgpu.toolchains import pins
@@ -124,7 +125,9 @@ def kernel_plan(
         pin=pin,
         placement=placement,
         toolchain=toolchain,
-        kernel_types=types_in_crate(ws.kernel_dir),
+        # Only SPIR-V's capabilities follow the source's scalar types; reading the source
+        # for the others would be wasted on every build, no-ops included.
+        kernel_types=_kernel_types(ws) if codegen.artifact_kind == "spirv" else (),
     )
     return KernelPlan(codegen, build, _with_placement_note(codegen.plan(build), build))
 
@@ -261,6 +264,8 @@ def build(
 def report_portability(produced: Sequence[Artifact], options: Options) -> list[dict[str, str]]:
     """Warn for each kernel naga cannot take to a platform; stop (before the host build)
     when that platform is one the project requires."""
+    if not any("portability" in a.extra for a in produced):
+        return []  # PTX only (or nothing built): naga checked nothing, and the import costs
     from rgpu.artifacts import portability
 
     found = portability.findings_of(produced)

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, kw_only=True)
-class Step:
+class Step(NamedTuple):
     """One command of a build: what it runs, where, and with which environment changes."""
 
     name: str
     description: str
     argv: tuple[str, ...]
     cwd: Path
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = MappingProxyType({})
     unset_env: tuple[str, ...] = ()
     # Where the step may run: "local" only, or also inside a container.
     container_ok: bool = False

@@ -11,16 +11,14 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from rgpu.errors import ConfigError, NotAWorkspaceError
 from rgpu.util.files import absolute, is_utf8, shown
 
 
-@dataclass(frozen=True, kw_only=True)
-class Workspace:
+class Workspace(NamedTuple):
     root: Path
     kernel_dir: Path
     kernel_package: str

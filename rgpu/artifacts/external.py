@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-from rgpu.artifacts import manifest, ptx, spirv_module
+from rgpu.artifacts import manifest, ptx
 from rgpu.errors import ArtifactError, UsageError
 from rgpu.util.files import write_bytes_if_changed
 
@@ -65,6 +65,8 @@ def _missing_entries(path: Path, have: Iterable[str], required: Sequence[str]) -
 
 
 def _check_spirv(path: Path, required: Sequence[str]) -> tuple[tuple[str, ...], dict[str, str]]:
+    from rgpu.artifacts import spirv_module
+
     info = spirv_module.inspect(path)
     if not info.compute_entry_points:
         raise ArtifactError(
@@ -95,8 +97,7 @@ def _check_wgsl(path: Path) -> tuple[str, ...]:
     return entries
 
 
-@dataclass(frozen=True)
-class _Accepted:
+class _Accepted(NamedTuple):
     """A file that passed every check, not yet copied."""
 
     path: Path

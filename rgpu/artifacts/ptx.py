@@ -7,18 +7,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from rgpu.errors import ArtifactError, UsageError
 from rgpu.util import cmd
 
 # sm_70, sm_90a, sm_100f: the forms `-Ctarget-cpu` and `ptxas -arch` accept.
 _ARCH = re.compile(r"^sm_(\d{2,3})([af]?)$")
-_ENTRY = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+([A-Za-z_$][\w$]*)", re.M)
-_TARGET = re.compile(r"^\s*\.target\s+(\S+?)\s*(?:,|$)", re.M)
-_VERSION = re.compile(r"^\s*\.version\s+(\d+\.\d+)", re.M)
-_SHARED = re.compile(r"^\s*\.shared\s", re.M)
+# What reads PTX text is compiled on first use (re caches it): a no-op build reads none.
+_ENTRY = r"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+([A-Za-z_$][\w$]*)"
+_TARGET = r"^\s*\.target\s+(\S+?)\s*(?:,|$)"
+_VERSION = r"^\s*\.version\s+(\d+\.\d+)"
+_SHARED = r"^\s*\.shared\s"
 # Every compute capability NVIDIA has shipped (CUDA 13 programming guide, compute
 # capabilities table): PTX for any other `sm_XX` is refused as not a GPU that exists.
 KNOWN_ARCHS = frozenset(
@@ -84,25 +85,24 @@ def arch_of_capability(cap: str) -> str:
 
 
 def entry_points(text: str) -> tuple[str, ...]:
-    return tuple(_ENTRY.findall(text))
+    return tuple(re.findall(_ENTRY, text, re.M))
 
 
 def target_of(text: str) -> str | None:
-    match = _TARGET.search(text)
+    match = re.search(_TARGET, text, re.M)
     return match.group(1) if match else None
 
 
 def isa_version(text: str) -> str | None:
-    match = _VERSION.search(text)
+    match = re.search(_VERSION, text, re.M)
     return match.group(1) if match else None
 
 
 def declares_shared(text: str) -> bool:
-    return bool(_SHARED.search(text))
+    return bool(re.search(_SHARED, text, re.M))
 
 
-@dataclass(frozen=True)
-class Checked:
+class Checked(NamedTuple):
     arch: str
     entry_points: tuple[str, ...]
     isa: str

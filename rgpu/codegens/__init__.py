@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from rgpu.errors import UsageError
 
@@ -28,8 +27,7 @@ if TYPE_CHECKING:
     from rgpu.workspace import Workspace
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     name: str
     module: str
     backends: tuple[str, ...]  # the backends it compiles for
@@ -43,8 +41,7 @@ REGISTRY: tuple[Entry, ...] = (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
-class KernelBuild:
+class KernelBuild(NamedTuple):
     """What a codegen is asked to build, with where and with what it runs (decided once)."""
 
     workspace: Workspace

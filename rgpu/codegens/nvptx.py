@@ -21,11 +21,11 @@ rgpu's cache; else, with --yes, rgpu installs one: the pinned nightly through ru
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
+from typing import NamedTuple
 
 from rgpu.artifacts import ptx
 from rgpu.artifacts.manifest import Artifact, describe
@@ -68,14 +68,13 @@ UNSET_ENV = (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
-class NvptxToolchain:
+class NvptxToolchain(NamedTuple):
     """How to run the nvptx build, and doctor's lines about it (ready: none failed)."""
 
     kind: str  # "rustup-nightly", "system", "image", or "install" (none yet: see installs)
     cargo: tuple[str, ...]  # argv prefix: ("cargo", "+nightly-...") or ("/usr/bin/cargo",)
     rustc_version: str
-    env: dict[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = MappingProxyType({})
     notes: tuple[str, ...] = ()
     checks: tuple[Check, ...] = ()
     # Set when llvm-bitcode-linker must first be built from this source into linker_root.
@@ -197,8 +196,7 @@ def find_toolchain(pin: Pin, env: Mapping[str, str], *, root: bool | None = None
         rustc_version="none",
         installs=tuple(installs),
     )
-    return dataclasses.replace(
-        plan,
+    return plan._replace(
         checks=(
             Check(
                 "nvptx toolchain",
@@ -231,7 +229,7 @@ def install_toolchain(
     if found.ready and pinned and found.kind == "system":
         pin_install = _rustup_install(pin, env)
         if pin_install is not None:
-            found = dataclasses.replace(found, installs=(pin_install,))
+            found = found._replace(installs=(pin_install,))
             if not (yes or interactive):  # says that rgpu asks first, with the command
                 return _run_installs(pin, env, found, yes, interactive, confirm, root)
             try:

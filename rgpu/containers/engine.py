@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from rgpu import __version__
 from rgpu.errors import ContainerError, RgpuError
@@ -34,8 +34,7 @@ ENGINE_HINT = (
 PROBE_TIMEOUT = 15
 
 
-@dataclass(frozen=True)
-class Engine:
+class Engine(NamedTuple):
     """A container engine whose daemon answered, and what it can do."""
 
     program: str  # absolute path

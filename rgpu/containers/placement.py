@@ -13,7 +13,7 @@ it; `--image` / RGPU_IMAGE overrides the image.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from rgpu.config import Options
 from rgpu.containers.engine import DEFAULT_IMAGE
@@ -23,8 +23,7 @@ from rgpu.toolchains.pins import Pin
 DEFAULT_WORDS = ("local", "container", "unless-llvm", "unless-llvm7")
 
 
-@dataclass(frozen=True)
-class Placement:
+class Placement(NamedTuple):
     in_container: bool
     image: str | None
     why: str

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 CheckStatus = Literal["ok", "warn", "fail"]
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(NamedTuple):
     name: str
     status: CheckStatus
     detail: str
@@ -23,6 +21,6 @@ class Check:
         return self.status == "fail"
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = self._asdict()
         data["needed_for"] = list(self.needed_for)
         return data

@@ -7,35 +7,32 @@ later (`rgpu run --backend cpu` after a cuda build) never rebuilds.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from rgpu.util.files import write_text_if_changed
 
 BUILD_STATE = "build.json"
 
 
-@dataclass(frozen=True, kw_only=True)
-class Target:
+class Target(NamedTuple):
     name: str
     kind: str  # "bin" or "example"
     path: str  # the executable
 
 
-@dataclass(frozen=True, kw_only=True)
-class State:
+class State(NamedTuple):
     backends: tuple[str, ...]
     profile: str
     features: tuple[str, ...] = ()
-    targets: tuple[Target, ...] = field(default_factory=tuple)
+    targets: tuple[Target, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "backends": list(self.backends),
             "profile": self.profile,
             "features": list(self.features),
-            "targets": [asdict(t) for t in self.targets],
+            "targets": [t._asdict() for t in self.targets],
         }
 
     @classmethod

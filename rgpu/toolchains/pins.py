@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from rgpu.errors import ToolchainError
 from rgpu.resources import toolchains_dir as packaged_toolchains_dir
@@ -20,16 +20,14 @@ TOOLCHAINS_DIR_ENV = "RGPU_TOOLCHAINS_DIR"
 _COMPONENT_ALIASES = {"llvm-tools-preview": "llvm-tools"}
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     repository: str
     rev: str
     file: str
     confirmed: str
 
 
-@dataclass(frozen=True)
-class Pin:
+class Pin(NamedTuple):
     """One toolchains/NAME.toml: what a codegen's compiler must be."""
 
     name: str
@@ -40,7 +38,7 @@ class Pin:
     exercised_in_ci: bool
     source: Source
     path: Path
-    tables: Mapping[str, Any] = field(default_factory=dict)  # [llvm], [cuda], [images], ...
+    tables: Mapping[str, Any] = MappingProxyType({})  # [llvm], [cuda], [images], ...
 
     @property
     def any_nightly(self) -> bool:
@@ -114,6 +112,13 @@ def load_all(env: Mapping[str, str]) -> list[Pin]:
 
 
 def load(name: str, env: Mapping[str, str]) -> Pin:
+    # Each pin's file is named after it (toolchains/NAME.toml): read that one first, and all
+    # of them only to say which exist (every build reads its codegens' pins).
+    own = toolchains_dir(env) / f"{name}.toml"
+    if own.is_file():
+        pin = parse_pin(own)
+        if pin.name == name:
+            return pin
     pins = {p.name: p for p in load_all(env)}
     if name not in pins:
         from rgpu.backends import did_you_mean

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from rgpu.errors import ToolchainError, ToolMissingError
 from rgpu.toolchains.pins import Pin, normalize_component, split_host
@@ -61,8 +61,7 @@ def installed_components(toolchain: str, env: Mapping[str, str]) -> set[str]:
     return {normalize_component(line.strip()) for line in out.splitlines() if line.strip()}
 
 
-@dataclass(frozen=True)
-class Status:
+class Status(NamedTuple):
     """What rustup has for one pin."""
 
     pin: Pin
@@ -144,8 +143,7 @@ def can_prompt(stdin_is_tty: bool, env: Mapping[str, str]) -> bool:
     return stdin_is_tty and env.get("CI", "").strip().lower() not in ("true", "1")
 
 
-@dataclass(frozen=True)
-class InstallResult:
+class InstallResult(NamedTuple):
     before: Status
     after: Status
     ran: tuple[str, ...] | None  # the rustup command, None when nothing was missing

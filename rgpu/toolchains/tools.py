@@ -8,10 +8,9 @@ never raise for a missing tool: they return None and the caller says what to ins
 from __future__ import annotations
 
 import sys
-import sysconfig
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from rgpu.errors import RgpuError
 from rgpu.util import cmd
@@ -43,7 +42,9 @@ def run_quiet(
 def _wheel_dirs() -> list[Path]:
     """Where an installed nvidia-cuda-nvcc wheel can be: this Python's site-packages (also
     when rgpu runs from a checkout) and every sys.path entry."""
-    dirs = [Path(sysconfig.get_paths()["purelib"]), *map(Path, sys.path)]
+    import site  # its site-packages; sysconfig would cost a no-op build a millisecond
+
+    dirs = [*map(Path, site.getsitepackages()), *map(Path, sys.path)]
     return list(dict.fromkeys(d for d in dirs if str(d)))
 
 
@@ -107,8 +108,7 @@ def cuda_major(root: Path | None) -> str | None:
 # --- LLVM -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LlvmConfig:
+class LlvmConfig(NamedTuple):
     program: str
     version: str
 
@@ -132,8 +132,7 @@ def llvm_config(env: Mapping[str, str]) -> LlvmConfig | None:
 # --- a system (non-rustup) rustc, e.g. Debian's rustc-web --------------------------------
 
 
-@dataclass(frozen=True)
-class SystemRust:
+class SystemRust(NamedTuple):
     """A non-rustup rustc such as Debian's rustc-web: usable for nvptx with build-std."""
 
     rustc: str

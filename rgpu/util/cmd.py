@@ -4,22 +4,25 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
-import shutil
 import signal
-import subprocess
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from rgpu.errors import CommandFailedError, InterruptedByUser, ToolMissingError
 from rgpu.util.output import reporter
 
+if TYPE_CHECKING:
+    import subprocess
+
+# subprocess, shutil and shlex are imported where a process is started or looked up: a
+# no-op `rgpu build` starts none, and these imports (shutil loads bz2 and lzma) are a
+# measurable part of its time (BENCHMARKS.md, issue 20).
+
 STDERR_FD = 2
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(NamedTuple):
     argv: tuple[str, ...]
     returncode: int
     stdout: str
@@ -27,8 +30,19 @@ class Result:
 
 
 def which(program: str, env: Mapping[str, str] | None = None) -> str | None:
+    """`shutil.which` on ``env``'s PATH. On POSIX the same search is done here: importing
+    shutil loads the bz2 and lzma libraries, a measurable part of a no-op build, which looks
+    up ptxas and cargo but starts nothing."""
     path = (env or os.environ).get("PATH")
-    return shutil.which(program, path=path)
+    if os.name != "posix" or os.sep in program or path is None:
+        import shutil
+
+        return shutil.which(program, path=path)
+    for directory in dict.fromkeys(path.split(os.pathsep)):
+        candidate = os.path.join(directory, program)
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    return None
 
 
 def require(program: str, hint: str, env: Mapping[str, str] | None = None) -> str:
@@ -39,6 +53,8 @@ def require(program: str, hint: str, env: Mapping[str, str] | None = None) -> st
 
 
 def format_argv(argv: Sequence[str]) -> str:
+    import shlex
+
     return shlex.join(argv)
 
 
@@ -129,6 +145,8 @@ def run(
     as they come and also keeps them: Result.stderr and the CommandFailedError's ``output``,
     so the caller can explain a failure in its own words.
     """
+    import subprocess
+
     argv = [str(a) for a in argv]
     program = argv[0]
     if os.sep not in program and which(program, env) is None:
@@ -219,6 +237,8 @@ def stream(
     annotations while the build runs. ``failure_detail`` adds the first real error to the
     failure message.
     """
+    import subprocess
+
     argv = [str(a) for a in argv]
     if os.sep not in argv[0] and which(argv[0], env) is None:
         raise ToolMissingError(
@@ -263,6 +283,8 @@ def background(
 ) -> Iterator[subprocess.Popen[bytes]]:
     """Start ``argv`` with no terminal and its output discarded (a browser the caller
     drives); it is terminated, then killed, when the block ends."""
+    import subprocess
+
     argv = [str(a) for a in argv]
     reporter().command(format_argv(argv))
     try:
@@ -298,6 +320,8 @@ def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
 
 def exec_replace(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> int:
     """Run a program in the foreground with the terminal, and return its exit code."""
+    import subprocess
+
     argv = [str(a) for a in argv]
     reporter().command(format_argv(argv))
     try:

@@ -105,7 +105,7 @@ def test_default_image_hint_is_the_offline_build_command() -> None:
 
 def test_a_missing_image_is_refused_with_the_hint(tmp_path: Path) -> None:
     docker = fake_program(tmp_path, "docker", "exit 1\n")
-    engine = dataclasses.replace(DOCKER, program=str(docker))
+    engine = DOCKER._replace(program=str(docker))
     with pytest.raises(ContainerError, match="`img:1` is not available") as err:
         engines.require_image(engine, "img:1", {}, "pull it")
     assert err.value.hint == "pull it"
@@ -124,7 +124,7 @@ def test_with_consent_a_missing_image_is_pulled_once_but_rgpus_own_never(tmp_pat
         esac
         """,
     )
-    engine = dataclasses.replace(DOCKER, program=str(docker))
+    engine = DOCKER._replace(program=str(docker))
     env = {"PATH": "/usr/bin:/bin"}
     with pytest.raises(ContainerError):
         engines.require_image(engine, engines.DEFAULT_IMAGE, env, "build it", pull=True)
@@ -190,7 +190,7 @@ def test_nvvm_with_another_llvm_major_still_goes_to_the_container(tmp_path: Path
 def test_the_pin_files_container_default_is_read() -> None:
     nvptx = pin("nvptx")
     tables = {**nvptx.tables, "container": {"default": "container", "image": "x:1"}}
-    where = placement.decide(dataclasses.replace(nvptx, tables=tables), options(), {})
+    where = placement.decide(nvptx._replace(tables=tables), options(), {})
     assert where.in_container and where.image == "x:1"
 
 

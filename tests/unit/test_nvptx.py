@@ -3,7 +3,6 @@ toolchain choice (against fake programs) and what it collects (with the real ptx
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -73,8 +72,7 @@ def test_a_container_build_uses_the_images_toolchain_without_probing(tmp_path: P
 
 
 def test_bitcode_linker_is_built_outside_the_rustc_tree(tmp_path: Path) -> None:
-    toolchain = dataclasses.replace(
-        NIGHTLY,
+    toolchain = NIGHTLY._replace(
         linker_source=Path("/usr/src/rustc-1.96.0/src/tools/llvm-bitcode-linker"),
         linker_root=tmp_path / "cache" / "llvm-bitcode-linker-1.96.0",
     )
@@ -116,7 +114,7 @@ def system_pin(tmp_path: Path, major: int = 22) -> object:
         "bitcode_linker_source": str(tmp_path / "src-{version}"),
     }
     base = pin("nvptx")
-    return dataclasses.replace(base, tables={**base.tables, "system": table})
+    return base._replace(tables={**base.tables, "system": table})
 
 
 def test_without_a_rustup_nightly_the_system_rustc_is_used_with_bootstrap(tmp_path: Path) -> None:

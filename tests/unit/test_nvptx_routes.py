@@ -6,7 +6,6 @@ The real rustup install of the pinned nightly is in tests/integration/test_nvptx
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ ALL = ["rust-src", "llvm-tools", "llvm-bitcode-linker"]
 def no_system(base: Pin, tmp_path: Path) -> Pin:
     """The pin with its system rustc somewhere that does not exist."""
     table = {**base.table("system"), "rustc": str(tmp_path / "no" / "rustc")}
-    return dataclasses.replace(base, tables={**base.tables, "system": table})
+    return base._replace(tables={**base.tables, "system": table})
 
 
 def machine(tmp_path: Path, toolchains: dict[str, list[str]] | None) -> dict[str, str]:
@@ -141,7 +140,7 @@ def test_a_failing_rustup_falls_back_to_apt_and_its_backtrace_is_never_the_messa
     # apt-get "installs" the system toolchain: afterwards the pin's [system] rustc exists.
     base = system_pin(tmp_path / "sys")
     table = {**base.table("system"), "packages": ["rustc-web"]}  # type: ignore[attr-defined]
-    target = dataclasses.replace(base, tables={**base.tables, "system": table})  # type: ignore[type-var]
+    target = base._replace(tables={**base.tables, "system": table})
     rustc = Path(target.table("system")["rustc"])  # type: ignore[attr-defined]
     hidden = rustc.with_name("rustc.later")
     rustc.rename(hidden)

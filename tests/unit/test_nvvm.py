@@ -86,7 +86,7 @@ def test_the_plan_refuses_an_arch_nvvm_arch_lacks_before_anything_runs(tmp_path:
     b = build(tmp_path, archs="sm_80,sm_90")
     narrow = dataclasses.replace(b.toolchain, pin=dataclasses.replace(PIN, archs=frozenset({"80"})))
     with pytest.raises(ConfigError, match="`sm_90`"):
-        nvvm.CODEGEN.plan(dataclasses.replace(b, toolchain=narrow))
+        nvvm.CODEGEN.plan(b._replace(toolchain=narrow))
 
 
 def test_the_builder_pins_cuda_builder_with_the_backend_feature(tmp_path: Path) -> None:
@@ -174,7 +174,7 @@ def test_a_container_build_uses_the_images_paths(tmp_path: Path) -> None:
 def without_default_cuda_roots() -> object:
     base = pin("nvvm")
     cuda = {**base.table("cuda"), "default_roots": []}
-    return dataclasses.replace(base, tables={**base.tables, "cuda": cuda})
+    return base._replace(tables={**base.tables, "cuda": cuda})
 
 
 def test_the_image_is_picked_by_the_local_cuda_major(tmp_path: Path) -> None:

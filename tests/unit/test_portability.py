@@ -7,7 +7,6 @@ report's parsing and rendering, the config keys, and the three naga versions agr
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import tomllib
@@ -47,7 +46,7 @@ def test_capabilities_are_the_pins_then_the_sources_then_the_configs(tmp_path: P
     p = spirv.spirv_pin(pin("spirv"))
     tc = spirv.SpirvToolchain(p, tmp_path / "cargo-gpu", status=None, problem=None)
     opts = options(yes=True, spirv_capabilities=("Int64Atomics", "Float64"))
-    build = dataclasses.replace(kernel_build(ws, "spirv", tc, opts), kernel_types=("f64", "u8"))
+    build = kernel_build(ws, "spirv", tc, opts)._replace(kernel_types=("f64", "u8"))
     caps = spirv.CODEGEN.capabilities(build)
     assert caps == (*p.capabilities, "Float64", "Int8", "Int64Atomics")
     argv = spirv.CODEGEN.plan(build).steps[-1].argv
