@@ -60,6 +60,7 @@ from rgpu.artifacts.spirv_pointer_values import (
 # Opcodes (SPIR-V spec, 3.52 "Instructions").
 OP_UNDEF = 1
 OP_NAME = 5
+OP_DECORATE = 71
 OP_LINE = 8
 OP_EXT_INST = 12
 OP_CAPABILITY = 17
@@ -101,6 +102,9 @@ OP_PHI = 245
 OP_LABEL = 248
 OP_SWITCH = 251
 OP_NO_LINE = 317
+DECORATION_NO_SIGNED_WRAP = 4469
+DECORATION_NO_UNSIGNED_WRAP = 4470
+WRAP_FLAGS = frozenset({DECORATION_NO_SIGNED_WRAP, DECORATION_NO_UNSIGNED_WRAP})
 CAPABILITY_INT16 = 22
 CAPABILITY_INT8 = 39
 CAPABILITY_NAMES = {8: ("Int8", CAPABILITY_INT8), 16: ("Int16", CAPABILITY_INT16)}
@@ -234,6 +238,7 @@ def promote_narrow_ints(data: bytes) -> Promoted:
     in_function = False
     promoted: dict[int, int] = {}  # narrow result id -> its 32-bit id
     readers: set[int] = set()  # instruction indices
+    reading: list[int] = []  # instructions that read narrow values without computing one
     for inst in insts:
         op = opcode(inst)
         if op == OP_FUNCTION:
@@ -262,9 +267,14 @@ def promote_narrow_ints(data: bytes) -> Promoted:
                 promoted[res[1]] = rw.fresh()
                 readers.add(index)
         elif _reads_narrow(rw, op, inst):
+            reading.append(index)
+    # A reader is rewritten when it reads a promoted value (one reading only loads, calls or
+    # constants would gain nothing).
+    for index in reading:
+        op = opcode(insts[index])
+        if any(insts[index][at] in promoted for at in _narrow_operands(op, insts[index])):
             readers.add(index)
-
-    if not promoted and not readers:
+    if not promoted:
         return Promoted(data, 0, ())
 
     # 2. Which promoted values are still needed narrow (used by an instruction not rewritten).
@@ -329,10 +339,15 @@ def promote_narrow_ints(data: bytes) -> Promoted:
             out += at_entry
             at_entry = []
             entry_block = False
-        if op in ANNOTATIONS and len(inst) > 1 and inst[1] in set(promoted) - keep_narrow:
-            # The narrow value is gone: its name goes to the 32-bit one, its decorations
-            # (wrap flags, which the masked 32-bit arithmetic does not need) go.
-            if op == OP_NAME:
+        if op in ANNOTATIONS and len(inst) > 1 and inst[1] in promoted:
+            # A narrow value that is gone gives its name to the 32-bit one; the decorations
+            # of a promoted value go (wrap flags: the masked 32-bit arithmetic cannot
+            # overflow, and a value made narrow again is a conversion), except where the
+            # narrow value stays and the decoration is not a wrap flag.
+            wrap_flag = op == OP_DECORATE and len(inst) > 2 and inst[2] in WRAP_FLAGS
+            if inst[1] in keep_narrow and not wrap_flag:
+                out.append(list(inst))
+            elif op == OP_NAME and inst[1] not in keep_narrow:
                 out.append([inst[0], promoted[inst[1]], *inst[2:]])
             continue
         if index not in readers:

@@ -163,6 +163,14 @@ class Interpreter:
     def width(self, value: str) -> int:
         return self.widths[self.value_type[value]]
 
+    @staticmethod
+    def element(pointer: object) -> tuple[str, int]:
+        """(buffer variable, index) of an OpAccessChain's result."""
+        assert isinstance(pointer, tuple)
+        buffer, index = pointer
+        assert isinstance(buffer, str) and isinstance(index, int)
+        return buffer, index
+
     def call(self, function: str, args: list[object]) -> object:
         env: dict[str, object] = dict(self.constants)
         at = self.functions[function] + 1
@@ -177,8 +185,19 @@ class Interpreter:
             if op == "OpPhi":
                 incoming = dict(zip(a[3::2], a[2::2], strict=True))
                 env[a[1]] = env[incoming[previous]]
-            elif op in ("OpBranch", "OpBranchConditional"):
-                target = a[0] if op == "OpBranch" else (a[1] if env[a[0]] else a[2])
+            elif op in ("OpBranch", "OpBranchConditional", "OpSwitch"):
+                if op == "OpSwitch":  # selector, default, then literal/label pairs
+                    mask = (1 << self.width(a[0])) - 1
+                    cases = {
+                        int(lit) & mask: label for lit, label in zip(a[2::2], a[3::2], strict=True)
+                    }
+                    selector = env[a[0]]
+                    assert isinstance(selector, int)
+                    target = cases.get(selector, a[1])
+                elif op == "OpBranch":
+                    target = a[0]
+                else:
+                    target = a[1] if env[a[0]] else a[2]
                 previous, block = block, target
                 at = self.labels[target] + 1
             elif op == "OpReturn":
@@ -188,13 +207,13 @@ class Interpreter:
             elif op in ("OpLoopMerge", "OpSelectionMerge"):
                 continue
             elif op == "OpStore":
-                buffer, index = env[a[0]]  # type: ignore[misc]
+                buffer, index = self.element(env[a[0]])
                 assert self.bindings[buffer] == 1
                 self.out[index] = env[a[1]]
             elif op == "OpAccessChain":
                 env[a[1]] = (a[2], env[a[4]])
             elif op == "OpLoad":
-                buffer, index = env[a[2]]  # type: ignore[misc]
+                buffer, index = self.element(env[a[2]])
                 assert self.bindings[buffer] == 0
                 env[a[1]] = self.inputs[index]
             elif op == "OpFunctionCall":
@@ -509,6 +528,39 @@ def test_a_loop_carried_u8_counter_is_carried_and_counted_in_32_bits(tmp_path: P
     assert "%count = OpPhi %uint " in named  # its name went with it
 
 
+SWITCH = """
+%a = OpUConvert %uchar %a32
+%x = OpIAdd %uchar %a %k1
+OpSelectionMerge %merge None
+OpSwitch %x %other 0 %zero 255 %top 7 %seven
+%zero = OpLabel
+OpBranch %merge
+%top = OpLabel
+OpBranch %merge
+%seven = OpLabel
+OpBranch %merge
+%other = OpLabel
+OpBranch %merge
+%merge = OpLabel
+%r = OpPhi %uchar %k10 %zero %k20 %top %k30 %seven %x %other
+"""
+
+
+def test_a_switch_on_a_promoted_u8_takes_the_same_case(tmp_path: Path) -> None:
+    text = MODULE.format(
+        caps="OpCapability Int8",
+        types="%uchar = OpTypeInt 8 0",
+        consts=result_consts(1)
+        + "".join(f"\n%k{v} = OpConstant %uchar {v}" for v in (1, 10, 20, 30)),
+        functions="",
+        body=with_stores(SWITCH, ["%r"]),
+    )
+    inputs = [[v, 0, 0] for v in (0, 1, 6, 7, 8, 254, 255, 256, 511)]
+    promoted, count = check_same(assemble(text, tmp_path), inputs, tmp_path)
+    assert count == 3  # a, x, r
+    assert "OpTypeInt 8" not in disassemble(promoted)
+
+
 def test_narrow_values_at_a_boundary_stay_narrow_there(tmp_path: Path) -> None:
     """A call with a u8 parameter and result: the parameter is widened at the callee's entry,
     the promoted result is made narrow again for OpReturnValue and for the call's argument."""
@@ -530,12 +582,30 @@ OpFunctionEnd"""
         consts=result_consts(3),
         functions=functions,
         body=with_stores("\n".join(body), ["%x", "%y", "%z"]),
-    )
+    ).replace("OpDecorate %arr", "OpDecorate %x NoUnsignedWrap\nOpDecorate %arr", 1)
     inputs = [[v, 0, 0] for v in BYTES]
     promoted, count = check_same(assemble(text, tmp_path), inputs, tmp_path)
     assert count == 4  # t, a, x, z
     text_after = disassemble(promoted)
     assert "OpTypeInt 8 0" in text_after and "OpCapability Int8" in text_after
+    # The wrap flag went with the narrow multiply (x is now a conversion of the 32-bit one).
+    assert "NoUnsignedWrap" not in text_after
+
+
+def test_narrow_memory_alone_is_left_as_it_is(tmp_path: Path) -> None:
+    """A u8 loaded from memory and only widened: nothing to compute in 32 bits."""
+    text = MODULE.format(
+        caps="OpCapability Int8",
+        types="%uchar = OpTypeInt 8 0\n%ppu = OpTypePointer Private %uchar\n"
+        "%pv = OpVariable %ppu Private",
+        consts=result_consts(1),
+        functions="",
+        body=with_stores("%l = OpLoad %uchar %pv", ["%l"]),
+    ).replace('"main" %in %out', '"main" %in %out %pv')
+    data = assemble(text, tmp_path)
+    validate(data, tmp_path)
+    promoted = promote_narrow_ints(data)
+    assert promoted.data is data and promoted.values == 0
 
 
 def test_a_module_without_narrow_integers_is_returned_as_it_is(tmp_path: Path) -> None:
