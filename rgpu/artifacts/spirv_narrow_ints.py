@@ -25,17 +25,18 @@ M = 2^N - 1:
 - OpSelect, OpPhi: the same on the 32-bit values; an N-bit OpUndef becomes the 32-bit 0 (one
   value the undefined one may take); N-bit constants become 32-bit constants.
 
-Instructions that read a narrow value without producing one take the 32-bit value: the
-comparisons (the signed ones on sign-extended operands), OpUConvert/OpSConvert to 32 or 64
-bits, OpConvertUToF/SToF, the shift amount of a wider shift, and an OpSwitch on a narrow
-selector (its literals zero-extended). Every other instruction keeps the narrow value: where a
+Instructions that read a promoted value without producing a narrow one take the 32-bit
+value: the comparisons (the signed ones on sign-extended operands), OpUConvert/OpSConvert to
+32 or 64 bits, OpConvertUToF/SToF, the shift amount of a wider shift, and an OpSwitch on a
+narrow selector (its literals zero-extended). Every other instruction keeps the narrow value:
+where a
 promoted value is needed narrow (a store to narrow memory, a call, a composite, an instruction
 not listed) `OpUConvert`/`OpSConvert` makes it again right after the 32-bit one, under its
 original id; a narrow value the pass does not compute (a load, a parameter, a call's result)
-is zero-extended with OpUConvert right after it where a promoted instruction reads it.
+is zero-extended with OpUConvert right after it where a rewritten instruction reads it.
 Afterwards the narrow constants and types nothing uses are removed, and `OpCapability Int8`
 (`Int16`) when no 8-bit (16-bit) integer type remains. A module without 8- or 16-bit integer
-types is returned as it is.
+types, or without a narrow value this pass computes (only loads, say), is returned as it is.
 
 Pure Python over the binary, with spirv_pointer_values' parser helpers. Uses are counted as
 that module counts them (conservatively: a literal equal to an id keeps that id).

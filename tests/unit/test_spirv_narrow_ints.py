@@ -417,10 +417,15 @@ def test_every_promoted_operation_computes_what_the_narrow_one_does(
         "%x4 = OpConvertFToU %uint %f4",
         "%x5 = OpShiftLeftLogical %uint %a32 %s",
     ]
+    # Float to narrow (promoted): in range, as SPIR-V requires (FToU to unsigned types only).
+    readers += ["%fs = OpConvertFToS %n_t %f3", "%x6 = OpUConvert %uint %fs"]
+    if not signedness:
+        readers += ["%fu = OpConvertFToU %n_t %f4", "%x7 = OpUConvert %uint %fu"]
+    converted = 8 if not signedness else 7
     extra += readers
-    for i in range(6):
+    for i in range(converted):
         extra += [f"%xo{i} = OpAccessChain %pu %out %c0 %n{base + i}", f"OpStore %xo{i} %x{i}"]
-    count = base + 6
+    count = base + converted
     text = narrow_module(width, signedness, stored + "\n" + "\n".join(extra), count)
     original = assemble(text, tmp_path)
     mask = (1 << width) - 1
@@ -432,7 +437,7 @@ def test_every_promoted_operation_computes_what_the_narrow_one_does(
         if b != 0 and not (a == low and b == mask)
     ]
     promoted, count_promoted = check_same(original, inputs, tmp_path)
-    assert count_promoted == 3 + len(operations) + 2 * len(SHIFTS) + 6
+    assert count_promoted == 3 + len(operations) + 2 * len(SHIFTS) + 6 + converted - 6
     text_after = disassemble(promoted)
     # Nothing narrow is computed any more, so the narrow type and its capability are gone.
     assert f"OpTypeInt {width}" not in text_after
