@@ -109,6 +109,28 @@ def validate(data: bytes, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr + disassemble(data)
 
 
+COMPARE: dict[str, Callable[[int, int], bool]] = {
+    "IEqual": lambda p, q: p == q,
+    "INotEqual": lambda p, q: p != q,
+    "GreaterThan": lambda p, q: p > q,
+    "GreaterThanEqual": lambda p, q: p >= q,
+    "LessThan": lambda p, q: p < q,
+    "LessThanEqual": lambda p, q: p <= q,
+}
+BINARY: dict[str, Callable[[int, int], int]] = {
+    "IAdd": lambda p, q: p + q,
+    "ISub": lambda p, q: p - q,
+    "IMul": lambda p, q: p * q,
+    "BitwiseAnd": lambda p, q: p & q,
+    "BitwiseOr": lambda p, q: p | q,
+    "BitwiseXor": lambda p, q: p ^ q,
+    "UDiv": lambda p, q: p // q,
+    "UMod": lambda p, q: p % q,
+    "ShiftLeftLogical": lambda p, q: p << q,
+    "ShiftRightLogical": lambda p, q: p >> q,
+}
+
+
 class Interpreter:
     """One invocation of a module's entry point: SPIR-V's integer semantics at each type's
     width (two's complement for the signed operations), phis, branches, calls, and the two
@@ -235,36 +257,16 @@ class Interpreter:
             assert isinstance(value, int)
             return value - (1 << w) if value >> (w - 1) else value
 
-        unsigned_compare: dict[str, Callable[[int, int], bool]] = {
-            "IEqual": lambda p, q: p == q,
-            "INotEqual": lambda p, q: p != q,
-            "GreaterThan": lambda p, q: p > q,
-            "GreaterThanEqual": lambda p, q: p >= q,
-            "LessThan": lambda p, q: p < q,
-            "LessThanEqual": lambda p, q: p <= q,
-        }
         name = op[2:]
-        if name in unsigned_compare:
-            return unsigned_compare[name](ints[0], ints[1])
-        if name[0] == "U" and name[1:] in unsigned_compare:
-            return unsigned_compare[name[1:]](ints[0], ints[1])
-        if name[0] == "S" and name[1:] in unsigned_compare:
+        if name in COMPARE:
+            return COMPARE[name](ints[0], ints[1])
+        if name[0] == "U" and name[1:] in COMPARE:
+            return COMPARE[name[1:]](ints[0], ints[1])
+        if name[0] == "S" and name[1:] in COMPARE:
             w = self.width(operands[0])
-            return unsigned_compare[name[1:]](signed(ints[0], w), signed(ints[1], w))
-        binary: dict[str, Callable[[int, int], int]] = {
-            "IAdd": lambda p, q: p + q,
-            "ISub": lambda p, q: p - q,
-            "IMul": lambda p, q: p * q,
-            "BitwiseAnd": lambda p, q: p & q,
-            "BitwiseOr": lambda p, q: p | q,
-            "BitwiseXor": lambda p, q: p ^ q,
-            "UDiv": lambda p, q: p // q,
-            "UMod": lambda p, q: p % q,
-            "ShiftLeftLogical": lambda p, q: p << q,
-            "ShiftRightLogical": lambda p, q: p >> q,
-        }
-        if name in binary:
-            return wrap(binary[name](ints[0], ints[1]))
+            return COMPARE[name[1:]](signed(ints[0], w), signed(ints[1], w))
+        if name in BINARY:
+            return wrap(BINARY[name](ints[0], ints[1]))
         if name in ("SDiv", "SRem", "SMod"):
             p, q = signed(ints[0], width), signed(ints[1], width)
             quotient = abs(p) // abs(q) * (1 if (p < 0) == (q < 0) else -1)
@@ -433,7 +435,7 @@ def test_every_promoted_operation_computes_what_the_narrow_one_does(
     inputs = [
         [a, b, s]
         for a, b in itertools.product(values, values)
-        for s in (0, 1, width // 2, width - 1)
+        for s in (0, 3, width - 1)
         if b != 0 and not (a == low and b == mask)
     ]
     promoted, count_promoted = check_same(original, inputs, tmp_path)
