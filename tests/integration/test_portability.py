@@ -37,7 +37,9 @@ KINDS = {"wgsl": ("webgpu", ".wgsl"), "msl": ("metal", ".metal"), "hlsl": ("dx12
 # computed in f64, the escape count kept in a u8. c runs over an integer grid and a point
 # stops once |z|^2 > 2^24, so every value stays an integer below 2^53 and every operation is
 # exact: cpu and lavapipe must agree bit for bit (a fused multiply-add cannot change an exact
-# result). `escape_wide` is the same map with a u32 count.
+# result). `escape_wide` is the same map with a u32 count. `bytes_mix` exercises most of what
+# rgpu's 8-bit pass rewrites in rust-gpu's output (phis, add, sub, mul, xor, the three
+# shifts, unsigned remainder, signed comparison, bitcasts, sign- and zero-extension).
 ESCAPE_KERNEL = """
 use rgpu::Item;
 
@@ -75,9 +77,37 @@ pub fn escape_wide(item: Item, width: u32, limit: u32, #[item] out: &mut u32) {
     }
     *out = n;
 }
+
+/// 8-bit integer work of the kind byte-oriented kernels do: a loop-carried u8 hash, wrapping
+/// u8/i8 arithmetic, logical and arithmetic shifts, signed and unsigned comparisons and
+/// widening conversions, packed into one u32 per item.
+#[rgpu::kernel]
+pub fn bytes_mix(item: Item, seed: u32, #[item] out: &mut u32) {
+    let i = item.index().wrapping_mul(2654435761) ^ seed;
+    let a = i as u8;
+    let b = (i >> 8) as u8;
+    let s = (i >> 16) as i8;
+    let mut acc: u8 = a;
+    let mut k: u8 = 0;
+    while k < b % 13 {
+        acc = acc.wrapping_mul(31).wrapping_add(b ^ k);
+        k = k.wrapping_add(1);
+    }
+    let sa = (a as i8).wrapping_sub(s);
+    let shifted = (sa >> 2) as u8 ^ (b << 3) ^ (a >> 5);
+    let less = if (a as i8) < s { 1u32 } else { 0 };
+    let below = if sa < -5 { 1u32 } else { 0 };
+    let wide = (sa as i32).wrapping_mul(3) as u32;
+    *out = u32::from(acc)
+        | (u32::from(shifted) << 8)
+        | (u32::from(k) << 16)
+        | (less << 24)
+        | (below << 25)
+        | ((wide & 0x1f) << 26);
+}
 """
 
-ESCAPE_BIN = """//! `escape` and `escape_wide` on RGPU_BACKEND: the backend and a checksum of each.
+ESCAPE_BIN = """//! Each kernel of the crate but SAXPY on RGPU_BACKEND: the backend and a checksum.
 fn checksum(out: &[u32]) -> String {
     let sum: u64 = out.iter().map(|&v| u64::from(v)).sum();
     let hash = out.iter().fold(0xcbf29ce484222325u64, |h, &v| {
@@ -95,6 +125,8 @@ fn main() {
     println!("escape on {}: {}", device.backend(), checksum(&out));
     kernel::escape_wide(&device, n, width, limit, &mut out).expect("launch");
     println!("escape_wide on {}: {}", device.backend(), checksum(&out));
+    kernel::bytes_mix(&device, n, 0x9e37_79b9, &mut out).expect("launch");
+    println!("bytes_mix on {}: {}", device.backend(), checksum(&out));
 }
 """
 
@@ -181,7 +213,7 @@ def test_a_kernel_with_f64_and_u8_builds_with_no_manual_step(
     caps = [argv[i + 1] for i, a in enumerate(argv) if a == "--capabilities"]
     assert "Float64" in caps and "Int8" in caps  # what rust-gpu needs to compile the source
     (spv,) = [a for a in read_manifest(kernels_dir(ws)) if a.kind == "spirv"]
-    assert sorted(spv.entry_points) == ["escape", "escape_wide", "saxpy"]
+    assert sorted(spv.entry_points) == ["bytes_mix", "escape", "escape_wide", "saxpy"]
     dis = subprocess.run(
         ["spirv-dis", str(kernels_dir(ws) / spv.path)], capture_output=True, text=True, check=True
     ).stdout
@@ -223,11 +255,12 @@ def test_the_f64_and_u8_kernels_run_identically_on_lavapipe_and_cpu(
     in 32 bits, lavapipe (Mesa 22.3.6) gave `escape` 109 of its 3840 counts one higher (sum
     12829 vs 12720: docs/reference.md, lavapipe's 8-bit loops)."""
     runs = escape_runs()
-    for kernel in ("escape", "escape_wide"):
+    for kernel in ("escape", "escape_wide", "bytes_mix"):
         assert runs[kernel]["wgpu"] == runs[kernel]["cpu"], (kernel, runs[kernel])
         assert runs[kernel]["ash"] == runs[kernel]["cpu"], (kernel, runs[kernel])
     assert runs["escape"]["cpu"].startswith("sum 12720 "), runs
     assert runs["escape_wide"]["cpu"] == runs["escape"]["cpu"]  # the limit (200) fits a u8
+    assert runs["bytes_mix"]["cpu"].startswith("sum 4079287280148 "), runs
 
 
 def test_the_report_names_the_platforms_the_f64_kernel_cannot_reach(
@@ -237,18 +270,20 @@ def test_the_report_names_the_platforms_the_f64_kernel_cannot_reach(
     lost = {(f["kernel"], f["platform"]): f["message"] for f in result["portability"]}
     # naga reads the module (rgpu left no 8-bit type in it): f64 is what keeps the f64
     # kernels off Metal and WebGPU, and, since wgpu on Metal validates the whole module,
-    # SAXPY off Metal too. DX12 (naga's HLSL, validated by naga only) takes all three, and
-    # WebGPU takes SAXPY's own WGSL.
+    # SAXPY and bytes_mix off Metal too. DX12 (naga's HLSL, validated by naga only) takes
+    # all four, and WebGPU takes the WGSL of the two without f64.
     assert set(lost) == {
         ("escape", "webgpu"),
         ("escape", "metal"),
         ("escape_wide", "webgpu"),
         ("escape_wide", "metal"),
         ("saxpy", "metal"),
+        ("bytes_mix", "metal"),
     }, lost
     for message in lost.values():
         assert "requires the `naga::valid::Capabilities::FLOAT64` flag" in message, message
-    assert lost[("saxpy", "metal")].startswith("wgpu validates the whole SPIR-V module")
+    for kernel in ("saxpy", "bytes_mix"):
+        assert lost[(kernel, "metal")].startswith("wgpu validates the whole SPIR-V module")
     assert "warning: `escape` will not run on Metal: " in result["stderr"]
     assert "warning: `escape` will not run on WebGPU: " in result["stderr"]
     change = {f["change"] for f in result["portability"]}
@@ -265,6 +300,8 @@ def test_the_report_names_the_platforms_the_f64_kernel_cannot_reach(
         ("escape_wide", "hlsl"),
         ("saxpy", "hlsl"),
         ("saxpy", "wgsl"),
+        ("bytes_mix", "hlsl"),
+        ("bytes_mix", "wgsl"),
     }
 
 
