@@ -12,6 +12,10 @@ tells it three things, in this order, each name once:
    code still counts), which costs nothing on Vulkan devices that have the feature;
 3. `spirv-capabilities = [...]` in `[workspace.metadata.rgpu]`, for what source reading
    cannot see (a dependency's `u64` atomics: Int64Atomics).
+
+This is what rust-gpu needs to compile the source. The module rgpu embeds can declare less:
+artifacts/spirv_narrow_ints.py computes 8- and 16-bit values in 32 bits and drops Int8/Int16
+with the last such type (spirv-val checks the result).
 """
 
 from __future__ import annotations

@@ -124,8 +124,9 @@ def change_for(platform: str, message: str) -> str:
     if "invalid type width" in lower:
         return (
             f"naga, wgpu's translator for {name}, reads no 8-bit integers and stops at the "
-            "first for the whole module: keep u8/i8 out of kernels that must run there "
-            "(use u32)"
+            "first for the whole module; rgpu computes u8/i8 values in 32 bits, so what is "
+            "left is 8-bit memory or a u8 crossing a call: keep u8/i8 out of buffers, shared "
+            "arrays and function signatures of kernels that must run there (use u32)"
         )
     if "width 1" in lower or "int8" in lower:
         return f"{name} has no 8-bit integers: use u32 (pack bytes into u32 words)"

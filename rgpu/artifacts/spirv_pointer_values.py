@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import struct
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 HEADER_WORDS = 5
@@ -115,7 +116,7 @@ class Cleaned:
     types: int  # pointer-holding types removed
 
 
-def _instructions(words: tuple[int, ...]) -> list[tuple[int, ...]]:
+def instructions(words: tuple[int, ...]) -> list[tuple[int, ...]]:
     out = []
     at = HEADER_WORDS
     while at < len(words):
@@ -127,7 +128,7 @@ def _instructions(words: tuple[int, ...]) -> list[tuple[int, ...]]:
     return out
 
 
-def _opcode(inst: tuple[int, ...]) -> int:
+def opcode(inst: Sequence[int]) -> int:
     return inst[0] & 0xFFFF
 
 
@@ -136,15 +137,15 @@ def _pointer_holders(insts: list[tuple[int, ...]]) -> set[int]:
     pointers = {
         inst[1]
         for inst in insts
-        if _opcode(inst) in (OP_TYPE_POINTER, OP_TYPE_UNTYPED_POINTER) and len(inst) > 1
+        if opcode(inst) in (OP_TYPE_POINTER, OP_TYPE_UNTYPED_POINTER) and len(inst) > 1
     }
-    pointers |= {inst[1] for inst in insts if _opcode(inst) == OP_TYPE_FORWARD_POINTER}
+    pointers |= {inst[1] for inst in insts if opcode(inst) == OP_TYPE_FORWARD_POINTER}
     holders: set[int] = set()
     changed = True
     while changed:  # types come before their uses, except through forward pointers
         changed = False
         for inst in insts:
-            op = _opcode(inst)
+            op = opcode(inst)
             if op == OP_TYPE_STRUCT:
                 parts = inst[2:]
             elif op in (OP_TYPE_ARRAY, OP_TYPE_RUNTIME_ARRAY):
@@ -159,7 +160,7 @@ def _pointer_holders(insts: list[tuple[int, ...]]) -> set[int]:
 
 def _defines(inst: tuple[int, ...]) -> int | None:
     """The result id of a value or type instruction this pass may remove."""
-    op = _opcode(inst)
+    op = opcode(inst)
     if op in VALUE_OPS and len(inst) > 2:
         return inst[2]
     if op in (OP_TYPE_STRUCT, OP_TYPE_ARRAY, OP_TYPE_RUNTIME_ARRAY) and len(inst) > 1:
@@ -178,7 +179,7 @@ def _string_end(inst: tuple[int, ...], start: int) -> int:
     return at
 
 
-def _used_words(inst: tuple[int, ...]) -> tuple[int, ...]:
+def used_words(inst: tuple[int, ...]) -> tuple[int, ...]:
     """The words of `inst` that count as uses of ids.
 
     Instructions with literal operands that are common in every module (constants, member
@@ -186,7 +187,7 @@ def _used_words(inst: tuple[int, ...]) -> tuple[int, ...]:
     id operands, so a literal equal to some id does not keep that id alive; every other
     instruction counts all its words.
     """
-    op = _opcode(inst)
+    op = opcode(inst)
     if op in LITERAL_ONLY:
         return ()
     if op in ID_WORDS:
@@ -213,11 +214,11 @@ def drop_dead_pointer_values(data: bytes) -> Cleaned:
     if len(data) < HEADER_WORDS * 4 or len(data) % 4:
         raise ValueError("not a whole SPIR-V module")
     words = struct.unpack(f"<{len(data) // 4}I", data)
-    insts = _instructions(words)
+    insts = instructions(words)
     holders = _pointer_holders(insts)
     uses: Counter[int] = Counter()
     for inst in insts:
-        uses.update(_used_words(inst))
+        uses.update(used_words(inst))
     removed: set[int] = set()
     values = types = 0
     for wanted in (VALUE_OPS, frozenset({OP_TYPE_STRUCT, OP_TYPE_ARRAY, OP_TYPE_RUNTIME_ARRAY})):
@@ -225,7 +226,7 @@ def drop_dead_pointer_values(data: bytes) -> Cleaned:
         while changed:
             changed = False
             for inst in insts:
-                op = _opcode(inst)
+                op = opcode(inst)
                 if op not in wanted:
                     continue
                 result = _defines(inst)
@@ -235,7 +236,7 @@ def drop_dead_pointer_values(data: bytes) -> Cleaned:
                 if held not in holders:
                     continue
                 removed.add(result)
-                uses.subtract(_used_words(inst))
+                uses.subtract(used_words(inst))
                 changed = True
                 if op in VALUE_OPS:
                     values += 1
@@ -247,7 +248,7 @@ def drop_dead_pointer_values(data: bytes) -> Cleaned:
         inst
         for inst in insts
         if _defines(inst) not in removed
-        and not (_opcode(inst) in ANNOTATIONS and len(inst) > 1 and inst[1] in removed)
+        and not (opcode(inst) in ANNOTATIONS and len(inst) > 1 and inst[1] in removed)
     ]
     out = list(words[:HEADER_WORDS])
     for inst in kept:

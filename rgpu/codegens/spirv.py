@@ -18,8 +18,10 @@ The plan:
    exits 1 ("No TTY detected ...");
    with RUSTGPU_CODEGEN_ARGS=--no-spirv-opt (rust-gpu's own optimizer would fuse a*b+c);
 4. read cargo-gpu's manifest.json (a list of {source_path, entry_point, wgsl_entry_point}),
-   post-process each .spv (spirv_post.py: NoContraction, spirv-opt -O, spirv-val), drop the
-   dead pointer-holding values naga rejects (artifacts/spirv_pointer_values.py) and embed it;
+   post-process each .spv (spirv_post.py: NoContraction, spirv-opt -O, spirv-val), compute
+   its 8- and 16-bit integer values in 32 bits (artifacts/spirv_narrow_ints.py), drop the
+   dead pointer-holding values naga rejects (artifacts/spirv_pointer_values.py), spirv-val
+   again and embed it;
 5. the portability check (artifacts/portability.py): rgpu-naga (toolchains/naga.py,
    installed into rgpu's cache by its own plan step) translates each kernel into WGSL, MSL
    and HLSL and validates each; the files join the manifest, the failures are warnings.
@@ -37,7 +39,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from rgpu.artifacts import capabilities, manifest, portability, spirv_module, spirv_pointer_values
+from rgpu.artifacts import (
+    capabilities,
+    manifest,
+    portability,
+    spirv_module,
+    spirv_narrow_ints,
+    spirv_pointer_values,
+)
 from rgpu.codegens import KernelBuild, spirv_post, standalone
 from rgpu.config import cache_dir
 from rgpu.containers.placement import Placement
@@ -334,9 +343,9 @@ def collect_from(
     contraction: bool = False,
 ) -> list[manifest.Artifact]:
     """cargo-gpu's manifest.json -> one artifact per .spv, post-processed (spirv_post.py:
-    NoContraction, spirv-opt, spirv-val; then without the dead pointer-holding values naga
-    rejects) into the kernels dir, and (with ``translator``) each kernel's WGSL, MSL and HLSL
-    beside it."""
+    NoContraction, spirv-opt, spirv-val; then narrow integers in 32 bits and without the dead
+    pointer-holding values naga rejects, spirv-val) into the kernels dir, and (with
+    ``translator``) each kernel's WGSL, MSL and HLSL beside it."""
     by_file: dict[Path, list[str]] = {}
     for entry in read_cargo_gpu_manifest(directory):
         # source_path is relative to the shader crate when the file lies under it, else
@@ -357,10 +366,13 @@ def collect_from(
         work = directory / f"{spv.stem}.opt.spv"
         data, post = spirv_post.process(spv, work, p.target, opt=opt, contraction=contraction)
         dest = base / spv.name
-        # Without the dead pointer-holding values rust-gpu leaves, which naga (wgpu on Metal
-        # and DX12, the MSL/HLSL/WGSL translations) rejects; what runs is unchanged.
+        # 8- and 16-bit integer values computed in 32 bits (lavapipe miscomputes 8-bit loop
+        # values; naga reads no 8-bit types), then without the dead pointer-holding values
+        # rust-gpu leaves, which naga (wgpu on Metal and DX12, the MSL/HLSL/WGSL
+        # translations) rejects; what runs of the latter is unchanged.
         try:
-            cleaned = spirv_pointer_values.drop_dead_pointer_values(data)
+            narrowed = spirv_narrow_ints.promote_narrow_ints(data)
+            cleaned = spirv_pointer_values.drop_dead_pointer_values(narrowed.data)
         except ValueError as exc:
             raise ArtifactError(
                 f"{spv} is not a readable SPIR-V module: {exc}",
@@ -373,6 +385,10 @@ def collect_from(
             "spirv_val": "accepted" if validated else "not run: no spirv-val",
             "rust_gpu": p.version,
             **post,
+            "narrow_ints": {
+                "promoted": narrowed.values,
+                "capabilities_removed": list(narrowed.capabilities_removed),
+            },
         }
         if translator is not None:
             checked = portability.check(

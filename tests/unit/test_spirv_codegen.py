@@ -148,6 +148,7 @@ def test_cargo_gpu_manifest_becomes_rgpu_artifacts(tmp_path: Path) -> None:
     assert (found.codegen, found.target) == ("spirv", "spirv-unknown-vulkan1.2")
     assert set(found.entry_points) == {"bitonic_tile", "bitonic_global"}
     assert found.extra["rust_gpu"] == "0.11.0"
+    assert found.extra["narrow_ints"] == {"promoted": 0, "capabilities_removed": []}
 
 
 def test_a_broken_cargo_gpu_manifest_is_an_artifact_error(tmp_path: Path) -> None:

@@ -1,0 +1,625 @@
+"""8- and 16-bit integer values computed in 32 bits, the wrap made explicit.
+
+Why: Debian bookworm's lavapipe (Mesa 22.3.6) miscomputes a loop whose carried value is
+8-bit: a lane that leaves the loop while others of its SIMD group keep iterating reads the
+back-edge value of the iteration it left (docs/reference.md, "lavapipe's 8-bit loops").
+Carrying the value in 32 bits and doing its arithmetic in 32 bits gives the cpu backend's
+results bit for bit, and a module whose narrow integers were all values (not memory) then has
+no 8-bit type left, which naga 30's SPIR-V reader (wgpu on Metal, DX12 and the web) refuses.
+
+What: every scalar 8- or 16-bit integer value a function computes with an instruction listed
+below is computed in 32 bits (`OpTypeInt 32 0`) instead, held zero-extended (its N-bit
+pattern in the low bits, the high bits 0). Per opcode, for a result of N bits and
+M = 2^N - 1:
+
+- OpIAdd, OpISub, OpIMul, OpSNegate, OpShiftLeftLogical: the 32-bit operation, then `& M`
+  (the low N bits of the 32-bit result are the N-bit result);
+- OpBitwiseAnd/Or/Xor, OpUDiv, OpUMod, OpShiftRightLogical: the 32-bit operation (the result
+  of zero-extended operands stays below 2^N); OpNot: `^ M`;
+- OpSDiv, OpSRem, OpSMod, OpShiftRightArithmetic: on sign-extended operands (`(x << 32-N)
+  >>arith 32-N`), then `& M`;
+- OpUConvert/OpSConvert to N bits: truncation is `& M` (a 64-bit source is first converted
+  to 32 bits); widening zero-extends (a copy) or sign-extends (then `& M`); OpBitcast between
+  N-bit types and OpCopyObject: a copy; OpConvertFToU/FToS: to 32 bits, then `& M` (a float
+  out of the N-bit range is undefined in SPIR-V either way);
+- OpSelect, OpPhi: the same on the 32-bit values; an N-bit OpUndef becomes the 32-bit 0 (one
+  value the undefined one may take); N-bit constants become 32-bit constants.
+
+Instructions that read a promoted value without producing a narrow one take the 32-bit
+value: the comparisons (the signed ones on sign-extended operands), OpUConvert/OpSConvert to
+32 or 64 bits, OpConvertUToF/SToF, the shift amount of a wider shift, and an OpSwitch on a
+narrow selector (its literals zero-extended). Every other instruction keeps the narrow value:
+where a
+promoted value is needed narrow (a store to narrow memory, a call, a composite, an instruction
+not listed) `OpUConvert`/`OpSConvert` makes it again right after the 32-bit one, under its
+original id; a narrow value the pass does not compute (a load, a parameter, a call's result)
+is zero-extended with OpUConvert right after it where a rewritten instruction reads it.
+Afterwards the narrow constants and types nothing uses are removed, and `OpCapability Int8`
+(`Int16`) when no 8-bit (16-bit) integer type remains. A module without 8- or 16-bit integer
+types, or without a narrow value this pass computes (only loads, say), is returned as it is.
+
+Pure Python over the binary, with spirv_pointer_values' parser helpers. Uses are counted as
+that module counts them (conservatively: a literal equal to an id keeps that id).
+"""
+
+from __future__ import annotations
+
+import functools
+import struct
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from rgpu.artifacts.spirv_pointer_values import (
+    ANNOTATIONS,
+    HEADER_WORDS,
+    instructions,
+    opcode,
+    used_words,
+)
+
+# Opcodes (SPIR-V spec, 3.52 "Instructions").
+OP_UNDEF = 1
+OP_NAME = 5
+OP_DECORATE = 71
+OP_LINE = 8
+OP_EXT_INST = 12
+OP_CAPABILITY = 17
+OP_TYPE_INT = 21
+OP_CONSTANT = 43
+OP_CONSTANT_NULL = 46
+OP_SPEC_CONSTANT = 50
+OP_SPEC_CONSTANT_OP = 52
+OP_FUNCTION = 54
+OP_FUNCTION_PARAMETER = 55
+OP_FUNCTION_END = 56
+OP_VARIABLE = 59
+OP_COPY_OBJECT = 83
+OP_CONVERT_F_TO_U = 109
+OP_CONVERT_F_TO_S = 110
+OP_CONVERT_S_TO_F = 111
+OP_CONVERT_U_TO_F = 112
+OP_U_CONVERT = 113
+OP_S_CONVERT = 114
+OP_BITCAST = 124
+OP_S_NEGATE = 126
+OP_I_ADD = 128
+OP_I_SUB = 130
+OP_I_MUL = 132
+OP_U_DIV = 134
+OP_S_DIV = 135
+OP_U_MOD = 137
+OP_S_REM = 138
+OP_S_MOD = 139
+OP_SELECT = 169
+OP_SHIFT_RIGHT_LOGICAL = 194
+OP_SHIFT_RIGHT_ARITHMETIC = 195
+OP_SHIFT_LEFT_LOGICAL = 196
+OP_BITWISE_OR = 197
+OP_BITWISE_XOR = 198
+OP_BITWISE_AND = 199
+OP_NOT = 200
+OP_PHI = 245
+OP_LABEL = 248
+OP_SWITCH = 251
+OP_NO_LINE = 317
+DECORATION_NO_SIGNED_WRAP = 4469
+DECORATION_NO_UNSIGNED_WRAP = 4470
+WRAP_FLAGS = frozenset({DECORATION_NO_SIGNED_WRAP, DECORATION_NO_UNSIGNED_WRAP})
+CAPABILITY_INT16 = 22
+CAPABILITY_INT8 = 39
+CAPABILITY_NAMES = {8: ("Int8", CAPABILITY_INT8), 16: ("Int16", CAPABILITY_INT16)}
+NARROW_WIDTHS = frozenset({8, 16})
+# Values defined outside functions (a module-scope word 1 is a result type only for these).
+MODULE_VALUES = frozenset(
+    {OP_UNDEF, OP_CONSTANT, OP_CONSTANT_NULL, OP_SPEC_CONSTANT, OP_SPEC_CONSTANT_OP}
+)
+
+# Binary operations on two N-bit operands, by what the 32-bit result needs.
+WRAPPING = frozenset({OP_I_ADD, OP_I_SUB, OP_I_MUL})  # then & M
+IN_RANGE = frozenset({OP_BITWISE_AND, OP_BITWISE_OR, OP_BITWISE_XOR, OP_U_DIV, OP_U_MOD})
+SIGNED = frozenset({OP_S_DIV, OP_S_REM, OP_S_MOD})  # sign-extend, then & M
+SHIFTS = frozenset({OP_SHIFT_LEFT_LOGICAL, OP_SHIFT_RIGHT_LOGICAL, OP_SHIFT_RIGHT_ARITHMETIC})
+CONVERSIONS = frozenset({OP_U_CONVERT, OP_S_CONVERT})
+# Instructions with an N-bit result this pass computes in 32 bits.
+PROMOTED = (
+    WRAPPING
+    | IN_RANGE
+    | SIGNED
+    | SHIFTS
+    | CONVERSIONS
+    | frozenset(
+        {
+            OP_S_NEGATE,
+            OP_NOT,
+            OP_BITCAST,
+            OP_COPY_OBJECT,
+            OP_CONVERT_F_TO_U,
+            OP_CONVERT_F_TO_S,
+            OP_SELECT,
+            OP_PHI,
+        }
+    )
+)
+# Comparisons (result bool): unsigned ones read zero-extended operands as they are.
+UNSIGNED_COMPARISONS = frozenset({170, 171, 172, 174, 176, 178})  # IEqual .. ULessThanEqual
+SIGNED_COMPARISONS = frozenset({173, 175, 177, 179})  # SGreaterThan .. SLessThanEqual
+
+
+@dataclass(frozen=True)
+class Promoted:
+    data: bytes
+    values: int  # narrow integer values now computed in 32 bits
+    capabilities_removed: tuple[str, ...]  # Int8/Int16, when no such type is left
+
+
+Inst = list[int]
+
+
+class _Rewriter:
+    """The state of one run: the module's narrow types and the ids the pass adds."""
+
+    def __init__(self, insts: list[tuple[int, ...]], bound: int) -> None:
+        self.insts = insts
+        self.bound = bound
+        self.widths: dict[int, int] = {}  # narrow integer type id -> width
+        self.signed_types: set[int] = set()
+        self.int_widths: dict[int, int] = {}  # every integer type id -> width
+        self.u32: int | None = None
+        for inst in insts:
+            if opcode(inst) == OP_TYPE_INT and len(inst) >= 4:
+                self.int_widths[inst[1]] = inst[2]
+                if inst[2] in NARROW_WIDTHS:
+                    self.widths[inst[1]] = inst[2]
+                if inst[3]:
+                    self.signed_types.add(inst[1])
+                elif inst[2] == 32 and self.u32 is None:
+                    self.u32 = inst[1]
+        self.new_u32 = self.u32 is None
+        if self.u32 is None:
+            self.u32 = self.fresh()
+        self.constants: dict[int, int] = {}  # u32 value -> constant id (existing or new)
+        self.new_constants: dict[int, int] = {}
+        for inst in insts:
+            if opcode(inst) == OP_CONSTANT and inst[1] == self.u32 and len(inst) == 4:
+                self.constants.setdefault(inst[3], inst[2])
+        # Narrow values by id: type, and the 32-bit constant standing for a constant/undef.
+        self.narrow: dict[int, int] = {}  # value id -> its narrow type
+        self.known: dict[int, int] = {}  # narrow constant/undef id -> its zero-extended value
+        self.global_values: set[int] = set()  # narrow values defined outside functions
+        self.value_widths: dict[int, int] = {}  # integer scalar value id -> width
+
+    def fresh(self) -> int:
+        self.bound += 1
+        return self.bound - 1
+
+    def const(self, value: int) -> int:
+        value &= 0xFFFFFFFF
+        if value not in self.constants:
+            self.constants[value] = self.new_constants[value] = self.fresh()
+        return self.constants[value]
+
+    def mask(self, width: int) -> int:
+        return self.const((1 << width) - 1)
+
+
+def _result(inst: tuple[int, ...]) -> tuple[int, int] | None:
+    """(result type, result id) of an instruction that has both at words 1 and 2."""
+    return (inst[1], inst[2]) if len(inst) > 2 else None
+
+
+def _narrow_operands(op: int, inst: tuple[int, ...]) -> list[int]:
+    """The word indices of the operands of a promoted or reading instruction that may hold a
+    narrow value (every word that is a value id, for the opcodes this pass rewrites)."""
+    if op == OP_PHI:
+        return list(range(3, len(inst), 2))
+    if op == OP_SELECT:
+        return [4, 5]
+    if op == OP_SWITCH:
+        return [1]
+    if op in SHIFTS:
+        return [3, 4]
+    return list(range(3, len(inst)))
+
+
+def promote_narrow_ints(data: bytes) -> Promoted:
+    """`data` (a SPIR-V module) with its 8- and 16-bit integer values computed in 32 bits."""
+    if len(data) < HEADER_WORDS * 4 or len(data) % 4:
+        raise ValueError("not a whole SPIR-V module")
+    words = struct.unpack(f"<{len(data) // 4}I", data)
+    insts = instructions(words)
+    rw = _Rewriter(insts, words[3])
+    if not rw.widths:
+        return Promoted(data, 0, ())
+    u32 = rw.u32
+    assert u32 is not None
+
+    # 1. Which instructions are rewritten: narrow results computed in 32 bits (`promoted`),
+    #    and instructions reading narrow values (`readers`).
+    in_function = False
+    promoted: dict[int, int] = {}  # narrow result id -> its 32-bit id
+    readers: set[int] = set()  # instruction indices
+    reading: list[int] = []  # instructions that read narrow values without computing one
+    for inst in insts:
+        op = opcode(inst)
+        if op == OP_FUNCTION:
+            in_function = True
+        elif op == OP_FUNCTION_END:
+            in_function = False
+        res = _result(inst) if in_function or op in MODULE_VALUES else None
+        if res is None or res[0] not in rw.int_widths:
+            continue
+        rw.value_widths[res[1]] = rw.int_widths[res[0]]
+        if res[0] not in rw.widths:
+            continue
+        rw.narrow[res[1]] = res[0]
+        width = rw.widths[res[0]]
+        if op == OP_CONSTANT and len(inst) == 4:
+            rw.known[res[1]] = inst[3] & ((1 << width) - 1)
+        elif op in (OP_CONSTANT_NULL, OP_UNDEF):
+            rw.known[res[1]] = 0
+        elif not in_function:
+            rw.global_values.add(res[1])
+    for index, inst in enumerate(insts):
+        op = opcode(inst)
+        res = _result(inst)
+        if op in PROMOTED and res is not None and res[1] in rw.narrow:
+            if _promotable(rw, op, inst):
+                promoted[res[1]] = rw.fresh()
+                readers.add(index)
+        elif _reads_narrow(rw, op, inst):
+            reading.append(index)
+    # A reader is rewritten when it reads a promoted value (one reading only loads, calls or
+    # constants would gain nothing).
+    for index in reading:
+        op = opcode(insts[index])
+        if any(insts[index][at] in promoted for at in _narrow_operands(op, insts[index])):
+            readers.add(index)
+    if not promoted:
+        return Promoted(data, 0, ())
+
+    # 2. Which promoted values are still needed narrow (used by an instruction not rewritten).
+    uses: Counter[int] = Counter()
+    for index, inst in enumerate(insts):
+        if index not in readers:
+            uses.update(used_words(inst))
+    keep_narrow = {r for r in promoted if uses[r] > 0}
+
+    # 3. Narrow values a rewritten instruction reads that the pass does not compute: zero-
+    #    extended right after their definition (per function for module-scope ones).
+    widened: dict[int, int] = {}
+    widened_global: dict[tuple[int, int], int] = {}  # (function index, value) -> id
+    function = -1
+    for index, inst in enumerate(insts):
+        op = opcode(inst)
+        if op == OP_FUNCTION:
+            function = index
+        if index not in readers:
+            continue
+        for at in _narrow_operands(op, inst):
+            value = inst[at] if at < len(inst) else None
+            if value is None or value not in rw.narrow or value in promoted or value in rw.known:
+                continue
+            if value in rw.global_values:
+                widened_global.setdefault((function, value), rw.fresh())
+            else:
+                widened.setdefault(value, rw.fresh())
+
+    # 4. The functions, rewritten.
+    def v32(value: int, function: int) -> int:
+        if value in promoted:
+            return promoted[value]
+        if value in rw.known:
+            return rw.const(rw.known[value])
+        if value in rw.global_values:
+            return widened_global[(function, value)]
+        return widened[value]
+
+    out: list[Inst] = []
+    after_phis: list[Inst] = []  # waits for the first instruction after a block's phis
+    at_entry: list[Inst] = []  # waits for the first instruction after the entry's variables
+    entry_block = False
+    function = -1
+    for index, inst in enumerate(insts):
+        op = opcode(inst)
+        if op == OP_FUNCTION:
+            function = index
+            at_entry = [
+                [(4 << 16) | OP_U_CONVERT, u32, new, value]
+                for (f, value), new in widened_global.items()
+                if f == index
+            ]
+        elif op == OP_FUNCTION_PARAMETER and len(inst) > 2 and inst[2] in widened:
+            at_entry.append([(4 << 16) | OP_U_CONVERT, u32, widened[inst[2]], inst[2]])
+        if op == OP_LABEL:
+            entry_block = bool(at_entry)
+        elif op not in (OP_PHI, OP_LINE, OP_NO_LINE) and after_phis:
+            out += after_phis
+            after_phis = []
+        if entry_block and op not in (OP_LABEL, OP_VARIABLE, OP_LINE, OP_NO_LINE):
+            out += at_entry
+            at_entry = []
+            entry_block = False
+        if op in ANNOTATIONS and len(inst) > 1 and inst[1] in promoted:
+            # A narrow value that is gone gives its name to the 32-bit one; the decorations
+            # of a promoted value go (wrap flags: the masked 32-bit arithmetic cannot
+            # overflow, and a value made narrow again is a conversion), except where the
+            # narrow value stays and the decoration is not a wrap flag.
+            wrap_flag = op == OP_DECORATE and len(inst) > 2 and inst[2] in WRAP_FLAGS
+            if inst[1] in keep_narrow and not wrap_flag:
+                out.append(list(inst))
+            elif op == OP_NAME and inst[1] not in keep_narrow:
+                out.append([inst[0], promoted[inst[1]], *inst[2:]])
+            continue
+        if index not in readers:
+            out.append(list(inst))
+            res = _result(inst)
+            if res is not None and res[1] in widened and op != OP_FUNCTION_PARAMETER:
+                (after_phis if op == OP_PHI else out).append(
+                    [(4 << 16) | OP_U_CONVERT, u32, widened[res[1]], res[1]]
+                )
+            continue
+        emitted = _rewrite(rw, op, inst, promoted, functools.partial(v32, function=function))
+        out += emitted
+        res = _result(inst)
+        if res is not None and res[1] in keep_narrow:
+            back = OP_S_CONVERT if res[0] in rw.signed_types else OP_U_CONVERT
+            (after_phis if op == OP_PHI else out).append(
+                [(4 << 16) | back, res[0], res[1], promoted[res[1]]]
+            )
+
+    # 5. The new u32 type and constants, then what nothing uses any more goes.
+    globals_: list[Inst] = []
+    if rw.new_u32:
+        globals_.append([(4 << 16) | OP_TYPE_INT, u32, 32, 0])
+    globals_ += [[(4 << 16) | OP_CONSTANT, u32, i, value] for value, i in rw.new_constants.items()]
+    if globals_:
+        anchor = next(
+            i
+            for i, inst in enumerate(out)
+            if opcode(inst) == OP_TYPE_INT
+            and (inst[1] == u32 if not rw.new_u32 else inst[1] in rw.widths)
+        )
+        where = anchor + 1 if not rw.new_u32 else anchor
+        out[where:where] = globals_
+    out, removed = _drop_unused_narrow(out, rw)
+    header = list(words[:HEADER_WORDS])
+    header[3] = rw.bound
+    flat = header + [w for inst in out for w in inst]
+    return Promoted(struct.pack(f"<{len(flat)}I", *flat), len(promoted), removed)
+
+
+def _promotable(rw: _Rewriter, op: int, inst: tuple[int, ...]) -> bool:
+    """Whether an instruction with a narrow scalar result is one this pass computes in 32
+    bits (conversions only from scalar integers and floats, bitcasts only narrow to narrow)."""
+    if op in CONVERSIONS:
+        return len(inst) == 4 and _source_width(rw, inst[3]) is not None
+    if op == OP_BITCAST:
+        return len(inst) == 4 and inst[3] in rw.narrow
+    if op == OP_SELECT:
+        return len(inst) == 6
+    if op in (OP_CONVERT_F_TO_U, OP_CONVERT_F_TO_S, OP_COPY_OBJECT, OP_S_NEGATE, OP_NOT):
+        return len(inst) == 4
+    if op == OP_PHI:
+        return len(inst) >= 5 and len(inst) % 2 == 1
+    return len(inst) == 5  # binary operations and shifts
+
+
+def _source_width(rw: _Rewriter, value: int) -> int | None:
+    """The integer width of a conversion's source: narrow (known here), or 32/64 (read from
+    the defining instruction's type)."""
+    if value in rw.narrow:
+        return rw.widths[rw.narrow[value]]
+    return rw.value_widths.get(value)
+
+
+def _reads_narrow(rw: _Rewriter, op: int, inst: tuple[int, ...]) -> bool:
+    """Whether an instruction without a narrow result reads a narrow scalar value in a way
+    this pass rewrites to read its 32-bit value."""
+    if op in UNSIGNED_COMPARISONS or op in SIGNED_COMPARISONS:
+        return len(inst) == 5 and inst[3] in rw.narrow
+    if op in CONVERSIONS or op in (OP_CONVERT_U_TO_F, OP_CONVERT_S_TO_F):
+        return (
+            len(inst) == 4
+            and inst[3] in rw.narrow
+            and (op not in CONVERSIONS or rw.int_widths.get(inst[1]) in (32, 64))
+        )
+    if op in SHIFTS:
+        return len(inst) == 5 and inst[4] in rw.narrow
+    if op == OP_SWITCH:
+        return len(inst) >= 3 and inst[1] in rw.narrow
+    return False
+
+
+def _sext(rw: _Rewriter, value: int, width: int, result: int | None = None) -> list[Inst]:
+    """`value` (32-bit, zero-extended from `width` bits) sign-extended: two instructions, the
+    last one's result `result` (a fresh id when None) of type u32."""
+    u32 = rw.u32
+    assert u32 is not None
+    shift = rw.const(32 - width)
+    high = rw.fresh()
+    out = result if result is not None else rw.fresh()
+    return [
+        [(5 << 16) | OP_SHIFT_LEFT_LOGICAL, u32, high, value, shift],
+        [(5 << 16) | OP_SHIFT_RIGHT_ARITHMETIC, u32, out, high, shift],
+    ]
+
+
+def _rewrite(
+    rw: _Rewriter,
+    op: int,
+    inst: tuple[int, ...],
+    promoted: dict[int, int],
+    v32: Callable[[int], int],
+) -> list[Inst]:
+    """The 32-bit instructions for one promoted or reading instruction."""
+    u32 = rw.u32
+    assert u32 is not None
+    result_type, result = inst[1], inst[2]
+    if result_type in rw.widths and result in promoted:
+        return _rewrite_promoted(rw, op, inst, promoted[result], rw.widths[result_type], v32)
+    # A reader: the result keeps its id and type.
+    if op == OP_SWITCH:
+        width = rw.widths[rw.narrow[inst[1]]]
+        cases = list(inst[3:])
+        for i in range(0, len(cases) - 1, 2):
+            cases[i] &= (1 << width) - 1
+        return [[inst[0], v32(inst[1]), inst[2], *cases]]
+    if op in SHIFTS:  # a wider base shifted by a narrow amount
+        return [[inst[0], result_type, result, inst[3], v32(inst[4])]]
+    width = rw.widths[rw.narrow[inst[3]]]
+    if op in UNSIGNED_COMPARISONS:
+        return [[inst[0], result_type, result, v32(inst[3]), v32(inst[4])]]
+    if op in SIGNED_COMPARISONS:
+        a, b = rw.fresh(), rw.fresh()
+        return [
+            *_sext(rw, v32(inst[3]), width, a),
+            *_sext(rw, v32(inst[4]), width, b),
+            [inst[0], result_type, result, a, b],
+        ]
+    source = v32(inst[3])
+    signed = op in (OP_S_CONVERT, OP_CONVERT_S_TO_F)
+    if signed:
+        extended = rw.fresh()
+        sext = _sext(rw, source, width, extended)
+        source = extended
+    else:
+        sext = []
+    if op in (OP_CONVERT_U_TO_F, OP_CONVERT_S_TO_F):
+        return [*sext, [inst[0], result_type, result, source]]
+    if rw.int_widths.get(result_type) == 64:
+        return [*sext, [inst[0], result_type, result, source]]
+    # To 32 bits: the value as it is (a copy; an `& ~0` into another 32-bit type).
+    if result_type == u32:
+        return [*sext, [(4 << 16) | OP_COPY_OBJECT, u32, result, source]]
+    return [*sext, [(5 << 16) | OP_BITWISE_AND, result_type, result, source, rw.const(~0)]]
+
+
+def _rewrite_promoted(
+    rw: _Rewriter, op: int, inst: tuple[int, ...], r32: int, width: int, v32: Callable[[int], int]
+) -> list[Inst]:
+    u32 = rw.u32
+    assert u32 is not None
+    mask = rw.mask(width)
+
+    def masked(opcode_: int, *operands: int) -> list[Inst]:
+        raw = rw.fresh()
+        return [
+            [((len(operands) + 3) << 16) | opcode_, u32, raw, *operands],
+            [(5 << 16) | OP_BITWISE_AND, u32, r32, raw, mask],
+        ]
+
+    def plain(opcode_: int, *operands: int) -> list[Inst]:
+        return [[((len(operands) + 3) << 16) | opcode_, u32, r32, *operands]]
+
+    def operand(value: int) -> int:
+        return v32(value) if value in rw.narrow else value
+
+    if op == OP_PHI:
+        pairs = list(inst[3:])
+        for i in range(0, len(pairs), 2):
+            pairs[i] = operand(pairs[i])
+        return plain(OP_PHI, *pairs)
+    if op == OP_SELECT:
+        return plain(OP_SELECT, inst[3], operand(inst[4]), operand(inst[5]))
+    if op in (OP_COPY_OBJECT, OP_BITCAST):
+        return plain(OP_COPY_OBJECT, operand(inst[3]))
+    if op in WRAPPING:
+        return masked(op, operand(inst[3]), operand(inst[4]))
+    if op in IN_RANGE:
+        return plain(op, operand(inst[3]), operand(inst[4]))
+    if op == OP_S_NEGATE:
+        return masked(op, operand(inst[3]))
+    if op == OP_NOT:
+        return plain(OP_BITWISE_XOR, operand(inst[3]), mask)
+    if op in SIGNED:
+        a, b = rw.fresh(), rw.fresh()
+        return [
+            *_sext(rw, operand(inst[3]), width, a),
+            *_sext(rw, operand(inst[4]), width, b),
+            *masked(op, a, b),
+        ]
+    if op == OP_SHIFT_LEFT_LOGICAL:
+        return masked(op, operand(inst[3]), operand(inst[4]))
+    if op == OP_SHIFT_RIGHT_LOGICAL:
+        return plain(op, operand(inst[3]), operand(inst[4]))
+    if op == OP_SHIFT_RIGHT_ARITHMETIC:
+        a = rw.fresh()
+        return [*_sext(rw, operand(inst[3]), width, a), *masked(op, a, operand(inst[4]))]
+    if op in (OP_CONVERT_F_TO_U, OP_CONVERT_F_TO_S):
+        return masked(op, inst[3])
+    # OpUConvert / OpSConvert to `width` bits.
+    source = inst[3]
+    source_width = _source_width(rw, source)
+    assert source_width is not None
+    if source in rw.narrow:
+        value = v32(source)
+        if source_width < width and op == OP_S_CONVERT:
+            extended = rw.fresh()
+            return [
+                *_sext(rw, value, source_width, extended),
+                [(5 << 16) | OP_BITWISE_AND, u32, r32, extended, mask],
+            ]
+        if source_width <= width:
+            return plain(OP_COPY_OBJECT, value)
+        return [[(5 << 16) | OP_BITWISE_AND, u32, r32, value, mask]]
+    if source_width == 32:
+        return [[(5 << 16) | OP_BITWISE_AND, u32, r32, source, mask]]
+    return masked(OP_U_CONVERT, source)  # from 64 bits: truncate to 32, then to `width`
+
+
+def _drop_unused_narrow(out: list[Inst], rw: _Rewriter) -> tuple[list[Inst], tuple[str, ...]]:
+    """`out` without the narrow constants, undefs and types nothing uses, and without
+    `OpCapability Int8`/`Int16` when no integer type of that width is left."""
+    removed: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        uses: Counter[int] = Counter()
+        for inst in out:
+            defined = _defines_removable(inst, rw)
+            if defined is None:
+                uses.update(_uses(inst))
+            elif defined not in removed and opcode(inst) != OP_TYPE_INT:
+                uses[inst[1]] += 1  # a narrow constant uses its type only
+        for inst in out:
+            defined = _defines_removable(inst, rw)
+            if defined is not None and defined not in removed and uses[defined] == 0:
+                removed.add(defined)
+                changed = True
+    if not removed:
+        return out, ()
+    kept = [
+        inst
+        for inst in out
+        if _defines_removable(inst, rw) not in removed
+        and not (opcode(inst) in ANNOTATIONS and len(inst) > 1 and inst[1] in removed)
+    ]
+    left = {inst[2] for inst in kept if opcode(inst) == OP_TYPE_INT and len(inst) >= 4}
+    gone: list[str] = []
+    for width, (name, capability) in CAPABILITY_NAMES.items():
+        had = any(w == width for w in rw.widths.values())
+        if had and width not in left:
+            before = len(kept)
+            kept = [
+                inst
+                for inst in kept
+                if not (opcode(inst) == OP_CAPABILITY and len(inst) == 2 and inst[1] == capability)
+            ]
+            if len(kept) < before:
+                gone.append(name)
+    return kept, tuple(gone)
+
+
+def _defines_removable(inst: Inst, rw: _Rewriter) -> int | None:
+    """The id a narrow constant, undef or narrow integer type defines (None otherwise)."""
+    op = opcode(inst)
+    if op == OP_TYPE_INT and len(inst) >= 4 and inst[1] in rw.widths:
+        return inst[1]
+    if op in (OP_CONSTANT, OP_CONSTANT_NULL, OP_UNDEF) and len(inst) > 2 and inst[1] in rw.widths:
+        return inst[2]
+    return None
+
+
+def _uses(inst: Iterable[int]) -> tuple[int, ...]:
+    return used_words(tuple(inst))
