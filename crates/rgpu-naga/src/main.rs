@@ -21,6 +21,8 @@
 //!
 //! Usage: rgpu-naga --spv FILE --out-dir DIR [--kernel NAME]...
 
+mod flatten;
+
 use std::collections::BTreeMap;
 use std::error::Error as StdError;
 use std::path::{Path, PathBuf};
@@ -238,10 +240,17 @@ fn webgpu(module: &naga::Module, buffers: u32) -> Result<String, String> {
             });
         }
     }
+    let stats = flatten::flatten(&mut module);
     let info = validate(&module, Platform::WebGpu.capabilities())?;
     let text =
         wgsl::write_string(&module, &info, wgsl::WriterFlags::empty()).map_err(|e| chain(&e))?;
-    Ok(format!("{}{text}", enables(&text)))
+    Ok(format!(
+        "{}// rgpu-naga: {} if/else as select, {} element-wise stores, {} stores hoisted\n{text}",
+        enables(&text),
+        stats.selects,
+        stats.element_stores,
+        stats.hoisted_stores
+    ))
 }
 
 /// The `enable` directives WGSL wants before a kernel naga 30 writes without them:
