@@ -89,6 +89,19 @@ def sort_json(ws: Path, backend: str, *args: str) -> dict[str, object]:
 def test_every_sort_kernel_has_its_wgsl(web_sort: Path) -> None:
     wgsl = sorted(a.entry_points[0] for a in manifest_of(web_sort) if a.kind == "wgsl")
     assert wgsl == sorted(SORT_KERNELS)
+    # rgpu-naga flattened the radix kernels' phi variables (what SwiftShader needs): the
+    # first comment line of each WGSL counts the rewrites.
+    import re
+
+    kernels = web_sort / "target" / "rgpu" / "kernels"
+    for name in ("radix_upsweep", "radix_scan", "radix_downsweep"):
+        (text,) = [p.read_text() for p in kernels.glob(f"*.{name}.wgsl")]
+        counts = re.search(
+            r"// rgpu-naga: (\d+) if/else as select, (\d+) element-wise stores", text
+        )
+        assert counts and int(counts[1]) > 0, text[:300]
+    downsweep = next(kernels.glob("*.radix_downsweep.wgsl")).read_text()
+    assert "array<u32, 16>(_e" not in downsweep  # no whole-array constructions from values
 
 
 def test_the_sort_demo_sorts_verified_in_headless_chromium_like_the_cpu(web_sort: Path) -> None:

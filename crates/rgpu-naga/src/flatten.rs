@@ -19,7 +19,10 @@
 //!    pointers (no whole-value construction);
 //! 3. **common store hoisting**: when both branches of an `If` begin by storing the same
 //!    value (evaluated before the `If`) into the same local variable, that store moves in
-//!    front of the `If`.
+//!    front of the `If`;
+//! 4. **copy coalescing** (coalesce.rs): a local that is only a copy of another whose value
+//!    is dead after the copy becomes that other local, so the whole-array copies of rule 2's
+//!    chains go away.
 //!
 //! "Side-effect-free" is strict: literals, constants, arithmetic, comparisons, casts, math
 //! builtins, composition and component access of values, `arrayLength`, and loads whose
@@ -49,6 +52,8 @@ pub struct Stats {
     pub element_stores: usize,
     /// Stores common to both branches moved in front of their `If`.
     pub hoisted_stores: usize,
+    /// Local variables merged into the one they were copied from (coalesce.rs).
+    pub coalesced: usize,
 }
 
 /// Flattens every function and entry point of `module` (see the module docs).
@@ -72,7 +77,13 @@ pub fn flatten(module: &mut Module) -> Stats {
             expressions: &mut function.expressions,
             stats: &mut stats,
         };
-        function.body = ctx.block(body);
+        let mut body = ctx.block(body);
+        stats.coalesced += crate::coalesce::coalesce(
+            &function.local_variables,
+            &mut function.expressions,
+            &mut body,
+        );
+        function.body = body;
     };
     for (_, function) in functions.iter_mut() {
         run(function);
