@@ -12,7 +12,8 @@
 //! 1. **select**: an `If` whose branches only evaluate side-effect-free expressions and store
 //!    them into function-local variables of scalar or vector type (the same variables in both
 //!    branches, each once) becomes the branches' expressions evaluated unconditionally, one
-//!    `select(reject, accept, condition)` per variable and one store each;
+//!    `select(reject, accept, condition)` per variable and one store each; likewise
+//!    `p = a; if c { p = b; }` (one branch empty, the store right before the `If`);
 //! 2. **element-wise stores**: a store of a composed array or struct whose components are,
 //!    all but a few, the same-index components of one value `v` of that type becomes a store
 //!    of `v` followed by stores of the differing components through the variable's element
@@ -305,6 +306,9 @@ impl Ctx<'_> {
             out.push(Statement::Store { pointer, value }, span);
             self.stats.hoisted_stores += 1;
         }
+        if self.one_sided(condition, &accept, &reject, span, out) {
+            return;
+        }
         if let (Some(a), Some(r)) = (self.simple(&accept), self.simple(&reject)) {
             let stored: BTreeSet<Handle<LocalVariable>> =
                 a.stores.keys().chain(r.stores.keys()).copied().collect();
@@ -356,6 +360,81 @@ impl Ctx<'_> {
             },
             span,
         );
+    }
+
+    /// Rule 1's one-sided form, `p = a; if c { p = b; }` (or the store in `else`): naga
+    /// writes a phi whose value comes from before the `if` that way. Becomes
+    /// `p = select(a, b, c)` when the branch is simple and its expressions are
+    /// side-effect-free and do not read `p`. True when rewritten (into `out`).
+    fn one_sided(
+        &mut self,
+        condition: Handle<Expression>,
+        accept: &Block,
+        reject: &Block,
+        span: Span,
+        out: &mut Block,
+    ) -> bool {
+        let (branch, in_accept) = match (accept.is_empty(), reject.is_empty()) {
+            (false, true) => (accept, true),
+            (true, false) => (reject, false),
+            _ => return false,
+        };
+        let Some(simple) = self.simple(branch) else {
+            return false;
+        };
+        let Some((&local, &(pointer, taken))) = simple.stores.iter().next() else {
+            return false;
+        };
+        if simple.stores.len() != 1
+            || !matches!(
+                self.types[self.locals[local].ty].inner,
+                TypeInner::Scalar(_) | TypeInner::Vector { .. }
+            )
+        {
+            return false;
+        }
+        let Some(&Statement::Store {
+            pointer: before_pointer,
+            value: before,
+        }) = out.last()
+        else {
+            return false;
+        };
+        if !matches!(self.expressions[before_pointer], Expression::LocalVariable(l) if l == local) {
+            return false;
+        }
+        let stored = BTreeSet::from([local]);
+        if !simple.emitted.iter().all(|&e| self.pure(e, &stored)) {
+            return false;
+        }
+        let last = out.len() - 1;
+        out.cull(last..);
+        for (statement, s) in simple.emits {
+            out.push(statement, s);
+        }
+        let (accepted, rejected) = if in_accept {
+            (taken, before)
+        } else {
+            (before, taken)
+        };
+        let select = self.emit_one(
+            Expression::Select {
+                condition,
+                accept: accepted,
+                reject: rejected,
+            },
+            span,
+            out,
+        );
+        out.push(
+            Statement::Store {
+                pointer,
+                value: select,
+            },
+            span,
+        );
+        self.stats.selects += 1;
+        true
     }
 
     /// The branch as emits and whole-local stores, or None.
