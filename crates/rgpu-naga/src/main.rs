@@ -245,6 +245,9 @@ fn webgpu(module: &naga::Module, buffers: u32) -> Result<String, String> {
         }
     }
     let stats = flatten::flatten(&mut module);
+    // The rewrites leave values nobody reads (the composed arrays, the copied loads):
+    // compaction drops them, so the WGSL does not evaluate them.
+    naga::compact::compact(&mut module, naga::compact::KeepUnused::No);
     let info = validate(&module, Platform::WebGpu.capabilities())?;
     let text =
         wgsl::write_string(&module, &info, wgsl::WriterFlags::empty()).map_err(|e| chain(&e))?;
