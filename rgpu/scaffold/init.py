@@ -4,7 +4,8 @@ It adds a kernel crate (`kernel/` by default: `#![no_std]`, `rgpu::embed_kernels
 example kernel), vendors rgpu's crates, and edits Cargo.toml files round-trip: the root gets
 `[workspace]` (members += the kernel crate, exclude += vendor), `[workspace.dependencies]
 rgpu` and `[workspace.metadata.rgpu]`; each host package gets the kernel crate and `rgpu` as
-dependencies and the features `cuda`, `wgpu`, `ash` for plain `cargo build --features cuda`.
+dependencies and the features `cuda`, `wgpu`, `ash`, `webgpu` for plain
+`cargo build --features cuda`.
 
 Planning (`plan`) is pure: it works on what `gather` read (the project, the files to write
 and what is on disk in their place) and returns every file's new content, or raises one

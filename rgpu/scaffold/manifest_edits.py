@@ -25,7 +25,7 @@ from rgpu.scaffold.vendor import rgpu_dependency
 
 COMMAND = "rgpu init"
 DEFAULT_KERNEL = "kernel"
-BACKENDS = ("cuda", "wgpu", "ash")
+BACKENDS = ("cuda", "wgpu", "ash", "webgpu")
 
 
 @dataclass(frozen=True)

@@ -117,3 +117,50 @@ def test_a_module_naga_cannot_read_fails_every_platform_with_nagas_message(
     for result in kernel["platforms"].values():
         assert not result["ok"]
         assert result["message"].startswith("naga cannot read the SPIR-V module: ")
+
+
+# naga's SPIR-V reader writes each OpPhi as a `var phi_*` stored in every predecessor;
+# rgpu-naga's WGSL turns the ones that only move side-effect-free values into `select`
+# (crates/rgpu-naga/src/flatten.rs) and leaves a branch that reads read-write memory alone.
+PHI_KERNEL = """#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) buffer Out { uint v[]; } out_;
+layout(push_constant) uniform P { uint count; uint len0; uint len1; } p;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint x;
+    if (i < p.count) { x = i * 3u + p.len0; } else { x = (i ^ p.len1) >> 1u; }
+    bool big = (i < p.count) && (p.len0 > i * 2u);
+    bool odd = (i < p.count) && ((out_.v[i] & 1u) != 0u);
+    if (i < p.count) {
+        out_.v[i] = x + (odd ? 2u : 0u) + (big ? 4u : 0u);
+    }
+}
+"""
+
+
+def test_webgpu_phi_diamonds_become_select_unless_a_branch_reads_read_write_memory(
+    translator: Path, tmp_path: Path
+) -> None:
+    glsl = tmp_path / "phis.comp"
+    glsl.write_text(PHI_KERNEL)
+    raw, spv = tmp_path / "raw.spv", tmp_path / "phis.spv"
+    subprocess.run(
+        ["glslangValidator", "-V", "--target-env", "vulkan1.2", "-e", "phis",
+         "--source-entrypoint", "main", str(glsl), "-o", str(raw)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    # spirv-opt turns the function variables into SSA: the phis rust-gpu's output has.
+    subprocess.run(["spirv-opt", "-O", str(raw), "-o", str(spv)], check=True)
+    report = translate(translator, spv, tmp_path / "out")
+    (kernel,) = report["kernels"]
+    assert all(p["ok"] for p in kernel["platforms"].values()), kernel
+    wgsl = (tmp_path / "out" / "phis.phis.wgsl").read_text()
+    assert "// rgpu-naga: 2 if/else as select," in wgsl, wgsl
+    # The if/else of `x` and the `&&` on the params block (read-only storage in WGSL) are
+    # selects; the `&&` that loads the read-write buffer keeps its branch around the load.
+    assert re.search(r"phi_\w+ = select\(\(\(_e\d+ \^ _e\d+\) >>", wgsl), wgsl
+    assert re.search(r"if _e\d+ \{\s*let _e\d+ = out\.v\[_e\d+\];", wgsl), wgsl
+    # MSL and HLSL are written from the IR as naga read it.
+    metal = (tmp_path / "out" / "phis.phis.metal").read_text()
+    assert "phi_" in metal and metal.count("if (") >= 3, metal

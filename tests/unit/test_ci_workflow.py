@@ -190,9 +190,11 @@ def test_rgpus_own_demo_jobs_are_the_jobs_ci_init_generates(tmp_path: Path) -> N
     (repo / ".git").mkdir()
     (repo / "sortdemo").mkdir()
     generated = yaml.safe_load(
-        workflow.render(repo / "sortdemo", ("wgpu", "ash", "cuda"), "x", ("--", "--verify")).text
+        workflow.render(
+            repo / "sortdemo", ("wgpu", "ash", "cuda", "webgpu"), "x", ("--", "--verify")
+        ).text
     )
-    assert set(generated["jobs"]) == {"wgpu", "ash", "cuda-nvptx", "cuda-nvvm"}
+    assert set(generated["jobs"]) == {"wgpu", "ash", "cuda-nvptx", "cuda-nvvm", "webgpu"}
     for job_id, job in generated["jobs"].items():
         mine = ours[f"demo-{job_id}"]
         steps = [s for s in mine["steps"] if not str(s.get("name", "")).startswith("rgpu's CI")]

@@ -55,6 +55,7 @@ lto = true
 cuda = ["kernel/cuda"]
 wgpu = ["kernel/wgpu"]
 ash = ["kernel/ash"]
+webgpu = ["kernel/webgpu"]
 
 [workspace]
 members = ["kernel"]
@@ -132,7 +133,12 @@ def test_a_binary_package_gets_the_kernel_crate_the_vendored_crates_and_round_tr
     assert {p for p, word in w.items() if p.startswith("vendor/")} == set(crate_files())
     kernel = manifest(binary, "kernel/Cargo.toml")
     assert kernel["package"]["name"] == "histo-kernel"
-    assert kernel["features"] == {"cuda": ["rgpu/cuda"], "wgpu": ["rgpu/wgpu"], "ash": ["rgpu/ash"]}
+    assert kernel["features"] == {
+        "cuda": ["rgpu/cuda"],
+        "wgpu": ["rgpu/wgpu"],
+        "ash": ["rgpu/ash"],
+        "webgpu": ["rgpu/webgpu"],
+    }
     assert kernel["dependencies"] == {"rgpu": {"workspace": True}}
     lib = (binary / "kernel/src/lib.rs").read_text()
     assert "#![no_std]" in lib and "rgpu::embed_kernels!();" in lib
@@ -232,6 +238,7 @@ def test_a_virtual_workspace_gets_a_kernel_member_and_its_binaries_become_hosts(
         "rgpu": {"workspace": True},
     }
     assert app["features"]["ash"] == ["kernel/ash"]
+    assert app["features"]["webgpu"] == ["kernel/webgpu"]
     assert "kernel" not in manifest(virtual, "crates/core/Cargo.toml").get("dependencies", {})
     assert "crates/core/Cargo.toml" not in words(plan)
 
@@ -330,7 +337,8 @@ version = "1"
         'fast = []\n',
         'fast = []\n# GPU backends, for plain `cargo build --features cuda` (rgpu build uses the '
         "kernel crate's).\n"
-        'cuda = ["kernel/cuda"]\nwgpu = ["kernel/wgpu"]\nash = ["kernel/ash"]\n',
+        'cuda = ["kernel/cuda"]\nwgpu = ["kernel/wgpu"]\nash = ["kernel/ash"]\n'
+        'webgpu = ["kernel/webgpu"]\n',
     )  # fmt: skip
     assert text.startswith(expected_start)
     assert text[len(expected_start) :].startswith("\n[workspace]\n")

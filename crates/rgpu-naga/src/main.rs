@@ -9,7 +9,10 @@
 //!   block (rust-gpu's push-constant variable) becomes a read-only storage buffer at
 //!   `@group(0) @binding(<number of buffers>)` (WebGPU has no push constants; a uniform
 //!   buffer would need struct parameters at multiples of 16 bytes, storage keeps the
-//!   `#[repr(C)]` layout the host writes);
+//!   `#[repr(C)]` layout the host writes); before it is validated and written, the kernel's
+//!   IR is flattened (flatten.rs, coalesce.rs: phi diamonds as `select`, element-wise
+//!   stores, merged copies), which browsers' shader compilers need for rust-gpu's unrolled
+//!   code; its first comment line counts the rewrites;
 //! - `<stem>.<kernel>.metal` (Metal, MSL 2.4): buffer i at `[[buffer(i)]]`, the params block
 //!   (push constants) at the next buffer slot, the runtime-array sizes after it;
 //! - `<stem>.<kernel>.hlsl` (DirectX 12, shader model 6.0): read-only buffers `t0..`,
@@ -20,6 +23,9 @@
 //! compiled by a platform compiler or run: naga's validator is the only check.
 //!
 //! Usage: rgpu-naga --spv FILE --out-dir DIR [--kernel NAME]...
+
+mod coalesce;
+mod flatten;
 
 use std::collections::BTreeMap;
 use std::error::Error as StdError;
@@ -238,10 +244,22 @@ fn webgpu(module: &naga::Module, buffers: u32) -> Result<String, String> {
             });
         }
     }
+    let stats = flatten::flatten(&mut module);
+    // The rewrites leave values nobody reads (the composed arrays, the copied loads):
+    // compaction drops them, so the WGSL does not evaluate them.
+    naga::compact::compact(&mut module, naga::compact::KeepUnused::No);
     let info = validate(&module, Platform::WebGpu.capabilities())?;
     let text =
         wgsl::write_string(&module, &info, wgsl::WriterFlags::empty()).map_err(|e| chain(&e))?;
-    Ok(format!("{}{text}", enables(&text)))
+    Ok(format!(
+        "{}// rgpu-naga: {} if/else as select, {} element-wise stores, {} stores hoisted, {} \
+         copies coalesced\n{text}",
+        enables(&text),
+        stats.selects,
+        stats.element_stores,
+        stats.hoisted_stores,
+        stats.coalesced
+    ))
 }
 
 /// The `enable` directives WGSL wants before a kernel naga 30 writes without them:

@@ -66,6 +66,14 @@ fn launch_error(kernel: &KernelInfo, reason: String) -> Error {
 }
 
 /// Whole 4-byte words, at least one (WebGPU copies and binds words).
+fn oom(bytes: usize, reason: String) -> Error {
+    Error::OutOfMemory {
+        backend: BACKEND,
+        bytes: bytes as u64,
+        reason,
+    }
+}
+
 fn padded_bytes(bytes: usize) -> u64 {
     (bytes.max(4) as u64).next_multiple_of(4)
 }
@@ -80,6 +88,34 @@ fn one_line(text: &str) -> String {
 
 fn pop(scope: wgpu::ErrorScopeGuard) -> Option<String> {
     block_on(scope.pop()).map(|e| one_line(&e.to_string()))
+}
+
+/// Waits once for two futures (the browser settles both in the same turns): one wait per
+/// launch or readback instead of one per error scope.
+fn both<A: std::future::Future, B: std::future::Future>(a: A, b: B) -> (A::Output, B::Output) {
+    let (mut a, mut b) = (std::pin::pin!(a), std::pin::pin!(b));
+    let (mut ra, mut rb) = (None, None);
+    block_on(std::future::poll_fn(|cx| {
+        if ra.is_none() {
+            if let std::task::Poll::Ready(v) = a.as_mut().poll(cx) {
+                ra = Some(v);
+            }
+        }
+        if rb.is_none() {
+            if let std::task::Poll::Ready(v) = b.as_mut().poll(cx) {
+                rb = Some(v);
+            }
+        }
+        if ra.is_some() && rb.is_some() {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    }));
+    match (ra, rb) {
+        (Some(a), Some(b)) => (a, b),
+        _ => unreachable!("poll_fn returned Ready with both results"),
+    }
 }
 
 impl WebGpuDevice {
@@ -175,6 +211,21 @@ impl WebGpuDevice {
         usage: wgpu::BufferUsages,
         mapped: bool,
     ) -> Result<wgpu::Buffer, Error> {
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let buffer = self.buffer_in_scope(bytes, usage, mapped)?;
+        match pop(scope) {
+            None => Ok(buffer),
+            Some(reason) => Err(oom(bytes, reason)),
+        }
+    }
+
+    /// A new buffer, inside an out-of-memory error scope the caller pushed and pops.
+    fn buffer_in_scope(
+        &self,
+        bytes: usize,
+        usage: wgpu::BufferUsages,
+        mapped: bool,
+    ) -> Result<wgpu::Buffer, Error> {
         let size = padded_bytes(bytes);
         if size > self.limits.max_buffer_size {
             return Err(Error::OutOfMemory {
@@ -186,21 +237,12 @@ impl WebGpuDevice {
                 ),
             });
         }
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+        Ok(self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("rgpu buffer"),
             size,
             usage,
             mapped_at_creation: mapped,
-        });
-        match pop(scope) {
-            None => Ok(buffer),
-            Some(reason) => Err(Error::OutOfMemory {
-                backend: BACKEND,
-                bytes: bytes as u64,
-                reason,
-            }),
-        }
+        }))
     }
 
     fn storage(&self, bytes: usize, mapped: bool) -> Result<wgpu::Buffer, Error> {
@@ -238,7 +280,9 @@ impl WebGpuDevice {
         }
         let size = padded_bytes(out.len());
         let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
-        let staging = self.create_buffer(out.len(), usage, false)?;
+        // One wait for the copy, the mapping and the staging buffer's out-of-memory scope.
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let staging = self.buffer_in_scope(out.len(), usage, false)?;
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
@@ -249,12 +293,18 @@ impl WebGpuDevice {
         staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
             *sink.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
         });
-        let mapped = block_on(std::future::poll_fn(|_| {
-            match result.lock().unwrap_or_else(|p| p.into_inner()).take() {
-                Some(r) => std::task::Poll::Ready(r),
-                None => std::task::Poll::Pending,
-            }
-        }));
+        let (mapped, no_memory) = both(
+            std::future::poll_fn(|_| {
+                match result.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                    Some(r) => std::task::Poll::Ready(r),
+                    None => std::task::Poll::Pending,
+                }
+            }),
+            scope.pop(),
+        );
+        if let Some(e) = no_memory {
+            return Err(oom(out.len(), one_line(&e.to_string())));
+        }
         mapped.map_err(|e| {
             let gpu = self
                 .uncaptured()
@@ -415,10 +465,16 @@ impl WebGpuDevice {
                 ),
             ));
         }
+        // One wait per launch: the params buffer, the bind group and the dispatch go inside
+        // one out-of-memory and one validation scope, popped together.
+        let no_memory = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         // Host slices go to temporary buffers.
         let mut temporaries: Vec<Option<WebGpuMemory>> = Vec::with_capacity(args.len());
         for arg in args.iter() {
             temporaries.push(match arg {
+                // Each waits for its own scope (nested in the launch's) before it is
+                // written: a buffer that failed to allocate has no mapping to write.
                 Arg::In(Src::Host(data)) => Some(self.upload_bytes(data)?),
                 Arg::InOut(Dst::Host(data)) => Some(self.upload_bytes(data)?),
                 _ => None,
@@ -448,7 +504,7 @@ impl WebGpuDevice {
         // the queue: a buffer mapped at creation per launch makes the renderer hold one
         // ArrayBuffer per launch until it is collected, and Chromium refuses new ones after a
         // few thousand launches (the radix sort makes that many).
-        let uniform = self.create_buffer(
+        let uniform = self.buffer_in_scope(
             params.len().next_multiple_of(16),
             wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             false,
@@ -465,7 +521,6 @@ impl WebGpuDevice {
                 resource: b.as_entire_binding(),
             })
             .collect();
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some(kernel.name),
             layout: &compiled.layout,
@@ -490,7 +545,15 @@ impl WebGpuDevice {
             pass.dispatch_workgroups(groups, 1, 1);
         }
         self.queue.submit([encoder.finish()]);
-        if let Some(e) = pop(scope) {
+        let (invalid, no_memory) = both(validation.pop(), no_memory.pop());
+        if let Some(e) = no_memory {
+            return Err(launch_error(
+                kernel,
+                format!("out of memory: {}", one_line(&e.to_string())),
+            ));
+        }
+        if let Some(e) = invalid {
+            let e = one_line(&e.to_string());
             return Err(launch_error(kernel, format!("binding its buffers: {e}")));
         }
         // Host outputs come back before returning.
