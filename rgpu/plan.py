@@ -25,6 +25,9 @@ class Step(NamedTuple):
     hint: str | None = None
     # Keep what it prints (also shown as it comes), so its codegen can explain a failure.
     keep_output: bool = False
+    # Lines of its output not shown (regular expressions, whole line): warnings rgpu causes
+    # itself. They stay in the kept output, and the blank line after one goes with it.
+    hide: tuple[str, ...] = ()
 
     @property
     def failure_hint(self) -> str:

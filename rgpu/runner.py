@@ -59,6 +59,7 @@ def _run_step(
             hint=step.hint,
             stdout_to_stderr=stdout_to_stderr,
             keep_output=step.keep_output,
+            hide=step.hide,
         )
 
 

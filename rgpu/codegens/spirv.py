@@ -67,6 +67,15 @@ NO_SPIRV_OPT = "--no-spirv-opt"
 UNSET_ENV = ("RUSTC", "RUSTC_WRAPPER", "RUSTFLAGS", "RUSTUP_TOOLCHAIN", "CARGO_TARGET_DIR")
 
 
+# rust-gpu's warning that its own optimizer is off: rgpu turned it off (NO_SPIRV_OPT) and runs
+# spirv-opt itself, so the warning, and cargo's count of it when it is the only one, would be
+# a warning rgpu causes on every build.
+HIDDEN_WARNINGS = (
+    r"warning: `spirv-opt` should have ran .* but was disabled by `--no-spirv-opt`",
+    r"warning: `[^`]+` \(lib\) generated 1 warning",
+)
+
+
 @dataclass(frozen=True, kw_only=True)
 class SpirvPin:
     version: str  # rust-gpu's crates.io version: spirv-std, cargo-gpu, rustc_codegen_spirv
@@ -290,6 +299,7 @@ class SpirvCodegen:
                 unset_env=UNSET_ENV,
                 hint=None if build.options.yes else toolchain_hint(p),
                 keep_output=True,
+                hide=HIDDEN_WARNINGS,
             )
         )
         notes: list[str] = []

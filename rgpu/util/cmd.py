@@ -132,6 +132,7 @@ def run(
     timeout: float | None = None,
     stdout_to_stderr: bool = False,
     keep_output: bool = False,
+    hide: Sequence[str] = (),
 ) -> Result:
     """Run ``argv``; echo ``+ cmd``; raise CommandFailedError on a non-zero exit.
 
@@ -156,7 +157,7 @@ def run(
     if echo:
         reporter().command(format_argv(argv))
     if keep_output and not capture:
-        return _run_kept(argv, cwd, env, hint, check)
+        return _run_kept(argv, cwd, env, hint, check, hide)
     try:
         proc = subprocess.run(
             argv,
@@ -191,16 +192,23 @@ def run(
 
 def _run_kept(
     argv: list[str], cwd: Path | None, env: Mapping[str, str] | None, hint: str | None,
-    check: bool,
+    check: bool, hide: Sequence[str],
 ) -> Result:  # fmt: skip
+    import re
     import sys
 
     kept: list[str] = []
+    hidden = [re.compile(p) for p in hide]
+    after_hidden = False
 
     def keep(line: str) -> None:
+        nonlocal after_hidden
+        kept.append(line + "\n")
+        was_after, after_hidden = after_hidden, any(h.fullmatch(line) for h in hidden)
+        if after_hidden or (was_after and not line.strip()):
+            return
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
-        kept.append(line + "\n")
 
     returncode = stream(
         argv, keep, cwd=cwd, env=env, check=False, hint=hint, merge_stderr=True, echo=False

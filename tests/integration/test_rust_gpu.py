@@ -57,6 +57,7 @@ def build(ws: Path, *args: str) -> dict[str, object]:
             f"{proc.stderr[-6000:]}",
             pytrace=False,
         )
+    (ws / f"build-{args[1]}.stderr").write_text(proc.stderr)
     result: dict[str, object] = json.loads(proc.stdout)
     return result
 
@@ -73,6 +74,14 @@ def rg_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ash = build(ws, "--backend", "ash")
     (ws / "build-ash.json").write_text(json.dumps(ash))
     return ws
+
+
+def test_the_build_shows_rust_gpus_output_but_not_the_warning_rgpu_causes(rg_ws: Path) -> None:
+    """rgpu turns rust-gpu's own spirv-opt off (and runs it itself): rust-gpu's warning
+    about that is not shown; what cargo-gpu prints otherwise is."""
+    shown = (rg_ws / "build-wgpu.stderr").read_text()
+    assert "rgdemo-kernel" in shown and "Finished" in shown
+    assert "should have ran" not in shown and "generated 1 warning" not in shown
 
 
 @pytest.fixture(scope="module")

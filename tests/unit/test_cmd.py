@@ -31,3 +31,30 @@ def test_captured_output_is_returned(capfd: pytest.CaptureFixture[str]) -> None:
     result = cmd.run(PRINT, echo=False, capture=True, stdout_to_stderr=True)
     assert result.stdout == "from the child\n"
     assert capfd.readouterr() == ("", "")
+
+
+def test_hidden_lines_are_kept_but_not_shown(capfd: pytest.CaptureFixture[str]) -> None:
+    """rust-gpu's warning that rgpu turned its optimizer off (codegens/spirv.py) is not shown,
+    nor the blank line after it and cargo's count of it, while every other line is; the kept
+    output (what a failure is explained from) still has them all."""
+    from rgpu.codegens.spirv import HIDDEN_WARNINGS
+
+    lines = [
+        "   Compiling demo-kernel-spirv v0.0.0 (/w/target/rgpu/spirv/crate)",
+        "warning: `spirv-opt` should have ran (optlevel=Aggressive, debuginfo=None) but was "
+        "disabled by `--no-spirv-opt`",
+        "",
+        "warning: `demo-kernel-spirv` (lib) generated 1 warning",
+        "warning: unused variable: `x`",
+        "",
+        "warning: `demo-kernel-spirv` (lib) generated 2 warnings",
+        "    Finished `release` profile [optimized] target(s) in 1.00s",
+    ]
+    script = f"import sys; sys.stderr.write({chr(10).join(lines)!r} + '\\n')"
+    result = cmd.run(
+        [sys.executable, "-c", script], echo=False, keep_output=True, hide=HIDDEN_WARNINGS
+    )
+    _, err = capfd.readouterr()
+    shown = err.splitlines()
+    assert shown == [lines[0], *lines[4:]]
+    assert result.stderr == "\n".join(lines) + "\n"
