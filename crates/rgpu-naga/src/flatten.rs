@@ -184,6 +184,34 @@ impl Ctx<'_> {
         handle
     }
 
+    /// `*pointer = select(rejected, accepted, condition)`.
+    fn store_select(
+        &mut self,
+        pointer: Handle<Expression>,
+        condition: Handle<Expression>,
+        accept: Handle<Expression>,
+        reject: Handle<Expression>,
+        span: Span,
+        out: &mut Block,
+    ) {
+        let select = self.emit_one(
+            Expression::Select {
+                condition,
+                accept,
+                reject,
+            },
+            span,
+            out,
+        );
+        out.push(
+            Statement::Store {
+                pointer,
+                value: select,
+            },
+            span,
+        );
+    }
+
     // --- rule 2: element-wise stores ------------------------------------------------------
 
     fn store(
@@ -332,22 +360,7 @@ impl Ctx<'_> {
                 }
                 for (local, (pointer, accepted)) in a.stores {
                     let rejected = r.stores[&local].1;
-                    let select = self.emit_one(
-                        Expression::Select {
-                            condition,
-                            accept: accepted,
-                            reject: rejected,
-                        },
-                        span,
-                        out,
-                    );
-                    out.push(
-                        Statement::Store {
-                            pointer,
-                            value: select,
-                        },
-                        span,
-                    );
+                    self.store_select(pointer, condition, accepted, rejected, span, out);
                 }
                 return;
             }
@@ -417,22 +430,7 @@ impl Ctx<'_> {
         } else {
             (before, taken)
         };
-        let select = self.emit_one(
-            Expression::Select {
-                condition,
-                accept: accepted,
-                reject: rejected,
-            },
-            span,
-            out,
-        );
-        out.push(
-            Statement::Store {
-                pointer,
-                value: select,
-            },
-            span,
-        );
+        self.store_select(pointer, condition, accepted, rejected, span, out);
         self.stats.selects += 1;
         true
     }
