@@ -276,10 +276,11 @@ fn workgroup_scan<const K: usize, const N: usize>(
 ) -> ([u32; K], [u32; K]) {
     let mut before = [0u32; K];
     let mut totals = [0u32; K];
-    // The radix kernels loop with `while`, not `for _ in 0..n`: rust-gpu lowers a `Range`
-    // loop to one carrying its `Option` (a branch and a phi more per trip), and spirv-opt
-    // does not clean that up. Likewise they test `a | b`, not `a || b`, where both sides
-    // are cheap: short-circuiting is a branch (issue 19, BENCHMARKS.md lever 5).
+    // The radix kernels mostly loop with `while` rather than `for _ in 0..n`: rust-gpu
+    // lowers a `Range` loop to one carrying its `Option` (a branch and a phi more per
+    // trip), and spirv-opt does not clean that up. Likewise they test `a | b`, not
+    // `a || b`, where both sides are cheap: short-circuiting is a branch (issue 19,
+    // BENCHMARKS.md lever 5).
     let mut k = 0;
     while k < K {
         before[k] = group.subgroup_exclusive_add(values[k]);
