@@ -398,6 +398,24 @@ fn position<const M: u32, const K: usize, const FLIP: bool>(
     }
 }
 
+/// Runs `body` for each `J` of `0..16` (the most slots a fused pass holds: `2^FUSED_STEPS`),
+/// `J` a constant in each copy; bodies test `J < K` for smaller passes (a constant too).
+macro_rules! for_each_slot {
+    ($j:ident => $body:block) => {
+        for_each_slot!(@ $j $body 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+    };
+    (@ $j:ident $body:block $($n:literal)*) => {
+        $({
+            const $j: usize = $n;
+            $body
+        })*
+    };
+}
+const _: () = assert!(FUSED_STEPS <= 4, "for_each_slot! lists 16 slots");
+
+// `J >= K / 2` in the copy with `J == 0` is always false: meant (each copy's test is a
+// constant).
+#[allow(clippy::absurd_extreme_comparisons)]
 #[inline(always)]
 fn fused<S: KeySlots + ?Sized, const M: u32, const K: usize, const FLIP: bool>(
     keys: &mut S,
@@ -407,42 +425,41 @@ fn fused<S: KeySlots + ?Sized, const M: u32, const K: usize, const FLIP: bool>(
 ) {
     let mut pos = [0u32; K];
     // Positions at or past `len` hold the network's virtual padding: larger than any key,
-    // never moved, never stored (see `network`).
+    // never moved, never stored (see `network`). Every loop over `j` is unrolled
+    // (`for_each_slot!`), so each index is a constant and the arrays stay in registers on
+    // every codegen (rust-gpu and spirv-opt unroll no loop by themselves).
     let mut key = [u32::MAX; K];
-    let mut j = 0;
-    while j < K {
-        pos[j] = position::<M, K, FLIP>(step, thread, j);
-        if pos[j] < len {
-            key[j] = keys.load(pos[j]);
-        }
-        j += 1;
-    }
-    let mut bit = K / 2;
-    while bit > 0 {
-        let mut j = 0;
-        while j < K {
-            if j & bit == 0 {
-                // In a flip pass's mirrored upper half, `j | bit` is the lower position.
-                let (a, b) = if FLIP && j >= K / 2 {
-                    (j | bit, j)
-                } else {
-                    (j, j | bit)
-                };
-                let (x, y) = (key[a], key[b]);
-                key[a] = x.min(y);
-                key[b] = x.max(y);
+    for_each_slot!(J => {
+        if J < K {
+            pos[J] = position::<M, K, FLIP>(step, thread, J);
+            if pos[J] < len {
+                key[J] = keys.load(pos[J]);
             }
-            j += 1;
         }
-        bit /= 2;
-    }
-    let mut j = 0;
-    while j < K {
-        if pos[j] < len {
-            keys.store(pos[j], key[j]);
+    });
+    // Distances K/2, K/4, .., 1.
+    for_each_slot!(@ BIT {
+        if BIT < K {
+            for_each_slot!(J => {
+                if J < K && J & BIT == 0 {
+                    // In a flip pass's mirrored upper half, `J | BIT` is the lower position.
+                    let (a, b) = if FLIP && J >= K / 2 {
+                        (J | BIT, J)
+                    } else {
+                        (J, J | BIT)
+                    };
+                    let (x, y) = (key[a], key[b]);
+                    key[a] = x.min(y);
+                    key[b] = x.max(y);
+                }
+            });
         }
-        j += 1;
-    }
+    } 8 4 2 1);
+    for_each_slot!(J => {
+        if J < K && pos[J] < len {
+            keys.store(pos[J], key[J]);
+        }
+    });
 }
 
 #[cfg(test)]
