@@ -24,8 +24,22 @@ timed() {
   echo "setup-docker: ${label} took $((SECONDS - start)) s"
 }
 
+# A dockerd that was killed (a machine's processes stopped, not the machine) leaves its
+# containerd's pid file behind; when that pid now belongs to another process, dockerd says
+# "containerd is still running", waits for its socket and gives up. Seen 2026-11-25.
+clear_stale_containerd_pid() {
+  local pidfile=/var/run/docker/containerd/containerd.pid pid
+  $SUDO test -f "$pidfile" || return 0
+  pid="$($SUDO cat "$pidfile" 2>/dev/null || true)"
+  if [ -z "$pid" ] || [ "$(cat "/proc/$pid/comm" 2>/dev/null || true)" != "containerd" ]; then
+    echo "+ rm $pidfile (pid ${pid:-none} is not containerd)"
+    $SUDO rm -f "$pidfile"
+  fi
+}
+
 start_dockerd() {
   if $SUDO docker info >/dev/null 2>&1; then return 0; fi
+  clear_stale_containerd_pid
   echo "+ setsid dockerd (log: /tmp/dockerd.log)"
   $SUDO sh -c 'setsid dockerd >/tmp/dockerd.log 2>&1 < /dev/null &'
   for _ in $(seq 1 60); do
