@@ -197,17 +197,6 @@ const _: () = assert!(
     "for_each_step! lists 16 steps"
 );
 
-/// Runs `body` for each digit bit `B` of `0..RADIX_BITS`, `B` a constant in each copy: the
-/// ranking's ballots, one per bit. spirv-opt unrolls no loop by itself, and rust-gpu lowers a
-/// `for` over a range to a loop carrying an `Option` (two branches an iteration), so the
-/// loop form cost each of the 16 steps 8 trips of that (issue 19).
-macro_rules! for_each_bit {
-    ($b:ident => $body:block) => {
-        for_each_step!(@ $b $body 0 1 2 3 4 5 6 7)
-    };
-}
-const _: () = assert!(RADIX_BITS == 8, "for_each_bit! lists 8 bits");
-
 /// The pass's digit of an (encoded) key.
 #[inline(always)]
 pub fn digit(key: u32, shift: u32) -> u32 {
@@ -276,23 +265,15 @@ fn workgroup_scan<const K: usize, const N: usize>(
 ) -> ([u32; K], [u32; K]) {
     let mut before = [0u32; K];
     let mut totals = [0u32; K];
-    // The radix kernels mostly loop with `while` rather than `for _ in 0..n`: rust-gpu
-    // lowers a `Range` loop to one carrying its `Option` (a branch and a phi more per
-    // trip), and spirv-opt does not clean that up. Likewise they test `a | b`, not
-    // `a || b`, where both sides are cheap: short-circuiting is a branch (issue 19,
-    // BENCHMARKS.md lever 5).
-    let mut k = 0;
-    while k < K {
+    for k in 0..K {
         before[k] = group.subgroup_exclusive_add(values[k]);
         let sum = group.subgroup_add(values[k]);
         if lanes.lane == 0 {
             sums.store(k as u32 * RADIX_THREADS + lanes.subgroup, sum);
         }
-        k += 1;
     }
     group.barrier();
-    let mut s = 0;
-    while s < lanes.subgroups {
+    for s in 0..lanes.subgroups {
         for k in 0..K {
             // SAFETY: s < subgroups <= RADIX_THREADS, k < K, and `sums` holds K of those.
             let sum = unsafe { sums.load_unchecked(k as u32 * RADIX_THREADS + s) };
@@ -301,7 +282,6 @@ fn workgroup_scan<const K: usize, const N: usize>(
             }
             totals[k] = totals[k].wrapping_add(sum);
         }
-        s += 1;
     }
     (before, totals)
 }
@@ -356,16 +336,14 @@ pub fn radix_upsweep(
     let mut bits = [0u32; KEYS_PER_THREAD as usize];
     for_each_step!(J => {
         let index = start + J as u32 * RADIX_THREADS + lanes.place;
-        if full | (index < params.len) {
+        if full || index < params.len {
             // SAFETY: index < len <= keys.len() (checked above).
             bits[J] = unsafe { load_key(keys, index, None) };
         }
     });
-    let mut p = 0;
-    while p < PARTS {
+    for p in 0..PARTS {
         // SAFETY: p * RADIX + place < PARTS * RADIX = HIST_WORDS.
         unsafe { hist.store_unchecked(p * RADIX + lanes.place, 0) };
-        p += 1;
     }
     group.barrier();
     // Each part counts into its own copy: atomics of different parts never collide (and
@@ -390,11 +368,9 @@ pub fn radix_upsweep(
     group.barrier();
     let d = lanes.place;
     let mut count = 0;
-    let mut p = 0;
-    while p < PARTS {
+    for p in 0..PARTS {
         // SAFETY: p * RADIX + d < HIST_WORDS.
         count += unsafe { hist.load_unchecked(p * RADIX + d) };
-        p += 1;
     }
     // SAFETY: d < RADIX and tile < tiles: inside the digit-major `counts` (the host sizes it
     // `counts_len`); this workgroup alone writes its tile's entries.
@@ -515,7 +491,7 @@ pub fn radix_downsweep(
     let mut keys = [u32::MAX; KEYS_PER_THREAD as usize];
     for_each_step!(J => {
         let index = first + J as u32 * PART_THREADS;
-        if full | (index < params.len) {
+        if full || index < params.len {
             // SAFETY: index < len <= src.len() (checked above).
             keys[J] = unsafe { load_key(src, index, None) };
         }
@@ -546,11 +522,9 @@ pub fn radix_downsweep(
             *totals.get_unchecked(own as usize),
         )
     };
-    let mut p = 0;
-    while p < PARTS {
+    for p in 0..PARTS {
         // SAFETY: p * RADIX + own < HIST_WORDS.
         unsafe { hist.store_unchecked(p * RADIX + own, 0) };
-        p += 1;
     }
     group.barrier();
 
@@ -563,12 +537,17 @@ pub fn radix_downsweep(
         let d = digit(keys[J], shift);
         // The lanes holding a key with this key's digit (its own lane included).
         let mut peers = lanes.lanes;
-        for_each_bit!(B => {
-            let set = (d >> B) & 1;
+        // One ballot per digit bit (RADIX_BITS = 8), unrolled with a constant BIT in each copy
+        // and without a branch: rust-gpu keeps a `for` over a range as a loop carrying an
+        // `Option`, and `if set { votes } else { !votes }` as a branch and a phi per ballot
+        // (issue 19: radix on Vulkan -43% on an H100). Going further here (`while` for every
+        // range loop, `|`/`&` for `||`/`&&`: 3.5% more on the H100) made the downsweep one
+        // that SwiftShader's WebGPU never finishes compiling, so that was left out.
+        for_each_step!(@ BIT {
+            let set = (d >> BIT) & 1;
             let votes = group.subgroup_ballot(set != 0);
-            // `votes` where the key's bit is set, else its complement (no branch).
             peers &= votes ^ set.wrapping_sub(1);
-        });
+        } 0 1 2 3 4 5 6 7);
         let below = (peers & lanes.below).count_ones();
         let leader = below == 0;
         let mut old = 0;
@@ -579,14 +558,12 @@ pub fn radix_downsweep(
             }
         } else {
             // The part's subgroups take turns, in order.
-            let mut turn = 0;
-            while turn < lanes.turns {
-                if leader & (turn == lanes.turn) {
+            for turn in 0..lanes.turns {
+                if leader && turn == lanes.turn {
                     // SAFETY: as above.
                     old = unsafe { hist.atomic_add_unchecked(counters + d, peers.count_ones()) };
                 }
                 group.barrier();
-                turn += 1;
             }
         }
         // The lowest peer added for all of them (`peers` has this lane's bit: the top bit
@@ -602,22 +579,18 @@ pub fn radix_downsweep(
     let mut in_tile = 0u32;
     let mut part_counts = [0u32; PARTS as usize];
     // Index loops, not slice iterators: rust-gpu cannot turn an array into a slice.
-    let mut p = 0;
-    while p < PARTS {
+    for p in 0..PARTS {
         // SAFETY: p * RADIX + own < HIST_WORDS.
         let count = unsafe { hist.load_unchecked(p * RADIX + own) };
         part_counts[p as usize] = count;
         in_tile += count;
-        p += 1;
     }
     let ([tile_start, digit_start], _) = workgroup_scan(&group, &lanes, &sums, [in_tile, total]);
     let mut slot = tile_start;
-    let mut p = 0;
-    while p < PARTS {
+    for p in 0..PARTS {
         // SAFETY: p * RADIX + own < HIST_WORDS.
         unsafe { hist.store_unchecked(p * RADIX + own, slot) };
         slot += part_counts[p as usize];
-        p += 1;
     }
     // Sorted slot i of the tile, with digit d, goes to base[d] + i.
     // SAFETY: own < RADIX.
@@ -648,7 +621,7 @@ pub fn radix_downsweep(
     let decoding = params.decodes().then_some(map);
     for_each_step!(J => {
         let i = J as u32 * RADIX_THREADS + lanes.place;
-        if full | (i < in_tile) {
+        if full || i < in_tile {
             // SAFETY: i < RADIX_TILE, digit < RADIX; base[d] + i is this key's place in the
             // pass's order (< len); the places of one pass are distinct, so no other
             // invocation writes it.
