@@ -30,19 +30,10 @@ class Result(NamedTuple):
 
 
 def which(program: str, env: Mapping[str, str] | None = None) -> str | None:
-    """`shutil.which` on ``env``'s PATH. On POSIX the same search is done here: importing
-    shutil loads the bz2 and lzma libraries, a measurable part of a no-op build, which looks
-    up ptxas and cargo but starts nothing."""
-    path = (env or os.environ).get("PATH")
-    if os.name != "posix" or os.sep in program or path is None:
-        import shutil
+    import shutil
 
-        return shutil.which(program, path=path)
-    for directory in dict.fromkeys(path.split(os.pathsep)):
-        candidate = os.path.join(directory, program)
-        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
-            return candidate
-    return None
+    path = (env or os.environ).get("PATH")
+    return shutil.which(program, path=path)
 
 
 def require(program: str, hint: str, env: Mapping[str, str] | None = None) -> str:
