@@ -11,6 +11,8 @@ launch call, added to a workspace `rgpu new` made, run on every backend this mac
   built names the command that builds it.
 - A kernel that calls a third-party `no_std` crate (libm) builds for the cpu and CUDA with
   one line added to the kernel crate's Cargo.toml.
+- `rgpu::unroll!` (both forms) in a user kernel of that same workspace, run on the cpu and
+  built for CUDA; a count it cannot take is a compile error that says what to write instead.
 
 The workspaces are module-scoped and built once (2 cores: every host build is minutes cold).
 """
@@ -219,6 +221,35 @@ fn norm() {
 """
 
 
+UNROLL_KERNEL = """\
+/// A per-thread array filled and read with `rgpu::unroll!`: out[i] = 7723 * i (wrapping).
+#[rgpu::kernel]
+pub fn unrolled(item: rgpu::Item, #[item] out: &mut u32) {
+    let mut a = [0u32; 8];
+    rgpu::unroll!(J in 0..8 => {
+        a[J] = item.index().wrapping_mul(J as u32 + 1);
+    });
+    let mut acc = 0u32;
+    rgpu::unroll!(J in [7, 0, 3] => {
+        acc = acc.wrapping_mul(31).wrapping_add(a[J]);
+    });
+    *out = acc;
+}
+"""
+UNROLL_TEST = """\
+#[test]
+fn unrolled() {
+    rgpu::testing::each_backend("unrolled", |device| {
+        let mut out = vec![0u32; 5000];
+        kernel::unrolled(device, 5000, &mut out).map_err(|e| e.to_string())?;
+        let bytes: Vec<u8> = out.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let path = std::env::var("UNROLL_OUT").map_err(|e| e.to_string())?;
+        std::fs::write(format!("{path}.{}", device.backend()), bytes).map_err(|e| e.to_string())
+    });
+}
+"""
+
+
 def f32(value: float) -> float:
     return float(struct.unpack("<f", struct.pack("<f", value))[0])
 
@@ -232,8 +263,9 @@ def libm_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     before = manifest.read_text()
     manifest.write_text(before.replace("[dependencies]\n", f"[dependencies]\n{LIBM_LINE}\n", 1))
     lib = ws / "kernel" / "src" / "lib.rs"
-    lib.write_text(lib.read_text() + "\n" + NORM_KERNEL)
+    lib.write_text(lib.read_text() + "\n" + NORM_KERNEL + "\n" + UNROLL_KERNEL)
     (ws / "tests" / "norm.rs").write_text(NORM_TEST)
+    (ws / "tests" / "unrolled.rs").write_text(UNROLL_TEST)
     run_rgpu("build", "--backend", "cuda", cwd=ws)
     return ws
 
@@ -244,11 +276,22 @@ def test_the_libm_dependency_is_one_line(libm_ws: Path) -> None:
     assert [ln for ln in manifest if "libm" in ln] == [LIBM_LINE]
 
 
-def test_a_kernel_calling_libm_runs_on_the_cpu(libm_ws: Path) -> None:
-    out = libm_ws / "norm-out"
-    result = run_rgpu("test", "--backend", "cpu", cwd=libm_ws, env={"NORM_OUT": str(out)})
+@pytest.fixture(scope="module")
+def libm_cpu_test(libm_ws: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """`rgpu test --backend cpu` of the workspace once: its norm and unrolled outputs."""
+    env = {"NORM_OUT": str(libm_ws / "norm-out"), "UNROLL_OUT": str(libm_ws / "unroll-out")}
+    return run_rgpu("test", "--backend", "cpu", cwd=libm_ws, env=env), libm_ws
+
+
+def test_a_kernel_calling_libm_runs_on_the_cpu(
+    libm_cpu_test: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    result, ws = libm_cpu_test
+    out = ws / "norm-out"
     summary = result.stderr + result.stdout
-    assert re.search(r"passed\s+cpu: norm, parity, parity-radix, radix-pass", summary), summary
+    assert re.search(r"passed\s+cpu: norm, parity, parity-radix, radix-pass, unrolled", summary), (
+        summary
+    )
     got = floats(out.with_name("norm-out.cpu"))
     # sqrt of an exact f32 sum, rounded once to f32: what sqrtf must return.
     want = [f32(math.sqrt((i % 97) ** 2 + ((i % 89) - 40) ** 2)) for i in range(5000)]
@@ -267,3 +310,33 @@ def test_a_kernel_calling_libm_builds_for_cuda_through_ptxas(libm_ws: Path) -> N
         file = kernels / artifact.path
         assert re.search(r"\.visible \.entry norm\(", file.read_text())
         assemble(ptxas, file, artifact.target)
+
+
+# --- rgpu::unroll! in a user kernel (the same workspace) --------------------------------
+
+
+def test_an_unrolled_kernel_runs_on_the_cpu_and_builds_for_cuda(
+    libm_cpu_test: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    _, ws = libm_cpu_test
+    got = struct.unpack("<5000I", (ws / "unroll-out.cpu").read_bytes())
+    assert list(got) == [(7723 * i) % 2**32 for i in range(5000)]
+    kernels = ws / "target" / "rgpu" / "kernels"
+    ptx = [a for a in read_manifest(kernels) if a.kind == "ptx"]
+    assert ptx and all("unrolled" in a.entry_points for a in ptx)
+
+
+def test_an_unroll_count_it_cannot_take_says_what_to_write_instead(libm_ws: Path) -> None:
+    lib = libm_ws / "kernel" / "src" / "lib.rs"
+    before = lib.read_text()
+    bad = "pub fn too_many(a: &mut [u32; 40]) {\n    rgpu::unroll!(J in 0..40 => { a[J] = 1 });\n}"
+    lib.write_text(before + "\n" + bad)
+    try:
+        result = cargo(libm_ws, "check", "--release", "-p", "kapimath-kernel")
+    finally:
+        lib.write_text(before)
+    assert result.returncode != 0
+    assert (
+        "rgpu::unroll!(J in 0..40): the count must be an integer literal from 1 to 32; "
+        "for others list the values: `J in [0, 1, ..]`" in result.stderr
+    ), result.stderr

@@ -92,6 +92,94 @@ pub fn opaque(value: u32) -> u32 {
     }
 }
 
+/// Runs `body` once for each value of a constant list, with that value as a constant in
+/// each copy: a loop unrolled in the source, the same on every codegen.
+///
+/// ```ignore
+/// let mut key = [0u32; 16];
+/// rgpu::unroll!(J in 0..16 => {
+///     key[J] = keys.load(base + J as u32);
+/// });
+/// rgpu::unroll!(BIT in [8, 4, 2, 1] => {
+///     step(&mut key, BIT);
+/// });
+/// ```
+///
+/// In each copy `J` is a `const J: usize`, so every index into a per-thread array is known
+/// at compile time. That is what keeps such an array in registers: rust-gpu and spirv-opt
+/// unroll no loop (a loop over a `[T; N]` leaves it in Function memory: local memory on
+/// Vulkan drivers), and LLVM (nvptx) does not unroll a large loop body by itself. A
+/// `for` over a range is also a loop carrying an `Option` on rust-gpu (a branch and a phi
+/// more than a `while`).
+///
+/// Forms: `J in 0..N` with `N` an integer literal from 1 to 32, and `J in [a, b, ..]` with
+/// integer literals in any order. The count must be written as a literal (a macro cannot
+/// evaluate a constant); where it stands for a constant, assert that they agree:
+/// `const _: () = assert!(KEYS_PER_THREAD == 16);`. A body that depends on a const
+/// generic tests it with the constant (`if J < K { .. }`): each test folds away.
+#[macro_export]
+macro_rules! unroll {
+    ($j:ident in [$($n:literal),* $(,)?] => $body:block) => {
+        $({
+            const $j: usize = $n;
+            $body
+        })*
+    };
+    ($j:ident in 0..$n:tt => $body:block) => {
+        $crate::__unroll_range!($j $body $n)
+    };
+}
+
+/// `unroll!(J in 0..N)`: the list `0..N` for each literal `N` from 1 to 32 (a macro cannot
+/// count). `N` arrives as a `tt`, which a literal pattern can match.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __unroll_range {
+    ($j:ident $body:block 1) => { $crate::unroll!($j in [0] => $body) };
+    ($j:ident $body:block 2) => { $crate::unroll!($j in [0, 1] => $body) };
+    ($j:ident $body:block 3) => { $crate::unroll!($j in [0, 1, 2] => $body) };
+    ($j:ident $body:block 4) => { $crate::unroll!($j in [0, 1, 2, 3] => $body) };
+    ($j:ident $body:block 5) => { $crate::unroll!($j in [0, 1, 2, 3, 4] => $body) };
+    ($j:ident $body:block 6) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5] => $body) };
+    ($j:ident $body:block 7) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6] => $body) };
+    ($j:ident $body:block 8) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7] => $body) };
+    ($j:ident $body:block 9) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8] => $body) };
+    ($j:ident $body:block 10) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] => $body) };
+    ($j:ident $body:block 11) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10] => $body) };
+    ($j:ident $body:block 12) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] => $body) };
+    ($j:ident $body:block 13) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] => $body) };
+    ($j:ident $body:block 14) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] => $body) };
+    ($j:ident $body:block 15) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] => $body) };
+    ($j:ident $body:block 16) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] => $body) };
+    ($j:ident $body:block 17) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16] => $body) };
+    ($j:ident $body:block 18) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17] => $body) };
+    ($j:ident $body:block 19) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18] => $body) };
+    ($j:ident $body:block 20) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19] => $body) };
+    ($j:ident $body:block 21) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20] => $body) };
+    ($j:ident $body:block 22) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21] => $body) };
+    ($j:ident $body:block 23) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22] => $body) };
+    ($j:ident $body:block 24) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23] => $body) };
+    ($j:ident $body:block 25) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24] => $body) };
+    ($j:ident $body:block 26) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25] => $body) };
+    ($j:ident $body:block 27) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26] => $body) };
+    ($j:ident $body:block 28) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27] => $body) };
+    ($j:ident $body:block 29) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28] => $body) };
+    ($j:ident $body:block 30) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29] => $body) };
+    ($j:ident $body:block 31) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30] => $body) };
+    ($j:ident $body:block 32) => { $crate::unroll!($j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31] => $body) };
+    ($j:ident $body:block $n:tt) => {
+        ::core::compile_error!(::core::concat!(
+            "rgpu::unroll!(",
+            ::core::stringify!($j),
+            " in 0..",
+            ::core::stringify!($n),
+            "): the count must be an integer literal from 1 to 32; for others list the values: `",
+            ::core::stringify!($j),
+            " in [0, 1, ..]`"
+        ))
+    };
+}
+
 /// What `#[rgpu::kernel]` and `embed_kernels!()` expand to use. Not a stable API.
 #[doc(hidden)]
 #[allow(missing_docs)]

@@ -176,25 +176,13 @@ pub const fn counts_len(len: u32) -> usize {
     }
 }
 
-/// Runs `body` for each step `J` of `0..KEYS_PER_THREAD`, `J` a constant in each copy. The
-/// downsweep keeps a thread's keys and ranks in `[u32; KEYS_PER_THREAD]` arrays across
-/// loops with barriers between them: those stay in registers only when every index is known
-/// at compile time, and LLVM does not unroll a loop body this large by itself (nvptx: a
-/// 128-byte local-memory frame without this).
-macro_rules! for_each_step {
-    ($j:ident => $body:block) => {
-        for_each_step!(@ $j $body 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
-    };
-    (@ $j:ident $body:block $($n:literal)*) => {
-        $({
-            const $j: usize = $n;
-            $body
-        })*
-    };
-}
+// The downsweep keeps a thread's keys and ranks in `[u32; KEYS_PER_THREAD]` arrays across
+// loops with barriers between them: those stay in registers only when every index is known
+// at compile time, so the loops over a thread's steps are `rgpu::unroll!(J in 0..16)` (LLVM
+// does not unroll a body this large by itself: nvptx made a 128-byte local-memory frame).
 const _: () = assert!(
     KEYS_PER_THREAD == 16 && SCAN_ENTRIES_PER_THREAD == 16,
-    "for_each_step! lists 16 steps"
+    "the kernels unroll 0..16 for a thread's steps"
 );
 
 /// The pass's digit of an (encoded) key.
@@ -334,7 +322,7 @@ pub fn radix_upsweep(
     // All the thread's loads first (coalesced: key j * 256 + place), so they are in flight
     // together.
     let mut bits = [0u32; KEYS_PER_THREAD as usize];
-    for_each_step!(J => {
+    rgpu::unroll!(J in 0..16 => {
         let index = start + J as u32 * RADIX_THREADS + lanes.place;
         if full || index < params.len {
             // SAFETY: index < len <= keys.len() (checked above).
@@ -351,13 +339,13 @@ pub fn radix_upsweep(
     let copy = lanes.part * RADIX;
     let encoding = params.encodes().then_some(map);
     if full {
-        for_each_step!(J => {
+        rgpu::unroll!(J in 0..16 => {
             let d = digit(encoding.map_or(bits[J], |map| map.encode(bits[J])), params.shift);
             // SAFETY: copy + d < PARTS * RADIX = HIST_WORDS (d is a digit, below RADIX).
             unsafe { hist.atomic_add_unchecked(copy + d, 1) };
         });
     } else {
-        for_each_step!(J => {
+        rgpu::unroll!(J in 0..16 => {
             let d = digit(encoding.map_or(bits[J], |map| map.encode(bits[J])), params.shift);
             if start + J as u32 * RADIX_THREADS + lanes.place < params.len {
                 // SAFETY: as above.
@@ -409,7 +397,7 @@ pub fn radix_scan(
     let mut chunk = 0;
     while chunk < tiles {
         let mut values = [0u32; SCAN_ENTRIES_PER_THREAD as usize];
-        for_each_step!(J => {
+        rgpu::unroll!(J in 0..16 => {
             let t = chunk + J as u32 * RADIX_THREADS + lanes.place;
             if t < tiles {
                 // SAFETY: inside row `d` (t < tiles); this workgroup alone touches the row,
@@ -417,26 +405,26 @@ pub fn radix_scan(
                 values[J] = unsafe { counts.read(row + t) };
             }
         });
-        for_each_step!(J => {
+        rgpu::unroll!(J in 0..16 => {
             // SAFETY: J * 256 + place < SCAN_CHUNK; padded below SCAN_WORDS.
             unsafe { entries.store_unchecked(padded(J as u32 * RADIX_THREADS + lanes.place), values[J]) };
         });
         group.barrier();
         let mut sum = 0u32;
-        for_each_step!(J => {
+        rgpu::unroll!(J in 0..16 => {
             // SAFETY: run + J < SCAN_CHUNK.
             values[J] = unsafe { entries.load_unchecked(padded(run + J as u32)) };
             sum = sum.wrapping_add(values[J]);
         });
         let ([before], [total]) = workgroup_scan(&group, &lanes, &sums, [sum]);
         let mut running = carry.wrapping_add(before);
-        for_each_step!(J => {
+        rgpu::unroll!(J in 0..16 => {
             // SAFETY: as above.
             unsafe { entries.store_unchecked(padded(run + J as u32), running) };
             running = running.wrapping_add(values[J]);
         });
         group.barrier();
-        for_each_step!(J => {
+        rgpu::unroll!(J in 0..16 => {
             let t = chunk + J as u32 * RADIX_THREADS + lanes.place;
             if t < tiles {
                 // SAFETY: as for the reads; the entry is below SCAN_WORDS.
@@ -489,7 +477,7 @@ pub fn radix_downsweep(
     // then the encoding, so the loads are in flight together.
     let first = start + lanes.part * PART_KEYS + lanes.in_part;
     let mut keys = [u32::MAX; KEYS_PER_THREAD as usize];
-    for_each_step!(J => {
+    rgpu::unroll!(J in 0..16 => {
         let index = first + J as u32 * PART_THREADS;
         if full || index < params.len {
             // SAFETY: index < len <= src.len() (checked above).
@@ -497,7 +485,7 @@ pub fn radix_downsweep(
         }
     });
     if params.encodes() {
-        for_each_step!(J => {
+        rgpu::unroll!(J in 0..16 => {
             keys[J] = map.encode(keys[J]);
         });
     }
@@ -505,7 +493,7 @@ pub fn radix_downsweep(
         // Past the last key: the largest key, which sorts after every key of the tile
         // (its digit is the largest, and its places are the last), so the ranking needs no
         // exceptions for it; the tile's writes stop before it.
-        for_each_step!(J => {
+        rgpu::unroll!(J in 0..16 => {
             if first + J as u32 * PART_THREADS >= params.len {
                 keys[J] = u32::MAX;
             }
@@ -533,7 +521,7 @@ pub fn radix_downsweep(
     // Two ranks (each below PART_KEYS <= 2^16) per word: half the registers, and the sums
     // are made here (ptxas would otherwise keep both terms of each until their use).
     let mut ranks = [0u32; KEYS_PER_THREAD as usize / 2];
-    for_each_step!(J => {
+    rgpu::unroll!(J in 0..16 => {
         let d = digit(keys[J], shift);
         // The lanes holding a key with this key's digit (its own lane included).
         let mut peers = lanes.lanes;
@@ -543,11 +531,11 @@ pub fn radix_downsweep(
         // (issue 19: radix on Vulkan -43% on an H100). Going further here (`while` for every
         // range loop, `|`/`&` for `||`/`&&`: 3.5% more on the H100) made the downsweep one
         // that SwiftShader's WebGPU never finishes compiling, so that was left out.
-        for_each_step!(@ BIT {
+        rgpu::unroll!(BIT in 0..8 => {
             let set = (d >> BIT) & 1;
             let votes = group.subgroup_ballot(set != 0);
             peers &= votes ^ set.wrapping_sub(1);
-        } 0 1 2 3 4 5 6 7);
+        });
         let below = (peers & lanes.below).count_ones();
         let leader = below == 0;
         let mut old = 0;
@@ -602,7 +590,7 @@ pub fn radix_downsweep(
     };
     group.barrier();
 
-    for_each_step!(J => {
+    rgpu::unroll!(J in 0..16 => {
         // The digit again, computed another way so it is not kept from the ranking
         // (fewer live registers).
         let d = keys[J].rotate_right(shift) & (RADIX - 1);
@@ -619,7 +607,7 @@ pub fn radix_downsweep(
     // The sorted tile out, in index order: each digit's keys leave as one run.
     let in_tile = if full { RADIX_TILE } else { params.len - start };
     let decoding = params.decodes().then_some(map);
-    for_each_step!(J => {
+    rgpu::unroll!(J in 0..16 => {
         let i = J as u32 * RADIX_THREADS + lanes.place;
         if full || i < in_tile {
             // SAFETY: i < RADIX_TILE, digit < RADIX; base[d] + i is this key's place in the

@@ -398,20 +398,9 @@ fn position<const M: u32, const K: usize, const FLIP: bool>(
     }
 }
 
-/// Runs `body` for each `J` of `0..16` (the most slots a fused pass holds: `2^FUSED_STEPS`),
-/// `J` a constant in each copy; bodies test `J < K` for smaller passes (a constant too).
-macro_rules! for_each_slot {
-    ($j:ident => $body:block) => {
-        for_each_slot!(@ $j $body 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
-    };
-    (@ $j:ident $body:block $($n:literal)*) => {
-        $({
-            const $j: usize = $n;
-            $body
-        })*
-    };
-}
-const _: () = assert!(FUSED_STEPS <= 4, "for_each_slot! lists 16 slots");
+// A fused pass holds at most `2^FUSED_STEPS` slots; its loops unroll `0..16` and test
+// `J < K` (a constant in each copy).
+const _: () = assert!(FUSED_STEPS <= 4, "fused unrolls 16 slots");
 
 // `J >= K / 2` in the copy with `J == 0` is always false: meant (each copy's test is a
 // constant).
@@ -426,10 +415,10 @@ fn fused<S: KeySlots + ?Sized, const M: u32, const K: usize, const FLIP: bool>(
     let mut pos = [0u32; K];
     // Positions at or past `len` hold the network's virtual padding: larger than any key,
     // never moved, never stored (see `network`). Every loop over `j` is unrolled
-    // (`for_each_slot!`), so each index is a constant and the arrays stay in registers on
+    // (`rgpu::unroll!`), so each index is a constant and the arrays stay in registers on
     // every codegen (rust-gpu and spirv-opt unroll no loop by themselves).
     let mut key = [u32::MAX; K];
-    for_each_slot!(J => {
+    rgpu::unroll!(J in 0..16 => {
         if J < K {
             pos[J] = position::<M, K, FLIP>(step, thread, J);
             if pos[J] < len {
@@ -438,9 +427,9 @@ fn fused<S: KeySlots + ?Sized, const M: u32, const K: usize, const FLIP: bool>(
         }
     });
     // Distances K/2, K/4, .., 1.
-    for_each_slot!(@ BIT {
+    rgpu::unroll!(BIT in [8, 4, 2, 1] => {
         if BIT < K {
-            for_each_slot!(J => {
+            rgpu::unroll!(J in 0..16 => {
                 if J < K && J & BIT == 0 {
                     // In a flip pass's mirrored upper half, `J | BIT` is the lower position.
                     let (a, b) = if FLIP && J >= K / 2 {
@@ -454,8 +443,8 @@ fn fused<S: KeySlots + ?Sized, const M: u32, const K: usize, const FLIP: bool>(
                 }
             });
         }
-    } 8 4 2 1);
-    for_each_slot!(J => {
+    });
+    rgpu::unroll!(J in 0..16 => {
         if J < K && pos[J] < len {
             keys.store(pos[J], key[J]);
         }
