@@ -137,14 +137,22 @@ def _string(value: Any, where: str, forms: str) -> str:
 
 
 def _backends(value: Any, where: str) -> tuple[str, ...]:
-    from rgpu.backends import BACKENDS, did_you_mean
+    from rgpu.backends import BACKENDS
 
-    forms = 'backend = "cuda" or backend = ["cuda", "wgpu"] (names: cpu, cuda, wgpu, ash)'
-    names = _names(value, where, forms)
+    forms = f'backend = "cuda" or backend = ["cuda", "wgpu"] (names: {", ".join(BACKENDS)})'
+    return _known(_names(value, where, forms), tuple(BACKENDS), "backend", where, forms)
+
+
+def _known(
+    names: tuple[str, ...], known: tuple[str, ...], what: str, where: str, forms: str
+) -> tuple[str, ...]:
+    """``names``, each one of ``known`` (else which is not, and the nearest name)."""
+    from rgpu.backends import did_you_mean
+
     for name in names:
-        if name not in BACKENDS:
+        if name not in known:
             raise ConfigError(
-                f"{where} names an unknown backend `{name}`{did_you_mean(name, tuple(BACKENDS))}",
+                f"{where} names an unknown {what} `{name}`{did_you_mean(name, known)}",
                 f"use {forms}",
             )
     return names
@@ -203,19 +211,11 @@ def _capabilities(value: Any, where: str) -> tuple[str, ...]:
 
 def parse_platforms(value: Any, where: str) -> tuple[str, ...]:
     from rgpu.artifacts.portability import PLATFORMS
-    from rgpu.backends import did_you_mean
 
     forms = f'require-platforms = ["metal", "webgpu"] (names: {", ".join(PLATFORMS)})'
     if value == [] or value == ():
         return ()
-    names = _names(value, where, forms)
-    for name in names:
-        if name not in PLATFORMS:
-            raise ConfigError(
-                f"{where} names an unknown platform `{name}`{did_you_mean(name, tuple(PLATFORMS))}",
-                f"use {forms}",
-            )
-    return names
+    return _known(_names(value, where, forms), tuple(PLATFORMS), "platform", where, forms)
 
 
 def _codegen_forms() -> str:
