@@ -145,6 +145,29 @@ def test_the_demo_reports_the_vulkan_device(vulkan_ws: Path, backend: str) -> No
     assert "verified: identical to Rust's sort" in proc.stdout
 
 
+def test_the_benchmark_times_each_radix_kernel_on_lavapipe(vulkan_ws: Path) -> None:
+    env = {**LAVAPIPE, "BENCH_BACKENDS": "ash", "BENCH_ALGORITHMS": "radix"}
+    env |= {"BENCH_SIZES": "12", "BENCH_PHASES": "1"}
+    proc = subprocess.run(
+        [str(TARGET_DIR / "release" / "examples" / "bench")],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"^ash radix n=2\^12 launches=12 sort_ms=\d+\.\d+ ", proc.stdout, re.M)
+    phases = re.search(
+        r"^ash radix phases n=2\^12 radix_upsweep_ms=(\S+) radix_scan_ms=(\S+) "
+        r"radix_downsweep_ms=(\S+)$",
+        proc.stdout,
+        re.M,
+    )
+    assert phases, proc.stdout
+    assert all(float(ms) > 0 for ms in phases.groups()), phases.group(0)
+
+
 def test_wgpu_through_nagas_spirv_frontend(vulkan_ws: Path) -> None:
     env = {**LAVAPIPE, "RGPU_WGPU_SHADER": "naga"}
     proc = demo(vulkan_ws, "--backend", "wgpu", "--len", "3001", "--type", "i32",

@@ -3,7 +3,8 @@
 //! `sort_unstable` and rayon's `par_sort_unstable`. Run: `rgpu build --backend cuda` (and/or
 //! wgpu, ash), then `cargo run --release --example bench --features cuda`. `BENCH_BACKENDS=
 //! cuda,ash` picks backends; `BENCH_SIZES=16,20,24,26` the sizes (powers of two);
-//! `BENCH_ALGORITHMS=bitonic,radix` the sorts.
+//! `BENCH_ALGORITHMS=bitonic,radix` the sorts. `BENCH_PHASES=1` adds, for the radix sort,
+//! each kernel's share: every launch timed by itself, summed over a sort's passes.
 
 use std::time::Instant;
 
@@ -90,6 +91,47 @@ fn gpu_rows(device: &Device, algorithm: Algorithm, n: usize) -> Result<(), rgpu:
     Ok(())
 }
 
+/// The radix sort's device time per kernel (`BENCH_PHASES=1`): each launch timed by itself
+/// (a wait after each), summed over the sort's passes, the median of `RUNS` sorts after a
+/// warm-up. Their sum is below `sort_ms`: it leaves out the gaps between launches.
+fn radix_phase_row(device: &Device, n: usize) -> Result<(), rgpu::Error> {
+    use host::radix::KERNELS;
+    let input = SplitMix64::new(n as u64).bits(n);
+    let mut keys = device.upload(&input)?;
+    let mut scratch = RadixScratch::new(device, n as u32)?;
+    let mut times = vec![Vec::new(); KERNELS.len()];
+    for run in 0..=RUNS {
+        keys.write(&input)?;
+        let mut sums = [0.0; KERNELS.len()];
+        host::radix::launch_all_each(
+            device,
+            &mut keys,
+            &mut scratch,
+            (n as u32, KeyKind::U32, SortOrder::Ascending),
+            &mut |kernel, launch| {
+                let ((), ms) = device.timed(launch)?;
+                sums[kernel] += ms.unwrap_or(f64::NAN);
+                Ok(())
+            },
+        )?;
+        if run > 0 {
+            times.iter_mut().zip(sums).for_each(|(t, ms)| t.push(ms));
+        }
+    }
+    let shares: Vec<String> = KERNELS
+        .iter()
+        .zip(times)
+        .map(|(name, t)| format!("{name}_ms={:.3}", median(t)))
+        .collect();
+    println!(
+        "{} radix phases n=2^{} {}",
+        device.backend(),
+        n.trailing_zeros(),
+        shares.join(" ")
+    );
+    Ok(())
+}
+
 fn time_ms(f: impl FnOnce()) -> f64 {
     let t = Instant::now();
     f();
@@ -148,6 +190,7 @@ fn main() {
                 .unwrap_or_else(|| panic!("BENCH_ALGORITHMS: `{name}` is not bitonic or radix"))
         })
         .collect();
+    let phases = std::env::var("BENCH_PHASES").is_ok_and(|v| v == "1");
     for name in list("BENCH_BACKENDS", "cuda,wgpu,ash,cpu") {
         let Some(backend) = Backend::parse(&name) else {
             panic!("BENCH_BACKENDS: `{name}` is not a backend");
@@ -162,6 +205,9 @@ fn main() {
                 for &algorithm in &algorithms {
                     for &n in &sizes {
                         gpu_rows(&device, algorithm, n).expect("GPU benchmark");
+                        if algorithm == Algorithm::Radix && phases {
+                            radix_phase_row(&device, n).expect("GPU benchmark");
+                        }
                     }
                 }
             }

@@ -56,9 +56,15 @@ impl PassTables {
     }
 }
 
+/// The kernels of a pass, in launch order: `launch_all_each` names each launch by its
+/// index here.
+pub const KERNELS: [&str; 3] = ["radix_upsweep", "radix_scan", "radix_downsweep"];
+
+/// One launch, run by the caller of `launch_all_each` (inside `device.timed`, for example).
+pub type Launch<'a> = &'a mut dyn FnMut() -> Result<(), rgpu::Error>;
+
 /// The three launches of pass `pass` (`0..PASSES`): `src`'s `len` keys, ordered by the
 /// pass's digit (stably), to `dst` (the first pass encodes them, the last decodes them).
-#[allow(clippy::too_many_arguments)]
 pub fn launch_pass(
     device: &Device,
     src: &Buffer<u32>,
@@ -66,14 +72,32 @@ pub fn launch_pass(
     tables: &mut PassTables,
     len: u32,
     pass: u32,
+    kind_order: (KeyKind, SortOrder),
+) -> Result<(), rgpu::Error> {
+    let each: &mut dyn FnMut(usize, Launch) -> Result<(), rgpu::Error> = &mut |_, launch| launch();
+    launch_pass_each(device, src, dst, tables, len, pass, kind_order, each)
+}
+
+/// `launch_pass`, each launch run as `around(index in KERNELS, launch)`.
+#[allow(clippy::too_many_arguments)]
+fn launch_pass_each(
+    device: &Device,
+    src: &Buffer<u32>,
+    dst: &mut Buffer<u32>,
+    tables: &mut PassTables,
+    len: u32,
+    pass: u32,
     (kind, order): (KeyKind, SortOrder),
+    around: &mut dyn FnMut(usize, Launch) -> Result<(), rgpu::Error>,
 ) -> Result<(), rgpu::Error> {
     let params = RadixParams::new(len, pass, kind, order);
     let tiles = tile_count(len);
     let PassTables { counts, totals } = tables;
-    radix_upsweep(device, tiles, params, src, counts)?;
-    radix_scan(device, RADIX, params, counts, totals)?;
-    radix_downsweep(device, tiles, params, src, dst, counts, totals)
+    around(0, &mut || radix_upsweep(device, tiles, params, src, counts))?;
+    around(1, &mut || radix_scan(device, RADIX, params, counts, totals))?;
+    around(2, &mut || {
+        radix_downsweep(device, tiles, params, src, dst, counts, totals)
+    })
 }
 
 /// Every launch of one radix sort of the `len` keys in `keys` (already on `device`);
@@ -86,6 +110,24 @@ pub fn launch_all(
     kind: KeyKind,
     order: SortOrder,
 ) -> Result<(), rgpu::Error> {
+    launch_all_each(
+        device,
+        keys,
+        scratch,
+        (len, kind, order),
+        &mut |_, launch| launch(),
+    )
+}
+
+/// `launch_all`, each launch run as `around(index in KERNELS, launch)`: the benchmark
+/// times each kernel's share of a sort this way (`BENCH_PHASES=1`).
+pub fn launch_all_each(
+    device: &Device,
+    keys: &mut Buffer<u32>,
+    scratch: &mut RadixScratch,
+    (len, kind, order): (u32, KeyKind, SortOrder),
+    around: &mut dyn FnMut(usize, Launch) -> Result<(), rgpu::Error>,
+) -> Result<(), rgpu::Error> {
     assert_eq!(
         scratch.len, len as usize,
         "RadixScratch is for another size"
@@ -93,7 +135,7 @@ pub fn launch_all(
     let RadixScratch { alt, tables, .. } = scratch;
     let (mut src, mut dst) = (keys, alt);
     for pass in 0..PASSES {
-        launch_pass(device, src, dst, tables, len, pass, (kind, order))?;
+        launch_pass_each(device, src, dst, tables, len, pass, (kind, order), around)?;
         std::mem::swap(&mut src, &mut dst);
     }
     // PASSES is even: the last pass wrote the caller's buffer.
