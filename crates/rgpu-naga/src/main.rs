@@ -443,6 +443,13 @@ fn failed_everywhere(kernel: &str, message: &str) -> Value {
     json!({"name": kernel, "buffers": null, "platforms": platforms})
 }
 
+/// Why naga could not read a module.
+enum ReadFailure {
+    Error(naga::front::spv::Error),
+    /// The reader panicked: its message and where.
+    Panicked(String),
+}
+
 fn report(args: &Args) -> Result<Value, String> {
     let bytes =
         std::fs::read(&args.spv).map_err(|e| format!("cannot read {}: {e}", args.spv.display()))?;
@@ -464,7 +471,19 @@ fn report(args: &Args) -> Result<Value, String> {
         strict_capabilities: true,
         block_ctx_dump_prefix: None,
     };
-    let parsed = naga::front::spv::parse_u8_slice(&bytes, &options);
+    // naga's reader panics on some modules (naga 30.0.1: `proc/emitter.rs` unwraps `None`
+    // for a rust-gpu module whose entry point branches between two unrolled blocks, one
+    // with loops and barriers): a module it cannot read, with the panic's message.
+    let parsed = std::panic::catch_unwind(|| {
+        naga::front::spv::parse_u8_slice(&bytes, &options).map_err(ReadFailure::Error)
+    })
+    .unwrap_or_else(|payload| {
+        let place = PANIC_PLACE.with(|p| p.take());
+        Err(ReadFailure::Panicked(format!(
+            "{}{place}",
+            panic_text(&*payload)
+        )))
+    });
     let kernels: Vec<Value> = match parsed {
         Ok(module) => {
             let names: Vec<String> = if args.kernels.is_empty() {
@@ -499,7 +518,14 @@ fn report(args: &Args) -> Result<Value, String> {
                 .collect()
         }
         Err(e) => {
-            let message = format!("naga cannot read the SPIR-V module: {}", chain(&e));
+            let message = match e {
+                ReadFailure::Error(e) => {
+                    format!("naga cannot read the SPIR-V module: {}", chain(&e))
+                }
+                ReadFailure::Panicked(text) => {
+                    format!("naga's SPIR-V reader panicked on the module: {text}")
+                }
+            };
             let names: Vec<String> = if args.kernels.is_empty() {
                 declared.keys().cloned().collect()
             } else {
@@ -530,8 +556,21 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    std::panic::set_hook(Box::new(|_| {}));
-    match report(&args) {
+    // Panics are caught and reported with their message: a writer's as that platform's
+    // failure (`kernel_report`), any other (naga's reader or validator, rgpu-naga's own
+    // rewrites) as the whole run's, with where it happened, instead of a silent exit 101.
+    std::panic::set_hook(Box::new(|info| {
+        let place = info
+            .location()
+            .map(|l| format!(" at {}:{}", crate_path(l.file()), l.line()))
+            .unwrap_or_default();
+        PANIC_PLACE.with(|p| *p.borrow_mut() = place);
+    }));
+    let outcome = std::panic::catch_unwind(|| report(&args)).unwrap_or_else(|payload| {
+        let place = PANIC_PLACE.with(|p| p.take());
+        Err(format!("panicked{place}: {}", panic_text(&*payload)))
+    });
+    match outcome {
         Ok(value) => {
             println!("{value}");
             ExitCode::SUCCESS
@@ -541,4 +580,17 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// A source path from cargo's registry from the crate's folder on (`naga-30.0.1/src/..`).
+fn crate_path(file: &str) -> &str {
+    match file.split_once("/registry/src/") {
+        Some((_, rest)) => rest.split_once('/').map_or(rest, |(_, path)| path),
+        None => file,
+    }
+}
+
+thread_local! {
+    /// Where the last panic on this thread happened (set by the panic hook).
+    static PANIC_PLACE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
 }
