@@ -321,6 +321,7 @@ mod tests {
                 .starts_with("cpu: no per-kernel statistics: the cpu backend runs kernels"),
             "{e}"
         );
+        assert!(!e.to_string().contains("  "), "{e}");
     }
 
     #[test]

@@ -404,6 +404,7 @@ fn kernel_stats_describe_each_launched_kernel_or_say_why_not(backend: Backend) {
         Err(e) => {
             let text = e.to_string();
             assert!(matches!(e, Error::NoKernelStats { .. }), "{text}");
+            assert!(!text.contains("  "), "{text}");
             let prefix = format!("{backend}: no per-kernel statistics: ");
             assert!(text.starts_with(&prefix), "{text}");
             match backend {

@@ -112,7 +112,8 @@ impl Api for CpuDevice {
     fn kernel_stats(&self) -> Result<Vec<KernelStats>, Error> {
         Err(Error::NoKernelStats {
             backend: Self::BACKEND,
-            reason: "the cpu backend runs kernels as Rust compiled into the host program, with                      no driver to report registers or spills: use the cuda or ash backend"
+            reason: "the cpu backend runs kernels as Rust compiled into the host program, with \
+                     no driver to report registers or spills: use the cuda or ash backend"
                 .into(),
         })
     }
