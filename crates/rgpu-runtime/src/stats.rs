@@ -85,6 +85,9 @@ pub struct KernelStats {
     pub local_bytes: Option<u64>,
     /// Static shared (workgroup) memory in bytes, where the backend can tell.
     pub shared_bytes: Option<u64>,
+    /// The subgroup size the compiled kernel runs with, where the backend can tell (Vulkan:
+    /// the pipeline executable's; CUDA: the warp size).
+    pub subgroup_size: Option<u32>,
     /// Every statistic the driver gave, as it gave it.
     pub stats: Vec<Stat>,
     /// Where they come from ("cuFuncGetAttribute", "VK_KHR_pipeline_executable_properties").
@@ -99,7 +102,9 @@ impl KernelStats {
 }
 
 /// Which of the summary fields a Vulkan statistic's name stands for, where the name clearly
-/// says so (drivers name them freely: anything unclear stays only in the raw list).
+/// says so (drivers name them freely: anything unclear stays only in the raw list). Only
+/// Vulkan's statistics need it (ash).
+#[cfg(any(feature = "ash", test))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Summary {
     Registers,
@@ -111,6 +116,7 @@ pub(crate) enum Summary {
 /// "VGPRs"/"SGPRs" are registers only when they are the only register-like name (see
 /// `summarize`); spills need "spill" and "bytes"; shared memory needs "shared" or
 /// "workgroup" memory in bytes.
+#[cfg(any(feature = "ash", test))]
 pub(crate) fn summary_of(name: &str) -> Option<Summary> {
     let n = name.to_ascii_lowercase();
     let bytes = n.contains("byte");
@@ -133,6 +139,7 @@ pub(crate) fn summary_of(name: &str) -> Option<Summary> {
 /// Fills `registers`, `local_bytes` and `shared_bytes` of `stats` from its raw list, where
 /// exactly one whole-number statistic clearly names each (two candidates: left `None`, the
 /// raw list says which is which).
+#[cfg(any(feature = "ash", test))]
 pub(crate) fn summarize(stats: &mut KernelStats) {
     for (field, summary) in [
         (0, Summary::Registers),
@@ -198,6 +205,7 @@ mod tests {
             registers: None,
             local_bytes: None,
             shared_bytes: None,
+            subgroup_size: None,
             stats: vec![
                 stat("Register Count", StatValue::U64(40)),
                 stat("Spilled bytes", StatValue::I64(16)),

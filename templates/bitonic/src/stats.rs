@@ -77,11 +77,13 @@ pub fn json_fields(device: &Device) -> String {
                         .collect();
                     format!(
                         "{{\"kernel\": {}, \"registers\": {}, \"local_bytes\": {}, \
-                         \"shared_bytes\": {}, \"source\": {}, \"stats\": [{}]}}",
+                         \"shared_bytes\": {}, \"subgroup_size\": {}, \"source\": {}, \
+                         \"stats\": [{}]}}",
                         json_string(k.kernel),
                         json_number(k.registers),
                         json_number(k.local_bytes),
                         json_number(k.shared_bytes),
+                        json_number(k.subgroup_size),
                         json_string(k.source),
                         stats.join(", ")
                     )
@@ -132,12 +134,14 @@ pub fn text_lines(device: &Device) -> Vec<String> {
                     })
                     .collect();
                 lines.push(format!(
-                    "{} stats {}: registers={} local_bytes={} shared_bytes={} ({}): {}",
+                    "{} stats {}: registers={} local_bytes={} shared_bytes={} subgroup_size={} \
+                     ({}): {}",
                     facts.backend,
                     k.kernel,
                     shown(k.registers),
                     shown(k.local_bytes),
                     shown(k.shared_bytes),
+                    shown32(k.subgroup_size),
                     k.source,
                     raw.join("; ")
                 ));

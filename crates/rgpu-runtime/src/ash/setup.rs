@@ -111,18 +111,14 @@ fn has(extensions: &[vk::ExtensionProperties], name: &CStr) -> bool {
 /// The subgroup sizes and compute units, and whether pipeline statistics can be had.
 ///
 /// # Safety
-/// `physical` belongs to the live `instance`, a Vulkan 1.2 device of API `api_version`.
-unsafe fn extras(
-    instance: &ash::Instance,
-    physical: vk::PhysicalDevice,
-    api_version: u32,
-    driver: &str,
-) -> Extras {
+/// `physical` belongs to the live `instance`, a Vulkan 1.2 device.
+unsafe fn extras(instance: &ash::Instance, physical: vk::PhysicalDevice, driver: &str) -> Extras {
     // SAFETY: the caller guarantees a live device of this instance.
     let extensions =
         unsafe { instance.enumerate_device_extension_properties(physical) }.unwrap_or_default();
-    let size_control = api_version >= vk::API_VERSION_1_3
-        || has(&extensions, ash::ext::subgroup_size_control::NAME);
+    // The instance asks for Vulkan 1.2, so 1.3's core structs are valid through their
+    // extensions only (drivers keep listing promoted extensions).
+    let size_control = has(&extensions, ash::ext::subgroup_size_control::NAME);
     let sm_builtins = has(&extensions, ash::nv::shader_sm_builtins::NAME);
     let amd_cores = has(&extensions, ash::amd::shader_core_properties::NAME);
     let mut subgroup = vk::PhysicalDeviceSubgroupProperties::default();
@@ -134,7 +130,7 @@ unsafe fn extras(
         let mut props = vk::PhysicalDeviceProperties2::default().push_next(&mut subgroup);
         if size_control {
             props = props.push_next(&mut control);
-            sources.push("VkPhysicalDeviceSubgroupSizeControlProperties");
+            sources.push("VK_EXT_subgroup_size_control");
         }
         if sm_builtins {
             props = props.push_next(&mut sm);
@@ -322,7 +318,7 @@ unsafe fn with_instance(
     let mut features = unsafe { wanted_features(&instance, chosen.physical) };
     let driver_name = format!("'{}'", c_str(driver.driver_name_as_c_str()));
     // SAFETY: as above.
-    let extras = unsafe { extras(&instance, chosen.physical, props.api_version, &driver_name) };
+    let extras = unsafe { extras(&instance, chosen.physical, &driver_name) };
     let priorities = [1.0];
     let queue_info = [vk::DeviceQueueCreateInfo::default()
         .queue_family_index(chosen.family)

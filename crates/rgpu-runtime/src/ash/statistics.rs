@@ -110,6 +110,7 @@ impl Context {
         let executables = unsafe { ext.get_pipeline_executable_properties(&pipeline_info) }
             .map_err(|e| ("vkGetPipelineExecutablePropertiesKHR", e))?;
         let mut stats = Vec::new();
+        let subgroup_size = executables.iter().map(|e| e.subgroup_size).find(|&n| n > 0);
         for (index, executable) in executables.iter().enumerate() {
             let label = text(executable.name_as_c_str());
             let label = if executable.subgroup_size > 0 {
@@ -139,6 +140,7 @@ impl Context {
             registers: None,
             local_bytes: None,
             shared_bytes: None,
+            subgroup_size,
             stats,
             source: "VK_KHR_pipeline_executable_properties",
         };

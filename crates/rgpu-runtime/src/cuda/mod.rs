@@ -208,7 +208,7 @@ impl Api for CudaDevice {
         state
             .loaded
             .iter()
-            .map(|key| function_stats(key.1, &state.functions[key]))
+            .map(|key| function_stats(key.1, &state.functions[key], self.warp_size))
             .collect()
     }
 
@@ -559,7 +559,11 @@ const FUNCTION_ATTRIBUTES: [(sys::CUfunction_attribute, &str, &str); 8] = {
     ]
 };
 
-fn function_stats(kernel: &'static str, function: &CudaFunction) -> Result<KernelStats, Error> {
+fn function_stats(
+    kernel: &'static str,
+    function: &CudaFunction,
+    warp_size: Option<u32>,
+) -> Result<KernelStats, Error> {
     let mut stats = Vec::with_capacity(FUNCTION_ATTRIBUTES.len());
     for (attribute, name, description) in FUNCTION_ATTRIBUTES {
         let value = function
@@ -589,6 +593,7 @@ fn function_stats(kernel: &'static str, function: &CudaFunction) -> Result<Kerne
         registers: whole("NUM_REGS"),
         local_bytes: whole("LOCAL_SIZE_BYTES"),
         shared_bytes: whole("SHARED_SIZE_BYTES"),
+        subgroup_size: warp_size,
         stats,
         source: "cuFuncGetAttribute",
     })
