@@ -13,14 +13,20 @@ import pytest
 
 from tests.conftest import requires_gpu, run_rgpu
 
+WORKSPACES: dict[str, Path] = {}
 
-@pytest.fixture(scope="module")
-def gpu_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    parent = tmp_path_factory.mktemp("stats")
-    run_rgpu("new", "statsdemo", "--dir", str(parent))
-    ws = parent / "statsdemo"
-    run_rgpu("build", "--backend", "cuda,ash", "--arch", "native", cwd=ws)
-    return ws
+
+def workspace(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Path:
+    """A demo built for `backend` alone (once per backend), so a cuda run needs no SPIR-V
+    toolchain and an ash run no PTX one."""
+    if backend not in WORKSPACES:
+        parent = tmp_path_factory.mktemp(f"stats-{backend}")
+        run_rgpu("new", "statsdemo", "--dir", str(parent))
+        ws = parent / "statsdemo"
+        arch = ("--arch", "native") if backend == "cuda" else ()
+        run_rgpu("build", "--backend", backend, *arch, cwd=ws)
+        WORKSPACES[backend] = ws
+    return WORKSPACES[backend]
 
 
 def bench_json(ws: Path, backend: str, algorithm: str) -> dict[str, Any]:
@@ -50,9 +56,9 @@ def registers(kernel: dict[str, Any]) -> int:
 @pytest.mark.parametrize("algorithm", ["radix", "bitonic"])
 @pytest.mark.parametrize("backend", ["cuda", "ash"])
 def test_the_driver_reports_registers_for_each_demo_kernel(
-    gpu_ws: Path, backend: str, algorithm: str
+    tmp_path_factory: pytest.TempPathFactory, backend: str, algorithm: str
 ) -> None:
-    result = bench_json(gpu_ws, backend, algorithm)
+    result = bench_json(workspace(tmp_path_factory, backend), backend, algorithm)
     assert result["sorted"] is True
     facts = result["device_facts"]
     assert facts["subgroup_size"] == 32 and facts["compute_unit"] == "SM", facts
