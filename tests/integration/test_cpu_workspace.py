@@ -66,6 +66,30 @@ def test_demo_sorts_every_type_order_and_edge_size(
             assert isinstance(result["device_ms"], float) and result["device_ms"] >= 0
 
 
+def test_bench_json_adds_the_device_facts_and_why_the_cpu_has_no_kernel_stats(
+    built: Path,
+) -> None:
+    """`--bench --json` keeps every key of the plain JSON and adds what the device says:
+    subgroups of 1 and the worker threads; the cpu has no driver statistics, and says so."""
+    result = json.loads(
+        demo(built, "--backend", "cpu", "--len", "5000", "--bench", "--json").stdout
+    )
+    plain = json.loads(demo(built, "--backend", "cpu", "--len", "5000", "--json").stdout)
+    assert set(plain) < set(result)
+    assert set(result) - set(plain) == {"device_facts", "kernel_stats", "kernel_stats_unavailable"}
+    assert {k: result[k] for k in ("backend", "len", "sorted")} == {
+        "backend": "cpu", "len": 5000, "sorted": True
+    }  # fmt: skip
+    facts = result["device_facts"]
+    assert (facts["subgroup_size"], facts["subgroup_min"], facts["subgroup_max"]) == (1, 1, 1)
+    assert isinstance(facts["compute_units"], int) and facts["compute_units"] >= 1
+    assert facts["compute_unit"] == "thread"
+    assert result["kernel_stats"] is None
+    reason = result["kernel_stats_unavailable"]
+    assert reason.startswith("cpu: no per-kernel statistics: the cpu backend runs kernels as Rust")
+    assert "use the cuda or ash backend" in reason
+
+
 def test_user_data_round_trips_through_text_with_float_specials(
     built: Path, tmp_path: Path
 ) -> None:

@@ -135,6 +135,36 @@ def test_the_demo_sorts_each_type_and_order_on_lavapipe(
 
 
 @pytest.mark.parametrize("backend", ["wgpu", "ash"])
+def test_bench_json_adds_lavapipes_subgroup_size_and_why_it_has_no_kernel_stats(
+    vulkan_ws: Path, backend: str
+) -> None:
+    """`--bench --json` keeps the plain JSON's keys and adds `device_facts` (lavapipe:
+    subgroups of 8, vulkaninfo's subgroupSize = min = max = 8; no core count) and why there
+    are no kernel statistics: wgpu has no API for them, lavapipe lacks the Vulkan extension."""
+    args = ("--backend", backend, "--algorithm", "radix", "--len", "4097", "--json")
+    plain = demo(vulkan_ws, *args, env=LAVAPIPE)
+    proc = demo(vulkan_ws, *args, "--bench", env=LAVAPIPE)
+    assert plain.returncode == 0 and proc.returncode == 0, plain.stderr + proc.stderr
+    result = json.loads(proc.stdout)
+    assert set(result) - set(json.loads(plain.stdout)) == {
+        "device_facts", "kernel_stats", "kernel_stats_unavailable"
+    }  # fmt: skip
+    assert result["sorted"] is True and result["device_ms"] > 0
+    facts = result["device_facts"]
+    assert (facts["subgroup_size"], facts["subgroup_min"], facts["subgroup_max"]) == (8, 8, 8)
+    assert facts["compute_units"] is None and facts["compute_unit"] == ""
+    assert result["kernel_stats"] is None
+    reason = result["kernel_stats_unavailable"]
+    if backend == "wgpu":
+        assert reason.startswith("wgpu: no per-kernel statistics: wgpu 30 has no API"), reason
+    else:
+        assert reason.startswith(
+            "ash: no per-kernel statistics: the Vulkan driver 'llvmpipe' lacks "
+            "VK_KHR_pipeline_executable_properties"
+        ), reason
+
+
+@pytest.mark.parametrize("backend", ["wgpu", "ash"])
 def test_the_demo_reports_the_vulkan_device(vulkan_ws: Path, backend: str) -> None:
     proc = demo(
         vulkan_ws, "--backend", backend, "--len", "5000", "--type", "f32", "--verify", env=LAVAPIPE

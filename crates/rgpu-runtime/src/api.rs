@@ -16,6 +16,7 @@
 use crate::backend::Backend;
 use crate::error::Error;
 use crate::kernel::{Artifact, KernelInfo};
+use crate::stats::{DeviceFacts, KernelStats};
 
 /// One backend's device, and its buffers' memory.
 pub(crate) trait Api: Sized {
@@ -30,6 +31,14 @@ pub(crate) trait Api: Sized {
 
     /// What it runs on, for people: the device's name, driver and limits that matter.
     fn description(&self) -> String;
+
+    /// Subgroup sizes and compute units, as the backend's API tells them.
+    fn facts(&self) -> DeviceFacts;
+
+    /// The driver's statistics of every kernel this device has compiled for launches, in
+    /// the order they were first launched; `Error::NoKernelStats` (saying what is missing)
+    /// when the backend or driver cannot tell.
+    fn kernel_stats(&self) -> Result<Vec<KernelStats>, Error>;
 
     /// New memory holding `data`, for elements aligned to `align` bytes.
     fn upload(&self, data: &[u8], align: usize) -> Result<Self::Memory, Error>;

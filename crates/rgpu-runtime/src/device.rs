@@ -10,6 +10,7 @@ use crate::backend::{Backend, Skipped, BACKEND_VAR};
 use crate::cpu::CpuDevice;
 use crate::error::Error;
 use crate::registry::{self, DeviceKind};
+use crate::stats::{DeviceFacts, KernelStats};
 
 /// One backend, opened on one device. Cheap to clone (the clones share the device).
 #[derive(Clone)]
@@ -106,6 +107,22 @@ impl Device {
     /// What it runs on, for people: the device's name, driver and limits that matter.
     pub fn description(&self) -> String {
         self.inner.kind.description()
+    }
+
+    /// What kernels see of the device: the subgroup size(s) and the number of compute units
+    /// (SMs, CUs; the cpu backend's threads), `None` where the backend's API cannot tell.
+    pub fn facts(&self) -> DeviceFacts {
+        self.inner.kind.facts()
+    }
+
+    /// The driver's statistics (registers, spills, shared memory, and its whole list as it
+    /// gave it) of every kernel this device has launched so far, in first-launch order:
+    /// CUDA's function attributes, Vulkan's `VK_KHR_pipeline_executable_properties` (ash).
+    /// `Error::NoKernelStats` says what is missing where the backend or driver cannot tell
+    /// (wgpu, webgpu and the cpu always; ash without the extension). Launch timings do not
+    /// change: ash compiles a separate copy of each pipeline to ask about.
+    pub fn kernel_stats(&self) -> Result<Vec<KernelStats>, Error> {
+        self.inner.kind.kernel_stats()
     }
 
     /// Waits for every launch queued so far.
@@ -282,6 +299,29 @@ mod tests {
                 format!("built without the {b} feature: run rgpu build --backend {b}")
             );
         }
+    }
+
+    #[test]
+    fn the_cpu_device_states_its_facts_and_has_no_kernel_stats() {
+        let device = Device::cpu_with_threads(3).unwrap();
+        let facts = device.facts();
+        assert_eq!(facts.backend, Backend::Cpu);
+        assert_eq!(
+            (facts.subgroup_size, facts.subgroup_min, facts.subgroup_max),
+            (Some(1), Some(1), Some(1))
+        );
+        assert_eq!(
+            (facts.compute_units, facts.compute_unit),
+            (Some(3), "thread")
+        );
+        let e = device.kernel_stats().unwrap_err();
+        assert!(matches!(e, Error::NoKernelStats { .. }), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("cpu: no per-kernel statistics: the cpu backend runs kernels"),
+            "{e}"
+        );
+        assert!(!e.to_string().contains("  "), "{e}");
     }
 
     #[test]

@@ -45,6 +45,9 @@ pub enum Error {
     Transfer { backend: Backend, reason: String },
     /// A configuration value (an environment variable) is invalid.
     Config { reason: String },
+    /// The backend or its driver cannot report per-kernel statistics
+    /// (`Device::kernel_stats`), and why.
+    NoKernelStats { backend: Backend, reason: String },
 }
 
 impl fmt::Display for Error {
@@ -106,6 +109,9 @@ impl fmt::Display for Error {
                 )
             }
             Error::Config { reason } => f.write_str(reason),
+            Error::NoKernelStats { backend, reason } => {
+                write!(f, "{backend}: no per-kernel statistics: {reason}")
+            }
         }
     }
 }
@@ -203,6 +209,10 @@ mod tests {
             },
             Error::Config {
                 reason: "RGPU_BACKEND=x: use cpu".into(),
+            },
+            Error::NoKernelStats {
+                backend: Backend::Wgpu,
+                reason: "wgpu 30 has no API for them: use the ash or cuda backend".into(),
             },
         ];
         for error in all {

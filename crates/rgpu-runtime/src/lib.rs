@@ -22,6 +22,7 @@ mod kernel;
 mod launch;
 pub mod program;
 mod registry;
+mod stats;
 pub mod testing;
 
 // The backends' folders, each under the `cfg` its line in `backend.rs` gives. (Declared here,
@@ -43,6 +44,7 @@ pub use cpu::{Global, Group, Item, Shared, Word, CPU_THREADS_VAR};
 pub use device::Device;
 pub use error::Error;
 pub use program::{args, Instant};
+pub use stats::{DeviceFacts, KernelStats, Stat, StatValue};
 
 /// What the `#[rgpu::kernel]` launchers use; not a stable API.
 #[doc(hidden)]

@@ -7,6 +7,7 @@ use crate::api::{Api, Arg, CpuDevices, DeviceBuffer, MemoryOf};
 use crate::backend::{backends, Backend};
 use crate::error::Error;
 use crate::kernel::{Artifact, KernelInfo};
+use crate::stats::{DeviceFacts, KernelStats};
 
 macro_rules! define_registry {
     ($($(#[$doc:meta])* $variant:ident $name:literal ($($cfg:tt)*) $code:literal
@@ -51,6 +52,18 @@ macro_rules! define_registry {
             pub(crate) fn description(&self) -> String {
                 match self {
                     $(#[cfg($($cfg)*)] DeviceKind::$variant(d) => d.description(),)*
+                }
+            }
+
+            pub(crate) fn facts(&self) -> DeviceFacts {
+                match self {
+                    $(#[cfg($($cfg)*)] DeviceKind::$variant(d) => d.facts(),)*
+                }
+            }
+
+            pub(crate) fn kernel_stats(&self) -> Result<Vec<KernelStats>, Error> {
+                match self {
+                    $(#[cfg($($cfg)*)] DeviceKind::$variant(d) => d.kernel_stats(),)*
                 }
             }
 

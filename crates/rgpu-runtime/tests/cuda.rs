@@ -287,6 +287,51 @@ fn a_groups_kernel_with_shared_memory_and_barriers() {
 }
 
 #[test]
+fn facts_and_the_drivers_statistics_of_each_launched_kernel() {
+    let Some(device) = open() else {
+        return;
+    };
+    let facts = device.facts();
+    assert_eq!(facts.subgroup_size, Some(32), "{facts:?}");
+    assert_eq!(
+        (facts.subgroup_min, facts.subgroup_max),
+        (Some(32), Some(32))
+    );
+    assert!(facts.compute_units.is_some_and(|n| n > 0), "{facts:?}");
+    assert_eq!(facts.compute_unit, "SM");
+    assert_eq!(device.kernel_stats().unwrap(), []);
+    let (x, mut y) = (vec![1.0f32; 1000], vec![0.0f32; 1000]);
+    saxpy(&device, &ARTIFACTS, 1000, &x, &mut y, 2.0).unwrap();
+    let mut data: Vec<u32> = (0..512).collect();
+    launch(
+        &device,
+        &REVERSE_TILES,
+        &ARTIFACTS,
+        2,
+        &mut [Arg::InOut(data.dst())],
+        &|lens| bytemuck::cast_slice(&[2u32, lens[0]]).to_vec(),
+    )
+    .unwrap();
+    let stats = device.kernel_stats().unwrap();
+    let names: Vec<&str> = stats.iter().map(|k| k.kernel).collect();
+    assert_eq!(names, ["saxpy", "reverse_tiles"]);
+    for k in &stats {
+        eprintln!("cuda {}: {:?}", k.kernel, k.stats);
+        assert!(k.registers.is_some_and(|r| r > 0), "{k:?}");
+        assert_eq!(k.local_bytes, Some(0), "{k:?}");
+        assert_eq!(k.subgroup_size, Some(32));
+        assert_eq!(k.source, "cuFuncGetAttribute");
+        assert_eq!(
+            k.get("PTX_VERSION").and_then(|s| s.value.as_u64()),
+            Some(70)
+        );
+    }
+    assert_eq!(stats[0].shared_bytes, Some(0));
+    // The fixture's `.shared .b8 tile[1024]`.
+    assert_eq!(stats[1].shared_bytes, Some(1024));
+}
+
+#[test]
 fn zero_lengths_missing_kernels_and_archs() {
     let Some(device) = open() else {
         return;

@@ -352,6 +352,86 @@ fn the_device_describes_itself(backend: Backend) {
     }
 }
 
+fn the_device_facts_give_the_subgroup_size(backend: Backend) {
+    let Some((device, _)) = open(backend) else {
+        return;
+    };
+    let facts = device.facts();
+    assert_eq!(facts.backend, backend);
+    let (min, max) = (facts.subgroup_min.unwrap(), facts.subgroup_max.unwrap());
+    assert!(min.is_power_of_two() && min <= max, "{facts:?}");
+    if let Some(size) = facts.subgroup_size {
+        assert!((min..=max).contains(&size), "{facts:?}");
+    }
+    if backend == Backend::Ash {
+        // Vulkan 1.1's subgroupSize is always there.
+        assert!(facts.subgroup_size.is_some(), "{facts:?}");
+    }
+    assert_eq!(facts.compute_unit.is_empty(), facts.compute_units.is_none());
+    if device.description().contains("llvmpipe") {
+        // lavapipe: subgroups of 8 (vulkaninfo: subgroupSize = min = max = 8), and no
+        // extension that counts its cores.
+        assert_eq!(
+            (facts.subgroup_size, facts.subgroup_min, facts.subgroup_max),
+            (Some(8), Some(8), Some(8)),
+            "{facts:?}"
+        );
+        assert_eq!(facts.compute_units, None, "{facts:?}");
+    }
+}
+
+fn kernel_stats_describe_each_launched_kernel_or_say_why_not(backend: Backend) {
+    let Some((device, artifacts)) = open(backend) else {
+        return;
+    };
+    let n = 256;
+    let x = xs(n);
+    let mut y = vec![1.0f32; n];
+    saxpy(&device, artifacts, n as u32, &x, &mut y, 2.0).unwrap();
+    let mut data: Vec<u32> = (0..512).collect();
+    reverse_tiles(&device, artifacts, 2, &mut data).unwrap();
+    match device.kernel_stats() {
+        Ok(list) => {
+            assert_eq!(backend, Backend::Ash, "{backend} cannot report statistics");
+            let names: Vec<&str> = list.iter().map(|k| k.kernel).collect();
+            assert_eq!(names, ["saxpy", "reverse_tiles"]);
+            for k in &list {
+                assert!(!k.stats.is_empty(), "{k:?}");
+                assert_eq!(k.source, "VK_KHR_pipeline_executable_properties");
+                eprintln!("{}: {:?}", k.kernel, k.stats);
+            }
+        }
+        Err(e) => {
+            let text = e.to_string();
+            assert!(matches!(e, Error::NoKernelStats { .. }), "{text}");
+            assert!(!text.contains("  "), "{text}");
+            let prefix = format!("{backend}: no per-kernel statistics: ");
+            assert!(text.starts_with(&prefix), "{text}");
+            match backend {
+                Backend::Wgpu => assert!(text.contains("wgpu 30 has no API"), "{text}"),
+                _ => assert!(
+                    text.contains("lacks VK_KHR_pipeline_executable_properties")
+                        || text.contains("without its pipelineExecutableInfo feature"),
+                    "{text}"
+                ),
+            }
+            if backend == Backend::Ash && device.description().contains("llvmpipe") {
+                eprintln!("{text}");
+                assert!(
+                    text.contains("the Vulkan driver 'llvmpipe' lacks"),
+                    "{text}"
+                );
+            }
+        }
+    }
+    // Asking compiled nothing that launches use: they still run, and right.
+    saxpy(&device, artifacts, n as u32, &x, &mut y, 1.0).unwrap();
+    assert!(y
+        .iter()
+        .enumerate()
+        .all(|(i, &v)| v == 3.0 * i as f32 + 1.0));
+}
+
 /// Not a pattern a copy could get right by accident.
 fn pattern(len: usize, seed: u32) -> Vec<u32> {
     (0..len as u32)
@@ -476,6 +556,16 @@ macro_rules! vulkan_tests {
             #[test]
             fn the_device_describes_itself() {
                 super::the_device_describes_itself($backend);
+            }
+
+            #[test]
+            fn the_device_facts_give_the_subgroup_size() {
+                super::the_device_facts_give_the_subgroup_size($backend);
+            }
+
+            #[test]
+            fn kernel_stats_describe_each_launched_kernel_or_say_why_not() {
+                super::kernel_stats_describe_each_launched_kernel_or_say_why_not($backend);
             }
 
             #[test]

@@ -5,6 +5,9 @@
 //! cuda,ash` picks backends; `BENCH_SIZES=16,20,24,26` the sizes (powers of two);
 //! `BENCH_ALGORITHMS=bitonic,radix` the sorts. `BENCH_PHASES=1` adds, for the radix sort,
 //! each kernel's share: every launch timed by itself, summed over a sort's passes.
+//! `BENCH_STATS=1` also prints, after each backend's rows, its subgroup sizes and compute
+//! units and the driver's statistics (registers, spills, shared memory) of every kernel it
+//! launched.
 
 use std::time::Instant;
 
@@ -191,12 +194,19 @@ fn main() {
         })
         .collect();
     let phases = std::env::var("BENCH_PHASES").is_ok_and(|v| v == "1");
+    let stats = std::env::var("BENCH_STATS").is_ok_and(|v| v == "1");
     for name in list("BENCH_BACKENDS", "cuda,wgpu,ash,cpu") {
         let Some(backend) = Backend::parse(&name) else {
             panic!("BENCH_BACKENDS: `{name}` is not a backend");
         };
         if backend == Backend::Cpu {
             sizes.iter().for_each(|&n| cpu_rows(&algorithms, n));
+            if stats {
+                let device = Device::open(Backend::Cpu).unwrap();
+                host::stats::text_lines(&device)
+                    .iter()
+                    .for_each(|line| println!("{line}"));
+            }
             continue;
         }
         match Device::open(backend) {
@@ -209,6 +219,12 @@ fn main() {
                             radix_phase_row(&device, n).expect("GPU benchmark");
                         }
                     }
+                }
+                // Asked after the timed runs, so it changes nothing they measure.
+                if stats {
+                    host::stats::text_lines(&device)
+                        .iter()
+                        .for_each(|line| println!("{line}"));
                 }
             }
             Err(why) => println!("{backend} rows skipped: {why}"),

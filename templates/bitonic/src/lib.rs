@@ -1,5 +1,5 @@
 //! Host side of the sorts: a `Sorter` over any rgpu device (bitonic or radix), the CPU
-//! paths, and key files.
+//! paths, key files, and what the driver says about the kernels (`stats`).
 
 pub mod cpu;
 pub mod keys_io;
@@ -8,6 +8,7 @@ pub mod radix_cpu;
 pub mod reference;
 pub mod rng;
 pub mod sorter;
+pub mod stats;
 
 pub use kernel::key::SortKey;
 pub use kernel::{KeyKind, SortOrder};

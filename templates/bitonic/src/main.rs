@@ -76,7 +76,8 @@ struct Args {
     /// and the device's time for the sort's launches.
     #[arg(long)]
     bench: bool,
-    /// Print one JSON object instead of text.
+    /// Print one JSON object instead of text (with --bench, also the device's subgroup
+    /// sizes and compute units, and the driver's statistics of each kernel launched).
     #[arg(long)]
     json: bool,
     /// Read the keys from FILE (see --format) instead of generating random ones.
@@ -248,8 +249,14 @@ fn report(
 ) {
     if args.json {
         let device = device_ms.map_or("null".to_string(), |d| format!("{d:.3}"));
+        // With --bench: what the device and the driver say about the kernels it launched.
+        let stats = if args.bench {
+            format!(", {}", host::stats::json_fields(sorter.device()))
+        } else {
+            String::new()
+        };
         rgpu::println!(
-            "{{\"backend\": \"{}\", \"algorithm\": \"{}\", \"len\": {}, \"type\": \"{}\", \"order\": \"{}\", \"sorted\": {sorted}, \"verified\": {}, \"ms\": {ms:.3}, \"device_ms\": {device}}}",
+            "{{\"backend\": \"{}\", \"algorithm\": \"{}\", \"len\": {}, \"type\": \"{}\", \"order\": \"{}\", \"sorted\": {sorted}, \"verified\": {}, \"ms\": {ms:.3}, \"device_ms\": {device}{stats}}}",
             sorter.backend(),
             sorter.algorithm(),
             keys.len(),

@@ -42,6 +42,10 @@ pub(super) struct Context {
     pub(super) timestamps: Option<Timestamps>,
     /// Inside `Device::timed`.
     pub(super) timing: Option<Timing>,
+    /// `kernels`' keys in the order they were made (`Device::kernel_stats` lists them so).
+    pub(super) made: Vec<(ModuleKey, &'static str)>,
+    /// `VK_KHR_pipeline_executable_properties`, enabled, or why the device lacks it.
+    pub(super) statistics: Result<ash::khr::pipeline_executable_properties::Device, String>,
 }
 
 // SAFETY: Vulkan handles may be used from any thread when access is externally
@@ -80,6 +84,8 @@ impl Context {
             garbage: Vec::new(),
             timestamps: None,
             timing: None,
+            made: Vec::new(),
+            statistics: Err("not asked yet".into()),
         }
     }
 }
@@ -188,6 +194,8 @@ impl Staging {
 
 /// One kernel's pipeline and layouts.
 pub(super) struct Kernel {
+    /// The module it was made from (owned by `Context::modules`).
+    pub(super) module: vk::ShaderModule,
     pub(super) set_layout: vk::DescriptorSetLayout,
     pub(super) pipeline_layout: vk::PipelineLayout,
     pub(super) pipeline: vk::Pipeline,

@@ -13,6 +13,7 @@ mod launch;
 mod memory;
 mod pipeline;
 mod setup;
+mod statistics;
 mod transfer;
 
 use std::sync::{Mutex, MutexGuard};
@@ -26,6 +27,7 @@ use crate::backend::Backend;
 use crate::common::vulkan::padded_bytes;
 use crate::error::Error;
 use crate::kernel::{Artifact, KernelInfo};
+use crate::stats::{DeviceFacts, KernelStats};
 use context::{Context, Timing};
 use transfer::{copy_in, copy_out, Target};
 
@@ -70,6 +72,7 @@ pub(crate) struct AshDevice {
     context: Mutex<Context>,
     description: String,
     limits: Limits,
+    facts: DeviceFacts,
 }
 
 impl AshDevice {
@@ -89,11 +92,21 @@ impl Api for AshDevice {
             context: Mutex::new(opened.context),
             description: opened.description,
             limits: opened.limits,
+            facts: opened.facts,
         })
     }
 
     fn description(&self) -> String {
         self.description.clone()
+    }
+
+    fn facts(&self) -> DeviceFacts {
+        self.facts.clone()
+    }
+
+    // Asked of a copy of each pipeline in statistics.rs.
+    fn kernel_stats(&self) -> Result<Vec<KernelStats>, Error> {
+        self.context().kernel_stats()
     }
 
     /// A new buffer holding `data` (its copy recorded into the batch when small).

@@ -38,6 +38,7 @@ impl Context {
             // SAFETY: the device is live and `module` is one of its modules.
             let made = unsafe { self.make_kernel(kernel, module) }?;
             self.kernels.insert((key, kernel.name), made);
+            self.made.push((key, kernel.name));
         }
         Ok(&self.kernels[&(key, kernel.name)])
     }
@@ -91,6 +92,7 @@ impl Context {
             })
             .collect();
         let mut made = Kernel {
+            module,
             set_layout: vk::DescriptorSetLayout::null(),
             pipeline_layout: vk::PipelineLayout::null(),
             pipeline: vk::Pipeline::null(),

@@ -12,6 +12,7 @@ use crate::api::{cpu_device_reason, CpuDevices};
 use crate::backend::Backend;
 use crate::common::vulkan::DeviceRank;
 use crate::error::Error;
+use crate::stats::DeviceFacts;
 
 fn unavailable(reason: impl Into<String>) -> Error {
     Error::Unavailable {
@@ -91,6 +92,111 @@ struct Features {
     v12: vk::PhysicalDeviceVulkan12Features<'static>,
 }
 
+/// What the device's extensions and properties say beyond the limits: the facts kernels
+/// see (`Device::facts`) and whether pipelines can report statistics.
+struct Extras {
+    facts: DeviceFacts,
+    /// `VK_KHR_pipeline_executable_properties` with its `pipelineExecutableInfo` feature,
+    /// or why not.
+    stats: Result<(), String>,
+}
+
+/// Whether `extensions` lists `name`.
+fn has(extensions: &[vk::ExtensionProperties], name: &CStr) -> bool {
+    extensions
+        .iter()
+        .any(|e| e.extension_name_as_c_str().is_ok_and(|n| n == name))
+}
+
+/// The subgroup sizes and compute units, and whether pipeline statistics can be had.
+///
+/// # Safety
+/// `physical` belongs to the live `instance`, a Vulkan 1.2 device.
+unsafe fn extras(instance: &ash::Instance, physical: vk::PhysicalDevice, driver: &str) -> Extras {
+    // SAFETY: the caller guarantees a live device of this instance.
+    let extensions =
+        unsafe { instance.enumerate_device_extension_properties(physical) }.unwrap_or_default();
+    // The instance asks for Vulkan 1.2, so 1.3's core structs are valid through their
+    // extensions only (drivers keep listing promoted extensions).
+    let size_control = has(&extensions, ash::ext::subgroup_size_control::NAME);
+    let sm_builtins = has(&extensions, ash::nv::shader_sm_builtins::NAME);
+    let amd_cores = has(&extensions, ash::amd::shader_core_properties::NAME);
+    let mut subgroup = vk::PhysicalDeviceSubgroupProperties::default();
+    let mut control = vk::PhysicalDeviceSubgroupSizeControlProperties::default();
+    let mut sm = vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV::default();
+    let mut amd = vk::PhysicalDeviceShaderCorePropertiesAMD::default();
+    let mut sources = vec!["VkPhysicalDeviceSubgroupProperties"];
+    {
+        let mut props = vk::PhysicalDeviceProperties2::default().push_next(&mut subgroup);
+        if size_control {
+            props = props.push_next(&mut control);
+            sources.push("VK_EXT_subgroup_size_control");
+        }
+        if sm_builtins {
+            props = props.push_next(&mut sm);
+            sources.push("VK_NV_shader_sm_builtins");
+        }
+        if amd_cores {
+            props = props.push_next(&mut amd);
+            sources.push("VK_AMD_shader_core_properties");
+        }
+        // SAFETY: every struct chained is core in this version or an extension it lists.
+        unsafe { instance.get_physical_device_properties2(physical, &mut props) };
+    }
+    let known = |n: u32| (n > 0).then_some(n);
+    let default_size = known(subgroup.subgroup_size);
+    let (min, max) = if size_control {
+        (
+            known(control.min_subgroup_size),
+            known(control.max_subgroup_size),
+        )
+    } else {
+        (default_size, default_size)
+    };
+    let (compute_units, compute_unit) = if sm_builtins && sm.shader_sm_count > 0 {
+        (Some(sm.shader_sm_count), "SM")
+    } else if amd_cores {
+        let cus = amd.shader_engine_count
+            * amd.shader_arrays_per_engine_count
+            * amd.compute_units_per_shader_array;
+        (known(cus), if cus > 0 { "CU" } else { "" })
+    } else {
+        (None, "")
+    };
+    let stats = if !has(&extensions, ash::khr::pipeline_executable_properties::NAME) {
+        Err(format!(
+            "the Vulkan driver {driver} lacks VK_KHR_pipeline_executable_properties: use a \
+             driver that has it (NVIDIA, Mesa's RADV/ANV) or the cuda backend"
+        ))
+    } else {
+        let mut wanted = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default();
+        let mut all = vk::PhysicalDeviceFeatures2::default().push_next(&mut wanted);
+        // SAFETY: the extension is listed, so its feature struct may be chained.
+        unsafe { instance.get_physical_device_features2(physical, &mut all) };
+        if wanted.pipeline_executable_info != 0 {
+            Ok(())
+        } else {
+            Err(format!(
+                "the Vulkan driver {driver} lists VK_KHR_pipeline_executable_properties \
+                 without its pipelineExecutableInfo feature: update the driver, or use the \
+                 cuda backend"
+            ))
+        }
+    };
+    Extras {
+        facts: DeviceFacts {
+            backend: Backend::Ash,
+            subgroup_size: default_size,
+            subgroup_min: min,
+            subgroup_max: max,
+            compute_units,
+            compute_unit,
+            source: sources.join(", "),
+        },
+        stats,
+    }
+}
+
 /// # Safety
 /// `physical` belongs to the live `instance`, a Vulkan 1.2 device.
 unsafe fn wanted_features(instance: &ash::Instance, physical: vk::PhysicalDevice) -> Features {
@@ -127,6 +233,7 @@ pub(super) struct Opened {
     pub(super) context: Context,
     pub(super) description: String,
     pub(super) limits: Limits,
+    pub(super) facts: DeviceFacts,
 }
 
 pub(super) fn open(cpu_devices: CpuDevices) -> Result<Opened, Error> {
@@ -209,15 +316,28 @@ unsafe fn with_instance(
     };
     // SAFETY: a Vulkan 1.2 device of this instance.
     let mut features = unsafe { wanted_features(&instance, chosen.physical) };
+    let driver_name = format!("'{}'", c_str(driver.driver_name_as_c_str()));
+    // SAFETY: as above.
+    let extras = unsafe { extras(&instance, chosen.physical, &driver_name) };
     let priorities = [1.0];
     let queue_info = [vk::DeviceQueueCreateInfo::default()
         .queue_family_index(chosen.family)
         .queue_priorities(&priorities)];
-    let create = vk::DeviceCreateInfo::default()
+    // Pipeline statistics (`Device::kernel_stats`): enabling the extension changes nothing
+    // for the pipelines launches use (only pipelines made with CAPTURE_STATISTICS report).
+    let stats_extension = [ash::khr::pipeline_executable_properties::NAME.as_ptr()];
+    let mut stats_feature = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default()
+        .pipeline_executable_info(true);
+    let mut create = vk::DeviceCreateInfo::default()
         .queue_create_infos(&queue_info)
         .enabled_features(&features.core)
         .push_next(&mut features.v11)
         .push_next(&mut features.v12);
+    if extras.stats.is_ok() {
+        create = create
+            .enabled_extension_names(&stats_extension)
+            .push_next(&mut stats_feature);
+    }
     // SAFETY: valid create info; the queue family exists on this device.
     let device =
         unsafe { instance.create_device(chosen.physical, &create, None) }.map_err(|e| {
@@ -234,6 +354,13 @@ unsafe fn with_instance(
         )
     };
     let mut context = Context::new(entry.clone(), instance, device, memory_types, queue);
+    context.statistics = match extras.stats {
+        Ok(()) => Ok(ash::khr::pipeline_executable_properties::Device::new(
+            &context.instance,
+            &context.device,
+        )),
+        Err(why) => Err(why),
+    };
     let tick_ns = f64::from(l.timestamp_period);
     // From here on, dropping `context` destroys the device and the instance.
     // SAFETY: the device is live; `Drop` destroys whatever was made if this fails.
@@ -243,6 +370,7 @@ unsafe fn with_instance(
         context,
         description,
         limits,
+        facts: extras.facts,
     })
 }
 

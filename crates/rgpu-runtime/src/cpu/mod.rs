@@ -20,6 +20,7 @@ use crate::api::{Api, Arg, CpuDevices, MemoryOf};
 use crate::backend::Backend;
 use crate::error::Error;
 use crate::kernel::{Artifact, KernelInfo};
+use crate::stats::{DeviceFacts, KernelStats};
 
 /// The variable that sets the cpu backend's thread count (a positive integer; unset, empty
 /// or `0`: rayon's global pool, which has one thread per core unless `RAYON_NUM_THREADS`).
@@ -93,6 +94,28 @@ impl Api for CpuDevice {
 
     fn description(&self) -> String {
         format!("CPU, {} threads (rayon)", self.threads())
+    }
+
+    /// Subgroups of one invocation (`Group::subgroup_size`); its worker threads as units.
+    fn facts(&self) -> DeviceFacts {
+        DeviceFacts {
+            backend: Self::BACKEND,
+            subgroup_size: Some(1),
+            subgroup_min: Some(1),
+            subgroup_max: Some(1),
+            compute_units: u32::try_from(self.threads()).ok(),
+            compute_unit: "thread",
+            source: "the cpu backend's workgroups and its rayon threads".into(),
+        }
+    }
+
+    fn kernel_stats(&self) -> Result<Vec<KernelStats>, Error> {
+        Err(Error::NoKernelStats {
+            backend: Self::BACKEND,
+            reason: "the cpu backend runs kernels as Rust compiled into the host program, with \
+                     no driver to report registers or spills: use the cuda or ash backend"
+                .into(),
+        })
     }
 
     fn upload(&self, data: &[u8], align: usize) -> Result<HostMemory, Error> {

@@ -24,6 +24,7 @@ use crate::api::{Api, Arg, CpuDevices, Dst, MemoryOf, Src};
 use crate::backend::Backend;
 use crate::error::Error;
 use crate::kernel::{workgroups, Artifact, KernelInfo, CUDA_MAX_GRID};
+use crate::stats::{DeviceFacts, KernelStats, Stat, StatValue};
 
 const BACKEND: Backend = Backend::Cuda;
 
@@ -78,6 +79,8 @@ struct State {
     modules: HashMap<(&'static str, usize), Module>,
     /// Loaded kernels by module and name.
     functions: HashMap<((&'static str, usize), &'static str), CudaFunction>,
+    /// `functions`' keys in the order they were loaded (`kernel_stats` lists them so).
+    loaded: Vec<((&'static str, usize), &'static str)>,
     /// The function each launcher got last time, by the addresses of its kernel record and
     /// the embedded artifacts (both `'static`): a launch finds it without searching the
     /// artifacts again (the small sorts are launch-bound).
@@ -92,6 +95,9 @@ pub(crate) struct CudaDevice {
     cc: (i32, i32),
     shared_limit: u32,
     threads_limit: u32,
+    /// `CU_DEVICE_ATTRIBUTE_WARP_SIZE`, `..._MULTIPROCESSOR_COUNT` (`None`: unreadable).
+    warp_size: Option<u32>,
+    sm_count: Option<u32>,
     state: Mutex<State>,
     /// Pinned memory that uploads and downloads go through; its lock also keeps one
     /// transfer at a time.
@@ -145,7 +151,17 @@ impl Api for CudaDevice {
             sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
             "threads per block limit",
         )?;
+        let optional = |a: sys::CUdevice_attribute| {
+            ctx.attribute(a)
+                .ok()
+                .and_then(|v| u32::try_from(v).ok())
+                .filter(|&v| v > 0)
+        };
+        let warp_size = optional(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+        let sm_count = optional(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
         Ok(Self {
+            warp_size,
+            sm_count,
             name: ctx.name().unwrap_or_else(|_| "unknown NVIDIA GPU".into()),
             stream: ctx.default_stream(),
             cc,
@@ -172,6 +188,28 @@ impl Api for CudaDevice {
             text.push_str(label);
         }
         text
+    }
+
+    fn facts(&self) -> DeviceFacts {
+        DeviceFacts {
+            backend: BACKEND,
+            subgroup_size: self.warp_size,
+            subgroup_min: self.warp_size,
+            subgroup_max: self.warp_size,
+            compute_units: self.sm_count,
+            compute_unit: if self.sm_count.is_some() { "SM" } else { "" },
+            source: "cuDeviceGetAttribute (WARP_SIZE, MULTIPROCESSOR_COUNT)".into(),
+        }
+    }
+
+    /// `cuFuncGetAttribute` on each loaded function.
+    fn kernel_stats(&self) -> Result<Vec<KernelStats>, Error> {
+        let state = self.state();
+        state
+            .loaded
+            .iter()
+            .map(|key| function_stats(key.1, &state.functions[key], self.warp_size))
+            .collect()
     }
 
     /// A new buffer holding `data`.
@@ -468,6 +506,95 @@ impl CudaDevice {
             ))
         })?;
         state.functions.insert((key, kernel.name), function.clone());
+        state.loaded.push((key, kernel.name));
         Ok(function)
     }
+}
+
+/// The `cuFuncGetAttribute` values `kernel_stats` reports: the attribute's name, and what
+/// the CUDA documentation says it is.
+const FUNCTION_ATTRIBUTES: [(sys::CUfunction_attribute, &str, &str); 8] = {
+    use sys::CUfunction_attribute as A;
+    [
+        (
+            A::CU_FUNC_ATTRIBUTE_NUM_REGS,
+            "NUM_REGS",
+            "registers used by each thread",
+        ),
+        (
+            A::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+            "LOCAL_SIZE_BYTES",
+            "local memory used by each thread, in bytes (register spills, local arrays)",
+        ),
+        (
+            A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+            "SHARED_SIZE_BYTES",
+            "statically-allocated shared memory per block, in bytes",
+        ),
+        (
+            A::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES,
+            "CONST_SIZE_BYTES",
+            "user-allocated constant memory, in bytes",
+        ),
+        (
+            A::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            "MAX_THREADS_PER_BLOCK",
+            "the most threads per block a launch of this function can have",
+        ),
+        (
+            A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            "MAX_DYNAMIC_SHARED_SIZE_BYTES",
+            "the most dynamically-allocated shared memory a launch can have, in bytes",
+        ),
+        (
+            A::CU_FUNC_ATTRIBUTE_PTX_VERSION,
+            "PTX_VERSION",
+            "the PTX virtual architecture it was compiled for (major * 10 + minor)",
+        ),
+        (
+            A::CU_FUNC_ATTRIBUTE_BINARY_VERSION,
+            "BINARY_VERSION",
+            "the binary architecture it was compiled for (major * 10 + minor)",
+        ),
+    ]
+};
+
+fn function_stats(
+    kernel: &'static str,
+    function: &CudaFunction,
+    warp_size: Option<u32>,
+) -> Result<KernelStats, Error> {
+    let mut stats = Vec::with_capacity(FUNCTION_ATTRIBUTES.len());
+    for (attribute, name, description) in FUNCTION_ATTRIBUTES {
+        let value = function
+            .get_attribute(attribute)
+            .map_err(|e| Error::NoKernelStats {
+                backend: BACKEND,
+                reason: format!(
+                    "cuFuncGetAttribute({name}) failed for kernel `{kernel}` ({e}): check the \
+                 driver with nvidia-smi"
+                ),
+            })?;
+        stats.push(Stat {
+            executable: String::new(),
+            name: name.into(),
+            value: StatValue::I64(i64::from(value)),
+            description: description.into(),
+        });
+    }
+    let whole = |name: &str| {
+        stats
+            .iter()
+            .find(|s| s.name == name)
+            .and_then(|s| s.value.as_u64())
+    };
+    Ok(KernelStats {
+        kernel,
+        registers: whole("NUM_REGS"),
+        local_bytes: whole("LOCAL_SIZE_BYTES"),
+        shared_bytes: whole("SHARED_SIZE_BYTES"),
+        subgroup_size: warp_size,
+        stats,
+        source: "cuFuncGetAttribute",
+    })
 }

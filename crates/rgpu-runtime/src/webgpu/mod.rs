@@ -19,6 +19,7 @@ use crate::api::{Api, Arg, CpuDevices, Dst, MemoryOf, Src};
 use crate::backend::Backend;
 use crate::error::Error;
 use crate::kernel::{workgroups, Access, Artifact, KernelInfo};
+use crate::stats::{DeviceFacts, KernelStats};
 use wait::block_on;
 
 const BACKEND: Backend = Backend::WebGpu;
@@ -38,6 +39,7 @@ pub(crate) struct WebGpuDevice {
     queue: wgpu::Queue,
     limits: wgpu::Limits,
     description: String,
+    facts: DeviceFacts,
     kernels: Mutex<HashMap<&'static str, Arc<Kernel>>>,
     /// Errors WebGPU reported outside an error scope.
     uncaptured: Arc<Mutex<Vec<String>>>,
@@ -166,11 +168,24 @@ impl WebGpuDevice {
                 &name
             }
         );
+        // The browser's GPUAdapterInfo subgroupMinSize/subgroupMaxSize (0 where it has none).
+        let known = |n: u32| (n > 0).then_some(n);
+        let (min, max) = (known(info.subgroup_min_size), known(info.subgroup_max_size));
+        let facts = DeviceFacts {
+            backend: BACKEND,
+            subgroup_size: min.filter(|_| min == max),
+            subgroup_min: min,
+            subgroup_max: max,
+            compute_units: None,
+            compute_unit: "",
+            source: "the browser's GPUAdapterInfo (subgroupMinSize, subgroupMaxSize)".into(),
+        };
         Ok(Self {
             device,
             queue,
             limits,
             description,
+            facts,
             kernels: Mutex::default(),
             uncaptured,
         })
@@ -630,6 +645,19 @@ impl Api for WebGpuDevice {
 
     fn description(&self) -> String {
         self.describe()
+    }
+
+    fn facts(&self) -> DeviceFacts {
+        self.facts.clone()
+    }
+
+    fn kernel_stats(&self) -> Result<Vec<KernelStats>, Error> {
+        Err(Error::NoKernelStats {
+            backend: BACKEND,
+            reason: "WebGPU has no API for a pipeline's compiled statistics (registers, \
+                     spills): run the native build with the ash or cuda backend"
+                .into(),
+        })
     }
 
     fn upload(&self, data: &[u8], _align: usize) -> Result<WebGpuMemory, Error> {

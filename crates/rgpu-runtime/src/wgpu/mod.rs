@@ -25,6 +25,7 @@ use crate::common::spirv::ModuleKey;
 use crate::common::vulkan::DeviceRank;
 use crate::error::Error;
 use crate::kernel::{Artifact, KernelInfo};
+use crate::stats::{DeviceFacts, KernelStats};
 use batch::{Dispatch, Timing};
 use memory::WgpuMemory;
 use shader::{shader_path, Kernel, ShaderPath, SHADER_VAR};
@@ -68,6 +69,7 @@ pub(crate) struct WgpuDevice {
     path: ShaderPath,
     timestamps: bool,
     description: String,
+    facts: DeviceFacts,
     /// Errors wgpu reported outside an error scope (its default handler would panic).
     uncaptured: Arc<Mutex<Vec<String>>>,
     state: Mutex<State>,
@@ -82,6 +84,23 @@ fn rank(device_type: wgpu::DeviceType) -> DeviceRank {
         wgpu::DeviceType::VirtualGpu => DeviceRank::Virtual,
         wgpu::DeviceType::Other => DeviceRank::Other,
         wgpu::DeviceType::Cpu => DeviceRank::Cpu,
+    }
+}
+
+/// The subgroup sizes wgpu's adapter info gives (0: not known), and no compute-unit
+/// count (wgpu has none).
+fn subgroup_facts(backend: Backend, info: &wgpu::AdapterInfo, source: &str) -> DeviceFacts {
+    let known = |n: u32| (n > 0).then_some(n);
+    let (min, max) = (known(info.subgroup_min_size), known(info.subgroup_max_size));
+    DeviceFacts {
+        backend,
+        // wgpu does not say which size a pipeline gets unless min and max agree.
+        subgroup_size: min.filter(|_| min == max),
+        subgroup_min: min,
+        subgroup_max: max,
+        compute_units: None,
+        compute_unit: "",
+        source: format!("{source} (subgroup_min_size, subgroup_max_size)"),
     }
 }
 
@@ -170,7 +189,9 @@ impl Api for WgpuDevice {
                 ShaderPath::Naga => "via naga",
             }
         );
+        let facts = subgroup_facts(BACKEND, &info, "wgpu's AdapterInfo");
         Ok(Self {
+            facts,
             device,
             queue,
             limits,
@@ -185,6 +206,19 @@ impl Api for WgpuDevice {
 
     fn description(&self) -> String {
         self.description.clone()
+    }
+
+    fn facts(&self) -> DeviceFacts {
+        self.facts.clone()
+    }
+
+    fn kernel_stats(&self) -> Result<Vec<KernelStats>, Error> {
+        Err(Error::NoKernelStats {
+            backend: BACKEND,
+            reason: "wgpu 30 has no API for a pipeline's compiled statistics (registers, \
+                     spills): use the ash backend (VK_KHR_pipeline_executable_properties) or cuda"
+                .into(),
+        })
     }
 
     // Buffers are made and copied in memory.rs, launches recorded in launch.rs.
