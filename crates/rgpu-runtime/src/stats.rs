@@ -112,14 +112,16 @@ pub(crate) enum Summary {
     SharedBytes,
 }
 
-/// The summary field a statistic's `name` clearly names, else `None`: "Register Count",
+/// The summary field a statistic clearly names, else `None`: "Register Count",
 /// "VGPRs"/"SGPRs" are registers only when they are the only register-like name (see
-/// `summarize`); spills need "spill" and "bytes"; shared memory needs "shared" or
-/// "workgroup" memory in bytes.
+/// `summarize`); spills need "spill", "scratch" or "local memory" and bytes; shared memory
+/// needs "shared" or "workgroup" memory in bytes. "In bytes" may be in the name or in the
+/// driver's description (NVIDIA: "Shared Memory Size", "Size in bytes used for shared
+/// memory").
 #[cfg(any(feature = "ash", test))]
-pub(crate) fn summary_of(name: &str) -> Option<Summary> {
+pub(crate) fn summary_of(name: &str, description: &str) -> Option<Summary> {
     let n = name.to_ascii_lowercase();
-    let bytes = n.contains("byte");
+    let bytes = n.contains("byte") || description.to_ascii_lowercase().contains("byte");
     if n.contains("spill") || n.contains("scratch") || n.contains("local memory") {
         return bytes.then_some(Summary::LocalBytes);
     }
@@ -136,9 +138,15 @@ pub(crate) fn summary_of(name: &str) -> Option<Summary> {
     registers.then_some(Summary::Registers)
 }
 
+/// A byte count no kernel can have (64 GiB and more per thread or workgroup): NVIDIA's
+/// driver 580 reports "Local Memory Size" = 2^36 for every compute pipeline (measured on an
+/// H100, BENCHMARKS.md issue 19), which says nothing about spills. Such a value stays in the
+/// raw list and out of the summary.
+const NOT_A_SIZE: u64 = 1 << 32;
+
 /// Fills `registers`, `local_bytes` and `shared_bytes` of `stats` from its raw list, where
 /// exactly one whole-number statistic clearly names each (two candidates: left `None`, the
-/// raw list says which is which).
+/// raw list says which is which), and a byte count is a plausible size.
 #[cfg(any(feature = "ash", test))]
 pub(crate) fn summarize(stats: &mut KernelStats) {
     for (field, summary) in [
@@ -149,11 +157,11 @@ pub(crate) fn summarize(stats: &mut KernelStats) {
         let found: Vec<u64> = stats
             .stats
             .iter()
-            .filter(|s| summary_of(&s.name) == Some(summary))
+            .filter(|s| summary_of(&s.name, &s.description) == Some(summary))
             .filter_map(|s| s.value.as_u64())
             .collect();
         let value = match found.as_slice() {
-            [one] => Some(*one),
+            [one] if summary == Summary::Registers || *one < NOT_A_SIZE => Some(*one),
             _ => None,
         };
         let slot = match field {
@@ -172,30 +180,39 @@ mod tests {
     use super::*;
 
     fn stat(name: &str, value: StatValue) -> Stat {
+        described(name, value, "")
+    }
+
+    fn described(name: &str, value: StatValue, description: &str) -> Stat {
         Stat {
             executable: "Compute".into(),
             name: name.into(),
             value,
-            description: String::new(),
+            description: description.into(),
         }
     }
 
     #[test]
     fn only_clear_names_become_summary_fields() {
-        assert_eq!(summary_of("Register Count"), Some(Summary::Registers));
-        assert_eq!(summary_of("VGPRs"), Some(Summary::Registers));
-        assert_eq!(summary_of("Spilled bytes"), Some(Summary::LocalBytes));
+        assert_eq!(summary_of("Register Count", ""), Some(Summary::Registers));
+        assert_eq!(summary_of("VGPRs", ""), Some(Summary::Registers));
+        assert_eq!(summary_of("Spilled bytes", ""), Some(Summary::LocalBytes));
         assert_eq!(
-            summary_of("Scratch Memory Size (bytes)"),
+            summary_of("Scratch Memory Size (bytes)", ""),
             Some(Summary::LocalBytes)
         );
-        assert_eq!(summary_of("Spilled SGPRs"), None);
+        assert_eq!(summary_of("Spilled SGPRs", ""), None);
         assert_eq!(
-            summary_of("Shared memory bytes"),
+            summary_of("Shared memory bytes", ""),
             Some(Summary::SharedBytes)
         );
-        assert_eq!(summary_of("Instruction Count"), None);
-        assert_eq!(summary_of("Loops"), None);
+        assert_eq!(summary_of("Instruction Count", ""), None);
+        assert_eq!(
+            summary_of("Shared Memory Size", "Size in bytes used for shared memory"),
+            Some(Summary::SharedBytes)
+        );
+        assert_eq!(summary_of("Shared Memory Size", ""), None);
+        assert_eq!(summary_of("Loops", ""), None);
     }
 
     #[test]
@@ -225,5 +242,51 @@ mod tests {
         s.stats.push(stat("VGPRs", StatValue::U64(64)));
         summarize(&mut s);
         assert_eq!(s.registers, None);
+    }
+
+    /// What NVIDIA's driver 580.159.04 listed for the demo's radix_downsweep on an H100
+    /// (issue 19, run 9): its names and descriptions, as they came.
+    #[test]
+    fn nvidias_list_gives_registers_and_shared_memory_not_its_local_memory_sentinel() {
+        let mut s = KernelStats {
+            kernel: "radix_downsweep",
+            registers: None,
+            local_bytes: None,
+            shared_bytes: None,
+            subgroup_size: Some(32),
+            stats: vec![
+                described(
+                    "Register Count",
+                    StatValue::U64(100),
+                    "Number of temporary registers used by this shader stage",
+                ),
+                described(
+                    "Binary Size",
+                    StatValue::U64(37760),
+                    "Size in bytes of the executable for this stage",
+                ),
+                described(
+                    "Stack Size",
+                    StatValue::U64(0),
+                    "Size in bytes required for the shader stack",
+                ),
+                described(
+                    "Local Memory Size",
+                    StatValue::U64(68_719_476_736),
+                    "Size in bytes required per-thread for local memory",
+                ),
+                described(
+                    "Shared Memory Size",
+                    StatValue::U64(27648),
+                    "Size in bytes used for shared memory",
+                ),
+            ],
+            source: "VK_KHR_pipeline_executable_properties",
+        };
+        summarize(&mut s);
+        assert_eq!(
+            (s.registers, s.local_bytes, s.shared_bytes),
+            (Some(100), None, Some(27648))
+        );
     }
 }
