@@ -139,6 +139,13 @@ def change_for(platform: str, message: str) -> str:
             "naga's SPIR-V reader rejects the module, and wgpu uses the same reader on "
             "Metal, DX12 and in browsers: change the construct naga names"
         )
+    if "reader panicked" in lower:
+        return (
+            f"naga's SPIR-V reader (wgpu's on {name}) crashed on the module, a naga bug: "
+            "reshape the kernel's control flow (naga 30 fails on a branch between two "
+            f"unrolled blocks, one with loops and barriers), or leave {name} out of "
+            "require-platforms"
+        )
     return f"change what naga names, or leave {name} out of require-platforms"
 
 

@@ -4,6 +4,9 @@
   SPIR-V, then rgpu-naga (installed by the build into rgpu's cache, from crates/rgpu-naga)
   translates the kernel into WGSL, MSL and HLSL; the manifest lists each, validated by naga at
   that platform's capabilities, with the WGSL contract's bindings.
+- A kernel naga 30.0.1's SPIR-V reader panics on (a branch between two unrolled blocks, one
+  with loops and barriers; found with issue 19's radix variants): the build goes on, and the
+  report names the crash and the naga bug for every platform instead of failing the build.
 - The same template with a user's kernel that computes in `f64` and counts in `u8`: it builds
   for wgpu and ash with no manual step (rgpu derives Float64 and Int8 from the source, and
   computes the u8 values in 32 bits: artifacts/spirv_narrow_ints.py), runs on lavapipe
@@ -261,6 +264,63 @@ def test_the_f64_and_u8_kernels_run_identically_on_lavapipe_and_cpu(
     assert runs["escape"]["cpu"].startswith("sum 12720 "), runs
     assert runs["escape_wide"]["cpu"] == runs["escape"]["cpu"]  # the limit (200) fits a u8
     assert runs["bytes_mix"]["cpu"].startswith("sum 4079287280148 "), runs
+
+
+# naga 30.0.1's SPIR-V reader unwraps `None` in `proc/emitter.rs` (from `get_expr_handle`) on
+# rust-gpu's code for this kernel: the smallest form found of the shape that hit it.
+NAGA_PANIC_KERNEL = """
+/// One subgroup: ballots in one unrolled block, barrier loops in the other.
+#[rgpu::kernel(threads = 32)]
+pub fn branchy(group: rgpu::Group, n: u32, out: rgpu::Global<u32>) {
+    let mut acc = [0u32; 4];
+    if n == 1 {
+        rgpu::unroll!(J in 0..4 => {
+            let v = group.subgroup_ballot(J as u32 == group.subgroup_lane());
+            if v & 1 == 0 {
+                acc[J] = group.subgroup_shuffle(v, 0);
+            }
+        });
+    } else {
+        rgpu::unroll!(J in 0..4 => {
+            let mut old = 0;
+            for t in 0..n {
+                if t == group.subgroup_lane() {
+                    old = t;
+                }
+                group.barrier();
+            }
+            acc[J] = group.subgroup_shuffle(old, 0);
+        });
+    }
+    // SAFETY: lane < 32 <= out.len(), the host's promise.
+    unsafe { out.write(group.subgroup_lane(), acc[0] + acc[1] + acc[2] + acc[3]) };
+}
+"""
+
+
+def test_a_module_nagas_reader_crashes_on_is_a_finding_not_a_failed_build(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    parent = tmp_path_factory.mktemp("nagapanic")
+    run_rgpu("new", "portpanic", "--template", "minimal", "--dir", str(parent))
+    ws = parent / "portpanic"
+    with (ws / "kernel" / "src" / "lib.rs").open("a", encoding="utf-8") as f:
+        f.write(NAGA_PANIC_KERNEL)
+    result = build(ws, "--backend", "wgpu", "--yes")
+    lost = {(f["kernel"], f["platform"]): f for f in result["portability"]}
+    platforms = [platform for platform, _ in KINDS.values()]
+    assert set(lost) == {(k, p) for k in ("saxpy", "branchy") for p in platforms}, lost
+    for finding in lost.values():
+        assert finding["message"].startswith("naga's SPIR-V reader panicked on the module: ")
+        assert "naga-30.0.1/src/proc/emitter.rs" in finding["message"], finding
+        assert "a naga bug" in finding["change"], finding
+    assert (
+        "warning: `branchy` will not run on Metal: naga's SPIR-V reader panicked"
+        in (result["stderr"])
+    )
+    # The SPIR-V itself is rgpu's to embed: the Vulkan build is not held back.
+    (spv,) = [a for a in read_manifest(kernels_dir(ws)) if a.kind == "spirv"]
+    assert "branchy" in spv.entry_points
 
 
 def test_the_report_names_the_platforms_the_f64_kernel_cannot_reach(

@@ -189,6 +189,8 @@ def test_what_to_change_follows_nagas_message() -> None:
     assert "SPIR-V reader" in portability.change_for(
         "dx12", "naga cannot read the SPIR-V module: Type [21] is invalid"
     )
+    crashed = "naga's SPIR-V reader panicked on the module: called `Option::unwrap()` ..."
+    assert "a naga bug" in portability.change_for("metal", crashed)
 
 
 def test_naga_is_the_same_version_in_the_pin_the_crate_and_wgpus_lock() -> None:
