@@ -29,6 +29,8 @@ const _: () = assert!(PAIRS_PER_THREAD * 2 * WORKGROUP_SIZE == TILE_KEYS);
 
 /// Keys each thread of a tile pass copies in and out.
 const KEYS_PER_THREAD: u32 = TILE_KEYS / WORKGROUP_SIZE;
+// `tile_step` unrolls this count (`rgpu::unroll!` takes a literal).
+const _: () = assert!(PAIRS_PER_THREAD == 8);
 const _: () = assert!(TILE_KEYS.is_power_of_two() && FUSED_STEPS >= 1 && FUSED_STEPS <= 4);
 
 /// One launch of the sort.
@@ -240,8 +242,10 @@ pub fn tile_pass<G, T, W>(
         len,
         first_pair: tile * (TILE_KEYS / 2) + local,
     };
-    // `KEYS_PER_THREAD` iterations, a constant (`local < WORKGROUP_SIZE`), so the copy
-    // loops unroll and a thread's global loads are in flight together.
+    // `KEYS_PER_THREAD` iterations, a constant (`local < WORKGROUP_SIZE`): LLVM unrolls the
+    // copy loops, so a thread's global loads are in flight together on CUDA. rust-gpu keeps
+    // them loops; unrolling them in the source (`rgpu::unroll!`) made Vulkan 2% faster and
+    // CUDA 5% slower on an H100 (BENCHMARKS.md issue 19, run 13), so they stay loops.
     let mut k = 0;
     while k < KEYS_PER_THREAD {
         let i = local + k * WORKGROUP_SIZE;
@@ -326,7 +330,10 @@ impl<T: KeySlots, W: Workgroup> TileStep for TileStepper<T, W> {
 }
 
 /// One thread's `PAIRS_PER_THREAD` compare-exchanges of one tile step (`step.is_flip() ==
-/// FLIP`); the constant trip count lets the loop unroll fully.
+/// FLIP`), unrolled in the source: rust-gpu and spirv-opt unroll no loop and NVIDIA's
+/// Vulkan compiler left this one a loop (bitonic_tile: 19 registers against the GLSL twin's
+/// 63); unrolled, the bitonic sort is 15% faster on Vulkan on an H100, and CUDA's speed is
+/// unchanged (BENCHMARKS.md issue 19, run 13).
 #[inline(always)]
 fn tile_step<T: KeySlots + ?Sized, const FLIP: bool>(
     view: &mut T,
@@ -334,11 +341,9 @@ fn tile_step<T: KeySlots + ?Sized, const FLIP: bool>(
     step: Step,
     first_pair: u32,
 ) {
-    let mut k = 0;
-    while k < PAIRS_PER_THREAD {
-        compare_exchange_of::<T, FLIP>(view, len, step, first_pair + k * WORKGROUP_SIZE);
-        k += 1;
-    }
+    rgpu::unroll!(K in 0..8 => {
+        compare_exchange_of::<T, FLIP>(view, len, step, first_pair + K as u32 * WORKGROUP_SIZE);
+    });
 }
 
 /// Thread `thread` of a `Pass::Global` (`params.block`, `params.distance`); threads at or
