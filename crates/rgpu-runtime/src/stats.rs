@@ -142,6 +142,7 @@ pub(crate) fn summary_of(name: &str, description: &str) -> Option<Summary> {
 /// driver 580 reports "Local Memory Size" = 2^36 for every compute pipeline (measured on an
 /// H100, BENCHMARKS.md issue 19), which says nothing about spills. Such a value stays in the
 /// raw list and out of the summary.
+#[cfg(any(feature = "ash", test))]
 const NOT_A_SIZE: u64 = 1 << 32;
 
 /// Fills `registers`, `local_bytes` and `shared_bytes` of `stats` from its raw list, where
