@@ -31,6 +31,27 @@ pub struct DeviceFacts {
     pub source: String,
 }
 
+impl DeviceFacts {
+    /// The subgroup sizes wgpu's `AdapterInfo` gives (wgpu on Vulkan/Metal/DX12, and the
+    /// browser's `GPUAdapterInfo` through wgpu's WebGPU backend; 0: not known), and no
+    /// compute-unit count (wgpu has none). `source` names where `info` came from.
+    #[cfg(any(feature = "wgpu", all(feature = "webgpu", target_arch = "wasm32")))]
+    pub(crate) fn of_adapter(backend: Backend, info: &wgpu::AdapterInfo, source: &str) -> Self {
+        let known = |n: u32| (n > 0).then_some(n);
+        let (min, max) = (known(info.subgroup_min_size), known(info.subgroup_max_size));
+        DeviceFacts {
+            backend,
+            // wgpu does not say which size a pipeline gets unless min and max agree.
+            subgroup_size: min.filter(|_| min == max),
+            subgroup_min: min,
+            subgroup_max: max,
+            compute_units: None,
+            compute_unit: "",
+            source: source.to_string(),
+        }
+    }
+}
+
 /// One statistic's value, as the driver gave it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum StatValue {

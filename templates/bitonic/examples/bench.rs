@@ -135,6 +135,13 @@ fn radix_phase_row(device: &Device, n: usize) -> Result<(), rgpu::Error> {
     Ok(())
 }
 
+/// `BENCH_STATS=1`: the device's facts and its kernels' statistics, a line each.
+fn print_stats(device: &Device) {
+    for line in host::stats::text_lines(device) {
+        println!("{line}");
+    }
+}
+
 fn time_ms(f: impl FnOnce()) -> f64 {
     let t = Instant::now();
     f();
@@ -202,10 +209,7 @@ fn main() {
         if backend == Backend::Cpu {
             sizes.iter().for_each(|&n| cpu_rows(&algorithms, n));
             if stats {
-                let device = Device::open(Backend::Cpu).unwrap();
-                host::stats::text_lines(&device)
-                    .iter()
-                    .for_each(|line| println!("{line}"));
+                print_stats(&Device::open(Backend::Cpu).unwrap());
             }
             continue;
         }
@@ -222,9 +226,7 @@ fn main() {
                 }
                 // Asked after the timed runs, so it changes nothing they measure.
                 if stats {
-                    host::stats::text_lines(&device)
-                        .iter()
-                        .for_each(|line| println!("{line}"));
+                    print_stats(&device);
                 }
             }
             Err(why) => println!("{backend} rows skipped: {why}"),

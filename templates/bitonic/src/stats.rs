@@ -99,19 +99,22 @@ pub fn json_fields(device: &Device) -> String {
     format!("\"device_facts\": {facts}, {stats}")
 }
 
+/// A number, or `?` when there is none (`text_lines`).
+fn shown(value: Option<impl std::fmt::Display>) -> String {
+    value.map_or_else(|| "?".to_string(), |v| v.to_string())
+}
+
 /// The same as lines of text, for people: one for the facts, one per kernel (its summary,
 /// then every statistic as `name=value`), or the error saying why there are none.
 pub fn text_lines(device: &Device) -> Vec<String> {
-    let shown = |v: Option<u64>| v.map_or_else(|| "?".to_string(), |v| v.to_string());
     let facts = device.facts();
-    let shown32 = |v: Option<u32>| v.map_or_else(|| "?".to_string(), |v| v.to_string());
     let mut lines = vec![format!(
         "{} facts: subgroup_size={} subgroup_min={} subgroup_max={} compute_units={}{} ({})",
         facts.backend,
-        shown32(facts.subgroup_size),
-        shown32(facts.subgroup_min),
-        shown32(facts.subgroup_max),
-        shown32(facts.compute_units),
+        shown(facts.subgroup_size),
+        shown(facts.subgroup_min),
+        shown(facts.subgroup_max),
+        shown(facts.compute_units),
         if facts.compute_unit.is_empty() {
             String::new()
         } else {
@@ -141,7 +144,7 @@ pub fn text_lines(device: &Device) -> Vec<String> {
                     shown(k.registers),
                     shown(k.local_bytes),
                     shown(k.shared_bytes),
-                    shown32(k.subgroup_size),
+                    shown(k.subgroup_size),
                     k.source,
                     raw.join("; ")
                 ));

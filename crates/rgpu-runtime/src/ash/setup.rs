@@ -354,13 +354,9 @@ unsafe fn with_instance(
         )
     };
     let mut context = Context::new(entry.clone(), instance, device, memory_types, queue);
-    context.statistics = match extras.stats {
-        Ok(()) => Ok(ash::khr::pipeline_executable_properties::Device::new(
-            &context.instance,
-            &context.device,
-        )),
-        Err(why) => Err(why),
-    };
+    context.statistics = extras.stats.map(|()| {
+        ash::khr::pipeline_executable_properties::Device::new(&context.instance, &context.device)
+    });
     let tick_ns = f64::from(l.timestamp_period);
     // From here on, dropping `context` destroys the device and the instance.
     // SAFETY: the device is live; `Drop` destroys whatever was made if this fails.

@@ -168,18 +168,11 @@ impl WebGpuDevice {
                 &name
             }
         );
-        // The browser's GPUAdapterInfo subgroupMinSize/subgroupMaxSize (0 where it has none).
-        let known = |n: u32| (n > 0).then_some(n);
-        let (min, max) = (known(info.subgroup_min_size), known(info.subgroup_max_size));
-        let facts = DeviceFacts {
-            backend: BACKEND,
-            subgroup_size: min.filter(|_| min == max),
-            subgroup_min: min,
-            subgroup_max: max,
-            compute_units: None,
-            compute_unit: "",
-            source: "the browser's GPUAdapterInfo (subgroupMinSize, subgroupMaxSize)".into(),
-        };
+        let facts = DeviceFacts::of_adapter(
+            BACKEND,
+            &info,
+            "the browser's GPUAdapterInfo (subgroupMinSize, subgroupMaxSize)",
+        );
         Ok(Self {
             device,
             queue,

@@ -87,23 +87,6 @@ fn rank(device_type: wgpu::DeviceType) -> DeviceRank {
     }
 }
 
-/// The subgroup sizes wgpu's adapter info gives (0: not known), and no compute-unit
-/// count (wgpu has none).
-fn subgroup_facts(backend: Backend, info: &wgpu::AdapterInfo, source: &str) -> DeviceFacts {
-    let known = |n: u32| (n > 0).then_some(n);
-    let (min, max) = (known(info.subgroup_min_size), known(info.subgroup_max_size));
-    DeviceFacts {
-        backend,
-        // wgpu does not say which size a pipeline gets unless min and max agree.
-        subgroup_size: min.filter(|_| min == max),
-        subgroup_min: min,
-        subgroup_max: max,
-        compute_units: None,
-        compute_unit: "",
-        source: format!("{source} (subgroup_min_size, subgroup_max_size)"),
-    }
-}
-
 /// Pops an error scope; its error, if any, as one line of text.
 fn pop(scope: wgpu::ErrorScopeGuard) -> Option<String> {
     pollster::block_on(scope.pop()).map(|e| one_line(&e.to_string()))
@@ -189,7 +172,11 @@ impl Api for WgpuDevice {
                 ShaderPath::Naga => "via naga",
             }
         );
-        let facts = subgroup_facts(BACKEND, &info, "wgpu's AdapterInfo");
+        let facts = DeviceFacts::of_adapter(
+            BACKEND,
+            &info,
+            "wgpu's AdapterInfo (subgroup_min_size, subgroup_max_size)",
+        );
         Ok(Self {
             facts,
             device,
