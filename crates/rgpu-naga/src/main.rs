@@ -557,7 +557,7 @@ fn main() -> ExitCode {
         }
     };
     // Panics are caught and reported with their message: a writer's as that platform's
-    // failure (`kernel_report`), any other (naga's reader or validator, rgpu-naga's own
+    // failure (`translate`), any other (naga's reader or validator, rgpu-naga's own
     // rewrites) as the whole run's, with where it happened, instead of a silent exit 101.
     std::panic::set_hook(Box::new(|info| {
         let place = info
