@@ -1,14 +1,16 @@
 //! `Api`: what a backend implements. Each backend is one folder (`cpu/`, `cuda/`, `wgpu/`,
-//! `ash/`) whose device type implements this trait and imports nothing from the other
-//! backends or from the types above them (`Device`, `Buffer`); the choice between
-//! backends happens once, above them, in `registry.rs`.
+//! `ash/`, `webgpu/`: the list in `backend.rs`) whose device type implements this trait and
+//! imports nothing from the other backends or from the types above them (`Device`,
+//! `Buffer`); what several share is in `common/`; the choice between backends happens once,
+//! above them, in `registry.rs`.
 //!
 //! The contract, for every backend:
 //! - results are the same on every backend: a launch runs the kernel's entry point over
 //!   `count` items or workgroups with buffer i bound as binding i / pointer argument 1 + i,
 //!   and the params bytes as push constants / the by-value first argument;
 //! - the arguments were checked before `launch` (kinds, devices, whole elements, lengths,
-//!   params size), so a backend checks only what depends on its device (limits, artifacts);
+//!   params size), so a backend checks only what depends on its device: its limits first
+//!   (`common::launch::Limits`, one message per mistake on every backend), then its code;
 //! - launches on device buffers may be queued; `read`, host-slice outputs, `sync` and
 //!   `timed` see every launch queued before them;
 //! - every failure is an `Error` value, one line with the fix, never a panic.

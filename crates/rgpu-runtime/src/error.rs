@@ -118,7 +118,102 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// The constructors the backends use, one for each kind of failure they report, so the
+/// same failure reads the same on every backend (but for the backend's name).
+// Which are called depends on the backends built.
+#[allow(dead_code)]
 impl Error {
+    pub(crate) fn unavailable(backend: Backend, reason: impl Into<String>) -> Self {
+        Error::Unavailable {
+            backend,
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn transfer(backend: Backend, reason: impl Into<String>) -> Self {
+        Error::Transfer {
+            backend,
+            reason: reason.into(),
+        }
+    }
+
+    /// A call of the GPU API that failed while moving data or waiting: "what: error".
+    pub(crate) fn api_call(backend: Backend, what: &str, error: impl fmt::Display) -> Self {
+        Error::transfer(backend, format!("{what}: {error}"))
+    }
+
+    /// Errors the GPU reported on its own (outside a call that returns one), joined.
+    pub(crate) fn gpu_reported(backend: Backend, errors: &str) -> Self {
+        Error::transfer(backend, format!("the GPU reported: {errors}"))
+    }
+
+    pub(crate) fn launch(
+        backend: Backend,
+        kernel: &'static str,
+        reason: impl Into<String>,
+    ) -> Self {
+        Error::Launch {
+            backend,
+            kernel,
+            reason: reason.into(),
+        }
+    }
+
+    /// A call of the GPU API that failed while preparing or recording a launch.
+    pub(crate) fn launch_call(
+        backend: Backend,
+        kernel: &'static str,
+        what: &str,
+        error: impl fmt::Display,
+    ) -> Self {
+        Error::launch(backend, kernel, format!("{what}: {error}"))
+    }
+
+    /// A buffer argument whose memory belongs to another backend reached a backend's
+    /// launch: `launch` refuses buffers of other devices first, so this is a bug.
+    pub(crate) fn foreign_buffer(backend: Backend, kernel: &'static str) -> Self {
+        Error::launch(
+            backend,
+            kernel,
+            format!("a buffer of another backend reached {backend}: report this as an rgpu bug"),
+        )
+    }
+
+    pub(crate) fn missing_artifact(
+        backend: Backend,
+        kernel: &'static str,
+        reason: impl Into<String>,
+    ) -> Self {
+        Error::MissingArtifact {
+            backend,
+            kernel,
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn out_of_memory(backend: Backend, bytes: u64, reason: impl Into<String>) -> Self {
+        Error::OutOfMemory {
+            backend,
+            bytes,
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn no_kernel_stats(backend: Backend, reason: impl Into<String>) -> Self {
+        Error::NoKernelStats {
+            backend,
+            reason: reason.into(),
+        }
+    }
+
+    /// `Device::timed` inside `Device::timed` (on a backend whose timing is a state).
+    pub(crate) fn nested_timing() -> Self {
+        Error::Config {
+            reason: "Device::timed was called inside Device::timed: time the outer call only"
+                .into(),
+        }
+    }
+
     /// Why a backend was skipped, without the "<backend> backend unavailable" prefix that
     /// `Skipped`'s own Display adds.
     pub(crate) fn skip_reason(&self) -> String {

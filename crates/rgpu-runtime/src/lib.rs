@@ -1,9 +1,9 @@
 //! rgpu-runtime: the host runtime of rgpu's kernel API.
 //!
 //! A `#[rgpu::kernel]` function expands into one entry point per GPU codegen and a typed
-//! host launcher; the launcher calls into this crate, which runs the launch on one of four
+//! host launcher; the launcher calls into this crate, which runs the launch on one of its
 //! backends: `cpu` (rayon, with coroutines for workgroups), `cuda` (cudarc, embedded PTX),
-//! `wgpu` and `ash` (Vulkan, embedded SPIR-V). Pick a device with `Device::select` (what
+//! `wgpu` and `ash` (Vulkan, embedded SPIR-V), `webgpu` (a browser's WebGPU, embedded WGSL). Pick a device with `Device::select` (what
 //! `rgpu run --backend X` sets), `Device::auto` or `Device::open`.
 #![deny(unsafe_op_in_unsafe_fn)]
 

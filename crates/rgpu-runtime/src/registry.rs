@@ -192,11 +192,10 @@ impl DeviceKind {
     /// A buffer's memory reached a device of another backend: cannot happen through the
     /// public API (buffers keep their device), but is a value anyway.
     fn foreign_memory(&self) -> Error {
-        Error::Transfer {
-            backend: self.backend(),
-            reason: "a buffer's memory belongs to another backend: report this as an rgpu bug"
-                .into(),
-        }
+        Error::transfer(
+            self.backend(),
+            "a buffer's memory belongs to another backend: report this as an rgpu bug",
+        )
     }
 }
 

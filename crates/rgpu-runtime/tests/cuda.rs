@@ -4,6 +4,8 @@
 //! pointer per buffer) run through `launch()`.
 #![cfg(feature = "cuda")]
 
+mod fixtures;
+
 use std::process::Command;
 
 use rgpu_runtime::__private::{launch, Access, Arg, Artifact, BufferInfo, KernelInfo, Mode};
@@ -118,29 +120,7 @@ static FUTURE_ONLY: [Artifact; 1] = [Artifact {
     ..ARTIFACTS[0]
 }];
 
-static SAXPY_BUFFERS: [BufferInfo; 2] = [
-    BufferInfo {
-        name: "x",
-        access: Access::Read,
-        elem_size: 4,
-        item: true,
-    },
-    BufferInfo {
-        name: "y",
-        access: Access::ReadWrite,
-        elem_size: 4,
-        item: true,
-    },
-];
-
-static SAXPY: KernelInfo = KernelInfo {
-    name: "saxpy",
-    threads: 128,
-    mode: Mode::Items,
-    buffers: &SAXPY_BUFFERS,
-    params_size: 16,
-    shared_bytes: 0,
-};
+static SAXPY: KernelInfo = fixtures::saxpy_info(128);
 
 static NOT_EMBEDDED: KernelInfo = KernelInfo {
     name: "not_embedded",

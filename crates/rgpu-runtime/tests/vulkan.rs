@@ -15,30 +15,8 @@ use std::sync::OnceLock;
 use rgpu_runtime::__private::{launch, Access, Arg, Artifact, BufferInfo, KernelInfo, Mode};
 use rgpu_runtime::{Backend, Device, Error, Input, InputOutput};
 
-static SAXPY_BUFFERS: [BufferInfo; 2] = [
-    BufferInfo {
-        name: "x",
-        access: Access::Read,
-        elem_size: 4,
-        item: true,
-    },
-    BufferInfo {
-        name: "y",
-        access: Access::ReadWrite,
-        elem_size: 4,
-        item: true,
-    },
-];
-
 /// `saxpy(x: &[f32], y: &mut [f32], a: f32)`, an items kernel.
-static SAXPY: KernelInfo = KernelInfo {
-    name: "saxpy",
-    threads: 64,
-    mode: Mode::Items,
-    buffers: &SAXPY_BUFFERS,
-    params_size: 16,
-    shared_bytes: 0,
-};
+static SAXPY: KernelInfo = fixtures::saxpy_info(64);
 
 static ADD_BUFFERS: [BufferInfo; 3] = [
     BufferInfo {

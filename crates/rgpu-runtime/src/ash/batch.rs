@@ -6,7 +6,7 @@
 use ash::vk;
 
 use super::context::{Batch, Context};
-use super::{begin_one_time, vk_error};
+use super::{begin_one_time, BACKEND};
 use crate::error::Error;
 
 impl Context {
@@ -95,7 +95,7 @@ impl Context {
         }
         // SAFETY: the batch command buffer is recording and ends here.
         unsafe { self.device.end_command_buffer(cb) }
-            .map_err(|e| vk_error("vkEndCommandBuffer", e))?;
+            .map_err(|e| Error::api_call(BACKEND, "vkEndCommandBuffer", e))?;
         let submitted = self.submit(cb);
         // What the batch used can go now (also after a failed submission: the GPU is
         // idle or lost either way).
@@ -121,7 +121,7 @@ impl Context {
                             vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
                         )
                     }
-                    .map_err(|e| vk_error("vkGetQueryPoolResults", e))?;
+                    .map_err(|e| Error::api_call(BACKEND, "vkGetQueryPoolResults", e))?;
                     let mask = if t.valid_bits >= 64 {
                         u64::MAX
                     } else {
@@ -144,11 +144,13 @@ impl Context {
         unsafe {
             let d = &self.device;
             d.queue_submit(self.queue, &submit, self.fence)
-                .map_err(|e| vk_error("vkQueueSubmit", e))?;
+                .map_err(|e| Error::api_call(BACKEND, "vkQueueSubmit", e))?;
             let waited = d.wait_for_fences(&[self.fence], true, u64::MAX);
             let reset = d.reset_fences(&[self.fence]);
-            waited.map_err(|e| vk_error("waiting for the GPU (vkWaitForFences)", e))?;
-            reset.map_err(|e| vk_error("vkResetFences", e))?;
+            waited.map_err(|e| {
+                Error::api_call(BACKEND, "waiting for the GPU (vkWaitForFences)", e)
+            })?;
+            reset.map_err(|e| Error::api_call(BACKEND, "vkResetFences", e))?;
         }
         Ok(())
     }

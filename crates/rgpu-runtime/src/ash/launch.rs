@@ -5,67 +5,12 @@ use ash::vk;
 
 use super::transfer::{copy_in, copy_out, Target};
 use super::{AshDevice, AshMemory, BACKEND};
-use crate::api::{Arg, Dst, MemoryOf, Src};
-use crate::common::vulkan::padded_bytes;
+use crate::api::{Arg, MemoryOf};
+use crate::common::launch::{bound, host_inputs, host_outputs};
 use crate::error::Error;
 use crate::kernel::{workgroups, Artifact, KernelInfo};
 
 impl AshDevice {
-    fn check_limits<B: MemoryOf<AshMemory>>(
-        &self,
-        kernel: &KernelInfo,
-        args: &[Arg<'_, B>],
-    ) -> Result<(), Error> {
-        let l = &self.limits;
-        let launch_error = |reason: String| Error::Launch {
-            backend: BACKEND,
-            kernel: kernel.name,
-            reason,
-        };
-        if kernel.shared_bytes > l.max_shared {
-            return Err(launch_error(format!(
-                "it declares {} bytes of workgroup memory, the device allows {} \
-                 (maxComputeSharedMemorySize): use less",
-                kernel.shared_bytes, l.max_shared
-            )));
-        }
-        if kernel.threads > l.max_threads {
-            return Err(launch_error(format!(
-                "{} threads per workgroup, the device allows {}: use fewer",
-                kernel.threads, l.max_threads
-            )));
-        }
-        if kernel.params_size > l.max_push_constants {
-            return Err(launch_error(format!(
-                "its params are {} bytes, the device's push constants hold {}: pass fewer \
-                 scalars",
-                kernel.params_size, l.max_push_constants
-            )));
-        }
-        if kernel.buffers.len() as u64 > u64::from(l.max_buffers) {
-            return Err(launch_error(format!(
-                "{} buffers, the device binds at most {}: pass fewer",
-                kernel.buffers.len(),
-                l.max_buffers
-            )));
-        }
-        for (info, arg) in kernel.buffers.iter().zip(args) {
-            let bytes = arg.bytes();
-            if padded_bytes(bytes) > u64::from(l.max_binding) {
-                return Err(Error::Argument {
-                    kernel: kernel.name,
-                    param: info.name,
-                    reason: format!(
-                        "{bytes} bytes, the device binds at most {} bytes \
-                         (maxStorageBufferRange): split the data",
-                        l.max_binding
-                    ),
-                });
-            }
-        }
-        Ok(())
-    }
-
     pub(super) fn launch<B: MemoryOf<AshMemory>>(
         &self,
         kernel: &'static KernelInfo,
@@ -74,7 +19,7 @@ impl AshDevice {
         args: &mut [Arg<'_, B>],
         params: &[u8],
     ) -> Result<(), Error> {
-        self.check_limits(kernel, args)?;
+        self.limits.check_launch(BACKEND, kernel, args)?;
         let mut c = self.context();
         let (pipeline, pipeline_layout, set_layout) = {
             let k = c.kernel(kernel, artifacts)?;
@@ -83,30 +28,21 @@ impl AshDevice {
         // Host slices go to temporary buffers, freed once the launch ran.
         let mut temporaries: Vec<Option<AshMemory>> = Vec::with_capacity(args.len());
         let result = (|| {
-            for arg in args.iter() {
-                let data = match arg {
-                    Arg::In(Src::Host(data)) => Some(&**data),
-                    Arg::InOut(Dst::Host(data)) => Some(&**data),
-                    _ => None,
-                };
+            for data in host_inputs(args) {
                 let Some(data) = data else {
                     temporaries.push(None);
                     continue;
                 };
-                let memory = c.allocate_storage(padded_bytes(data.len()))?;
+                let size = self.limits.check_buffer(BACKEND, data.len())?;
+                let memory = c.allocate_storage(size)?;
                 // Kept before the copy: freed below however it ends.
                 temporaries.push(Some(memory));
                 copy_in(&mut c, &memory, data, Target::New)?;
             }
-            let mut buffers = Vec::with_capacity(args.len());
-            for (arg, temporary) in args.iter().zip(&temporaries) {
-                buffers.push(match (arg, temporary) {
-                    (_, Some(t)) => t.buffer,
-                    (Arg::In(Src::Buffer(b)), None) => ash_memory(kernel, *b)?.buffer,
-                    (Arg::InOut(Dst::Buffer(b)), None) => ash_memory(kernel, &**b)?.buffer,
-                    _ => return Err(foreign(kernel)),
-                });
-            }
+            let buffers: Vec<vk::Buffer> = bound(BACKEND, kernel, args, &temporaries)?
+                .into_iter()
+                .map(|m| m.buffer)
+                .collect();
             let set = c.descriptor_set(kernel, set_layout, &buffers)?;
             let groups = workgroups(kernel.mode, count, kernel.threads, self.limits.max_groups);
             let cb = c.batch()?;
@@ -144,14 +80,7 @@ impl AshDevice {
                 d.cmd_dispatch(cb, groups, 1, 1);
             }
             // Host outputs come back before returning; host inputs are submitted too.
-            let mut reads: Vec<(&AshMemory, &mut [u8])> = args
-                .iter_mut()
-                .zip(&temporaries)
-                .filter_map(|(arg, temporary)| match (arg, temporary) {
-                    (Arg::InOut(Dst::Host(out)), Some(t)) => Some((t, &mut **out)),
-                    _ => None,
-                })
-                .collect();
+            let mut reads = host_outputs(args, &temporaries);
             if !reads.is_empty() {
                 copy_out(&mut c, &mut reads)
             } else if temporaries.iter().any(Option::is_some) {
@@ -165,19 +94,4 @@ impl AshDevice {
         }
         result
     }
-}
-
-fn foreign(kernel: &KernelInfo) -> Error {
-    Error::Launch {
-        backend: BACKEND,
-        kernel: kernel.name,
-        reason: "a buffer of another backend reached ash: report this as an rgpu bug".into(),
-    }
-}
-
-fn ash_memory<'a, B: MemoryOf<AshMemory>>(
-    kernel: &KernelInfo,
-    buffer: &'a B,
-) -> Result<&'a AshMemory, Error> {
-    buffer.memory().ok_or_else(|| foreign(kernel))
 }

@@ -6,8 +6,7 @@ use std::ptr::NonNull;
 use ash::vk;
 
 use super::context::{Allocation, Context, Staging};
-use super::vk_error;
-use crate::backend::Backend;
+use super::BACKEND;
 use crate::error::Error;
 
 /// Which staging buffer: each direction has its own, in the memory that suits it.
@@ -86,11 +85,7 @@ impl Context {
         usage: vk::BufferUsageFlags,
         preferences: &[vk::MemoryPropertyFlags],
     ) -> Result<Allocation, Error> {
-        let out_of_memory = |reason: String| Error::OutOfMemory {
-            backend: Backend::Ash,
-            bytes: size,
-            reason,
-        };
+        let out_of_memory = |reason: String| Error::out_of_memory(BACKEND, size, reason);
         let d = &self.device;
         // SAFETY: valid create infos on a live device; freed on the error paths.
         unsafe {
@@ -180,7 +175,8 @@ impl Context {
             Ok(None) | Err(_) => {
                 // SAFETY: just made, never used by the GPU.
                 unsafe { allocation.free(&self.device) };
-                return Err(vk_error(
+                return Err(Error::api_call(
+                    BACKEND,
                     "mapping a staging buffer",
                     mapped.err().unwrap_or(vk::Result::ERROR_MEMORY_MAP_FAILED),
                 ));

@@ -24,7 +24,7 @@ use context::Allocation as AshMemory;
 
 use crate::api::{Api, Arg, CpuDevices, MemoryOf};
 use crate::backend::Backend;
-use crate::common::vulkan::padded_bytes;
+use crate::common::launch::Limits;
 use crate::error::Error;
 use crate::kernel::{Artifact, KernelInfo};
 use crate::stats::{DeviceFacts, KernelStats};
@@ -32,14 +32,6 @@ use context::{Context, Timing};
 use transfer::{copy_in, copy_out, Target};
 
 const BACKEND: Backend = Backend::Ash;
-
-/// A failed Vulkan call while moving data or running launches.
-fn vk_error(what: &str, e: vk::Result) -> Error {
-    Error::Transfer {
-        backend: BACKEND,
-        reason: format!("{what}: {e}"),
-    }
-}
 
 /// Resets command buffer `cb` and starts recording it for one submission.
 ///
@@ -51,21 +43,10 @@ unsafe fn begin_one_time(d: &ash::Device, cb: vk::CommandBuffer) -> Result<(), E
     // SAFETY: the caller guarantees `cb` is idle.
     unsafe {
         d.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
-            .map_err(|e| vk_error("vkResetCommandBuffer", e))?;
+            .map_err(|e| Error::api_call(BACKEND, "vkResetCommandBuffer", e))?;
         d.begin_command_buffer(cb, &begin)
-            .map_err(|e| vk_error("vkBeginCommandBuffer", e))
+            .map_err(|e| Error::api_call(BACKEND, "vkBeginCommandBuffer", e))
     }
-}
-
-/// The device limits a launch is checked against.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Limits {
-    max_groups: u32,
-    max_threads: u32,
-    max_shared: u32,
-    max_push_constants: u32,
-    max_buffers: u32,
-    max_binding: u32,
 }
 
 pub(crate) struct AshDevice {
@@ -111,8 +92,9 @@ impl Api for AshDevice {
 
     /// A new buffer holding `data` (its copy recorded into the batch when small).
     fn upload(&self, data: &[u8], _: usize) -> Result<AshMemory, Error> {
+        let size = self.limits.check_buffer(BACKEND, data.len())?;
         let mut c = self.context();
-        let memory = c.allocate_storage(padded_bytes(data.len()))?;
+        let memory = c.allocate_storage(size)?;
         match copy_in(&mut c, &memory, data, Target::New) {
             Ok(()) => Ok(memory),
             Err(e) => {
@@ -124,8 +106,9 @@ impl Api for AshDevice {
 
     /// A new buffer of zeros (filled in the queued batch).
     fn zeros(&self, bytes: usize, _: usize) -> Result<AshMemory, Error> {
+        let size = self.limits.check_buffer(BACKEND, bytes)?;
         let mut c = self.context();
-        let memory = c.allocate_storage(padded_bytes(bytes))?;
+        let memory = c.allocate_storage(size)?;
         let cb = match c.batch() {
             Ok(cb) => cb,
             Err(e) => {
@@ -174,10 +157,7 @@ impl Api for AshDevice {
     fn begin_timing(&self) -> Result<(), Error> {
         let mut c = self.context();
         if c.timing.is_some() {
-            return Err(Error::Config {
-                reason: "Device::timed was called inside Device::timed: time the outer call only"
-                    .into(),
-            });
+            return Err(Error::nested_timing());
         }
         c.submit_batch()?;
         c.timing = Some(Timing::default());

@@ -6,7 +6,7 @@ use std::ffi::CString;
 use ash::vk;
 
 use super::context::{Context, Kernel};
-use crate::backend::Backend;
+use super::BACKEND;
 use crate::common::spirv;
 use crate::error::Error;
 use crate::kernel::{Artifact, KernelInfo};
@@ -16,14 +16,6 @@ const SETS_PER_POOL: u32 = 256;
 /// Storage buffer descriptors per pool (8 per set on average).
 const BUFFERS_PER_POOL: u32 = 8 * SETS_PER_POOL;
 
-fn launch_error(kernel: &KernelInfo, what: &str, e: vk::Result) -> Error {
-    Error::Launch {
-        backend: Backend::Ash,
-        kernel: kernel.name,
-        reason: format!("{what}: {e}"),
-    }
-}
-
 impl Context {
     /// The kernel's pipeline: made from the embedded SPIR-V the first time.
     pub(super) fn kernel(
@@ -31,7 +23,7 @@ impl Context {
         kernel: &'static KernelInfo,
         artifacts: &'static [Artifact],
     ) -> Result<&Kernel, Error> {
-        let artifact = spirv::artifact_for(Backend::Ash, kernel, artifacts)?;
+        let artifact = spirv::artifact_for(BACKEND, kernel, artifacts)?;
         let key = spirv::module_key(artifact);
         if !self.kernels.contains_key(&(key, kernel.name)) {
             let module = self.module(kernel, artifact)?;
@@ -52,15 +44,16 @@ impl Context {
         if let Some(&module) = self.modules.get(&key) {
             return Ok(module);
         }
-        let words = spirv::words(Backend::Ash, kernel, artifact)?;
+        let words = spirv::words(BACKEND, kernel, artifact)?;
         // SAFETY: the words are a SPIR-V module rgpu validated when embedding it.
         let module = unsafe {
             self.device
                 .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None)
         }
         .map_err(|e| {
-            launch_error(
-                kernel,
+            Error::launch_call(
+                BACKEND,
+                kernel.name,
                 "the driver rejected its SPIR-V module (vkCreateShaderModule)",
                 e,
             )
@@ -77,10 +70,12 @@ impl Context {
         module: vk::ShaderModule,
     ) -> Result<Kernel, Error> {
         let d = &self.device;
-        let name = CString::new(kernel.name).map_err(|_| Error::Launch {
-            backend: Backend::Ash,
-            kernel: kernel.name,
-            reason: "its name has a NUL byte: rename the kernel".into(),
+        let name = CString::new(kernel.name).map_err(|_| {
+            Error::launch(
+                BACKEND,
+                kernel.name,
+                "its name has a NUL byte: rename the kernel",
+            )
         })?;
         let bindings: Vec<vk::DescriptorSetLayoutBinding> = (0..kernel.buffers.len() as u32)
             .map(|i| {
@@ -105,7 +100,9 @@ impl Context {
                         &vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings),
                         None,
                     )
-                    .map_err(|e| launch_error(kernel, "vkCreateDescriptorSetLayout", e))?;
+                    .map_err(|e| {
+                        Error::launch_call(BACKEND, kernel.name, "vkCreateDescriptorSetLayout", e)
+                    })?;
                 let layouts = [made.set_layout];
                 let ranges = [vk::PushConstantRange::default()
                     .stage_flags(vk::ShaderStageFlags::COMPUTE)
@@ -123,7 +120,9 @@ impl Context {
                             .push_constant_ranges(ranges),
                         None,
                     )
-                    .map_err(|e| launch_error(kernel, "vkCreatePipelineLayout", e))?;
+                    .map_err(|e| {
+                        Error::launch_call(BACKEND, kernel.name, "vkCreatePipelineLayout", e)
+                    })?;
                 let stage = vk::PipelineShaderStageCreateInfo::default()
                     .stage(vk::ShaderStageFlags::COMPUTE)
                     .module(module)
@@ -134,8 +133,9 @@ impl Context {
                 made.pipeline = d
                     .create_compute_pipelines(vk::PipelineCache::null(), &info, None)
                     .map_err(|(_, e)| {
-                        launch_error(
-                            kernel,
+                        Error::launch_call(
+                            BACKEND,
+                            kernel.name,
                             "the driver rejected its pipeline (vkCreateComputePipelines)",
                             e,
                         )
@@ -177,7 +177,9 @@ impl Context {
                         None,
                     )
                 }
-                .map_err(|e| launch_error(kernel, "vkCreateDescriptorPool", e))?;
+                .map_err(|e| {
+                    Error::launch_call(BACKEND, kernel.name, "vkCreateDescriptorPool", e)
+                })?;
                 self.descriptors.pools.push(pool);
             }
             let pool = self.descriptors.pools[self.descriptors.current];
@@ -196,7 +198,14 @@ impl Context {
                 {
                     self.descriptors.current += 1;
                 }
-                Err(e) => return Err(launch_error(kernel, "vkAllocateDescriptorSets", e)),
+                Err(e) => {
+                    return Err(Error::launch_call(
+                        BACKEND,
+                        kernel.name,
+                        "vkAllocateDescriptorSets",
+                        e,
+                    ))
+                }
             }
         };
         let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers

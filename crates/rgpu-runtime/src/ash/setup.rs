@@ -7,19 +7,12 @@ use std::ffi::CStr;
 use ash::vk;
 
 use super::context::{Context, Timestamps};
-use super::{vk_error, Limits};
+use super::BACKEND;
 use crate::api::{cpu_device_reason, CpuDevices};
-use crate::backend::Backend;
+use crate::common::launch::Limits;
 use crate::common::vulkan::DeviceRank;
 use crate::error::Error;
 use crate::stats::DeviceFacts;
-
-fn unavailable(reason: impl Into<String>) -> Error {
-    Error::Unavailable {
-        backend: Backend::Ash,
-        reason: reason.into(),
-    }
-}
 
 fn c_str(bytes: Result<&CStr, std::ffi::FromBytesUntilNulError>) -> String {
     bytes.map_or_else(|_| "?".into(), |s| s.to_string_lossy().into_owned())
@@ -51,9 +44,10 @@ struct Chosen {
 unsafe fn pick_device(instance: &ash::Instance) -> Result<Chosen, Error> {
     // SAFETY: the caller keeps the instance alive.
     let devices = unsafe { instance.enumerate_physical_devices() }.map_err(|e| {
-        unavailable(format!(
-            "listing Vulkan devices failed ({e}): check the driver"
-        ))
+        Error::unavailable(
+            BACKEND,
+            format!("listing Vulkan devices failed ({e}): check the driver"),
+        )
     })?;
     let mut best: Option<Chosen> = None;
     for physical in devices {
@@ -81,7 +75,10 @@ unsafe fn pick_device(instance: &ash::Instance) -> Result<Chosen, Error> {
         }
     }
     best.ok_or_else(|| {
-        unavailable("no Vulkan 1.2 device with a compute queue: install a Vulkan 1.2 driver")
+        Error::unavailable(
+            BACKEND,
+            "no Vulkan 1.2 device with a compute queue: install a Vulkan 1.2 driver",
+        )
     })
 }
 
@@ -99,6 +96,8 @@ struct Extras {
     /// `VK_KHR_pipeline_executable_properties` with its `pipelineExecutableInfo` feature,
     /// or why not.
     stats: Result<(), String>,
+    /// `VK_KHR_maintenance4`'s `maxBufferSize`, where the device has the extension.
+    max_buffer_size: Option<u64>,
 }
 
 /// Whether `extensions` lists `name`.
@@ -121,10 +120,12 @@ unsafe fn extras(instance: &ash::Instance, physical: vk::PhysicalDevice, driver:
     let size_control = has(&extensions, ash::ext::subgroup_size_control::NAME);
     let sm_builtins = has(&extensions, ash::nv::shader_sm_builtins::NAME);
     let amd_cores = has(&extensions, ash::amd::shader_core_properties::NAME);
+    let maintenance4 = has(&extensions, ash::khr::maintenance4::NAME);
     let mut subgroup = vk::PhysicalDeviceSubgroupProperties::default();
     let mut control = vk::PhysicalDeviceSubgroupSizeControlProperties::default();
     let mut sm = vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV::default();
     let mut amd = vk::PhysicalDeviceShaderCorePropertiesAMD::default();
+    let mut buffers = vk::PhysicalDeviceMaintenance4Properties::default();
     let mut sources = vec!["VkPhysicalDeviceSubgroupProperties"];
     {
         let mut props = vk::PhysicalDeviceProperties2::default().push_next(&mut subgroup);
@@ -139,6 +140,9 @@ unsafe fn extras(instance: &ash::Instance, physical: vk::PhysicalDevice, driver:
         if amd_cores {
             props = props.push_next(&mut amd);
             sources.push("VK_AMD_shader_core_properties");
+        }
+        if maintenance4 {
+            props = props.push_next(&mut buffers);
         }
         // SAFETY: every struct chained is core in this version or an extension it lists.
         unsafe { instance.get_physical_device_properties2(physical, &mut props) };
@@ -185,7 +189,7 @@ unsafe fn extras(instance: &ash::Instance, physical: vk::PhysicalDevice, driver:
     };
     Extras {
         facts: DeviceFacts {
-            backend: Backend::Ash,
+            backend: BACKEND,
             subgroup_size: default_size,
             subgroup_min: min,
             subgroup_max: max,
@@ -194,6 +198,7 @@ unsafe fn extras(instance: &ash::Instance, physical: vk::PhysicalDevice, driver:
             source: sources.join(", "),
         },
         stats,
+        max_buffer_size: maintenance4.then_some(buffers.max_buffer_size),
     }
 }
 
@@ -241,9 +246,10 @@ pub(super) fn open(cpu_devices: CpuDevices) -> Result<Opened, Error> {
     // SAFETY: loading the system's Vulkan loader runs its initialisation code; that is
     // what every Vulkan program does.
     let entry = unsafe { ash::Entry::load() }.map_err(|e| {
-        unavailable(format!(
-            "no Vulkan loader ({e}): install libvulkan1 and a Vulkan driver"
-        ))
+        Error::unavailable(
+            BACKEND,
+            format!("no Vulkan loader ({e}): install libvulkan1 and a Vulkan driver"),
+        )
     })?;
     let app = vk::ApplicationInfo::default()
         .application_name(c"rgpu")
@@ -256,9 +262,12 @@ pub(super) fn open(cpu_devices: CpuDevices) -> Result<Opened, Error> {
         )
     }
     .map_err(|e| {
-        unavailable(format!(
-            "no Vulkan driver (vkCreateInstance: {e}): install one, or check VK_ICD_FILENAMES"
-        ))
+        Error::unavailable(
+            BACKEND,
+            format!(
+                "no Vulkan driver (vkCreateInstance: {e}): install one, or check VK_ICD_FILENAMES"
+            ),
+        )
     })?;
     // SAFETY: the instance is live; on error nothing made from it survives.
     match unsafe { with_instance(&entry, instance.clone(), cpu_devices) } {
@@ -287,13 +296,19 @@ unsafe fn with_instance(
     // SAFETY: the instance is live.
     let chosen = unsafe { pick_device(&instance) }.map_err(|e| (e, true))?;
     let mut driver = vk::PhysicalDeviceDriverProperties::default();
-    let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver);
+    let mut v11 = vk::PhysicalDeviceVulkan11Properties::default();
+    let mut props2 = vk::PhysicalDeviceProperties2::default()
+        .push_next(&mut driver)
+        .push_next(&mut v11);
     // SAFETY: `physical` belongs to the instance; the device is Vulkan 1.2.
     unsafe { instance.get_physical_device_properties2(chosen.physical, &mut props2) };
     let props = props2.properties;
     let name = c_str(props.device_name_as_c_str());
     if cpu_devices == CpuDevices::Skip && chosen.rank == DeviceRank::Cpu {
-        return Err((unavailable(cpu_device_reason(Backend::Ash, &name)), true));
+        return Err((
+            Error::unavailable(BACKEND, cpu_device_reason(BACKEND, &name)),
+            true,
+        ));
     }
     let description = format!(
         "{name} (Vulkan {}.{} {}, driver {} {})",
@@ -304,21 +319,28 @@ unsafe fn with_instance(
         c_str(driver.driver_info_as_c_str()),
     );
     let l = props.limits;
-    let limits = Limits {
-        max_groups: l.max_compute_work_group_count[0],
-        max_threads: l
-            .max_compute_work_group_invocations
-            .min(l.max_compute_work_group_size[0]),
-        max_shared: l.max_compute_shared_memory_size,
-        max_push_constants: l.max_push_constants_size,
-        max_buffers: l.max_per_stage_descriptor_storage_buffers,
-        max_binding: l.max_storage_buffer_range,
-    };
     // SAFETY: a Vulkan 1.2 device of this instance.
     let mut features = unsafe { wanted_features(&instance, chosen.physical) };
     let driver_name = format!("'{}'", c_str(driver.driver_name_as_c_str()));
     // SAFETY: as above.
     let extras = unsafe { extras(&instance, chosen.physical, &driver_name) };
+    let limits = Limits {
+        max_shared: l.max_compute_shared_memory_size,
+        max_threads: l
+            .max_compute_work_group_invocations
+            .min(l.max_compute_work_group_size[0]),
+        max_params: Some(l.max_push_constants_size),
+        max_buffers: l.max_per_stage_descriptor_storage_buffers,
+        max_binding: u64::from(l.max_storage_buffer_range),
+        max_groups: l.max_compute_work_group_count[0],
+        // One buffer is one allocation here: Vulkan 1.1's maxMemoryAllocationSize, and
+        // VK_KHR_maintenance4's maxBufferSize where the device has it.
+        max_buffer: extras
+            .max_buffer_size
+            .map_or(v11.max_memory_allocation_size, |max| {
+                max.min(v11.max_memory_allocation_size)
+            }),
+    };
     let priorities = [1.0];
     let queue_info = [vk::DeviceQueueCreateInfo::default()
         .queue_family_index(chosen.family)
@@ -342,7 +364,10 @@ unsafe fn with_instance(
     let device =
         unsafe { instance.create_device(chosen.physical, &create, None) }.map_err(|e| {
             (
-                unavailable(format!("{name} refused a device ({e}): update the driver")),
+                Error::unavailable(
+                    BACKEND,
+                    format!("{name} refused a device ({e}): update the driver"),
+                ),
                 true,
             )
         })?;
@@ -388,7 +413,7 @@ unsafe fn create_objects(
                     .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER),
                 None,
             )
-            .map_err(|e| vk_error("vkCreateCommandPool", e))?;
+            .map_err(|e| Error::api_call(BACKEND, "vkCreateCommandPool", e))?;
         let buffers = d
             .allocate_command_buffers(
                 &vk::CommandBufferAllocateInfo::default()
@@ -396,16 +421,16 @@ unsafe fn create_objects(
                     .level(vk::CommandBufferLevel::PRIMARY)
                     .command_buffer_count(3),
             )
-            .map_err(|e| vk_error("vkAllocateCommandBuffers", e))?;
+            .map_err(|e| Error::api_call(BACKEND, "vkAllocateCommandBuffers", e))?;
         c.batch_commands = buffers[0];
         c.chunk_commands = [buffers[1], buffers[2]];
         c.fence = d
             .create_fence(&vk::FenceCreateInfo::default(), None)
-            .map_err(|e| vk_error("vkCreateFence", e))?;
+            .map_err(|e| Error::api_call(BACKEND, "vkCreateFence", e))?;
         for f in &mut c.chunk_fences {
             *f = d
                 .create_fence(&vk::FenceCreateInfo::default(), None)
-                .map_err(|e| vk_error("vkCreateFence", e))?;
+                .map_err(|e| Error::api_call(BACKEND, "vkCreateFence", e))?;
         }
         if timestamp_bits > 0 && tick_ns > 0.0 {
             let pool = d
@@ -415,7 +440,7 @@ unsafe fn create_objects(
                         .query_count(2),
                     None,
                 )
-                .map_err(|e| vk_error("vkCreateQueryPool", e))?;
+                .map_err(|e| Error::api_call(BACKEND, "vkCreateQueryPool", e))?;
             c.timestamps = Some(Timestamps {
                 pool,
                 tick_ns,

@@ -8,16 +8,9 @@ use std::ffi::{CStr, CString};
 use ash::vk;
 
 use super::context::{Context, Kernel};
-use crate::backend::Backend;
+use super::BACKEND;
 use crate::error::Error;
 use crate::stats::{summarize, KernelStats, Stat, StatValue};
-
-fn no_stats(reason: String) -> Error {
-    Error::NoKernelStats {
-        backend: Backend::Ash,
-        reason,
-    }
-}
 
 fn text(bytes: Result<&CStr, std::ffi::FromBytesUntilNulError>) -> String {
     bytes.map_or_else(|_| String::new(), |s| s.to_string_lossy().trim().to_owned())
@@ -44,7 +37,7 @@ impl Context {
         let ext = self
             .statistics
             .as_ref()
-            .map_err(|why| no_stats(why.clone()))?;
+            .map_err(|why| Error::no_kernel_stats(BACKEND, why.clone()))?;
         self.made
             .iter()
             .map(|key| {
@@ -63,15 +56,19 @@ impl Context {
         kernel: &Kernel,
     ) -> Result<KernelStats, Error> {
         let failed = |what: &str, e: vk::Result| {
-            no_stats(format!(
-                "{what} failed for kernel `{name}` ({e}): the driver could not report its \
+            Error::no_kernel_stats(
+                BACKEND,
+                format!(
+                    "{what} failed for kernel `{name}` ({e}): the driver could not report its \
                  statistics"
-            ))
+                ),
+            )
         };
         let entry = CString::new(name).map_err(|_| {
-            no_stats(format!(
-                "kernel `{name}`'s name has a NUL byte: rename the kernel"
-            ))
+            Error::no_kernel_stats(
+                BACKEND,
+                format!("kernel `{name}`'s name has a NUL byte: rename the kernel"),
+            )
         })?;
         // The same stage and layout as `make_kernel`'s, with CAPTURE_STATISTICS.
         let stage = vk::PipelineShaderStageCreateInfo::default()

@@ -15,7 +15,7 @@ use ash::vk;
 
 use super::context::Context;
 use super::memory::Direction;
-use super::{begin_one_time, vk_error, AshMemory};
+use super::{begin_one_time, AshMemory, BACKEND};
 use crate::common::copy::host_copy;
 use crate::error::Error;
 
@@ -291,11 +291,11 @@ impl<'a> Chunks<'a> {
             begin_one_time(d, cb)?;
             record(d, cb);
             d.end_command_buffer(cb)
-                .map_err(|e| vk_error("vkEndCommandBuffer", e))?;
+                .map_err(|e| Error::api_call(BACKEND, "vkEndCommandBuffer", e))?;
             let cbs = [cb];
             let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
             d.queue_submit(self.c.queue, &submit, self.c.chunk_fences[k])
-                .map_err(|e| vk_error("vkQueueSubmit", e))?;
+                .map_err(|e| Error::api_call(BACKEND, "vkQueueSubmit", e))?;
         }
         self.in_flight[k] = true;
         Ok(())
@@ -311,8 +311,10 @@ impl<'a> Chunks<'a> {
         unsafe {
             let waited = self.c.device.wait_for_fences(&fence, true, u64::MAX);
             let reset = self.c.device.reset_fences(&fence);
-            waited.map_err(|e| vk_error("waiting for the GPU (vkWaitForFences)", e))?;
-            reset.map_err(|e| vk_error("vkResetFences", e))?;
+            waited.map_err(|e| {
+                Error::api_call(BACKEND, "waiting for the GPU (vkWaitForFences)", e)
+            })?;
+            reset.map_err(|e| Error::api_call(BACKEND, "vkResetFences", e))?;
         }
         Ok(())
     }

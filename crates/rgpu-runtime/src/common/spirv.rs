@@ -23,14 +23,14 @@ pub(crate) fn artifact_for(
         .find(|a| a.kind == "spirv" && a.entry_points.contains(&kernel.name))
         .ok_or_else(|| {
             let spirv = artifacts.iter().filter(|a| a.kind == "spirv").count();
-            Error::MissingArtifact {
+            Error::missing_artifact(
                 backend,
-                kernel: kernel.name,
-                reason: format!(
+                kernel.name,
+                format!(
                     "none of its {spirv} SPIR-V modules has the entry point `{}`",
                     kernel.name
                 ),
-            }
+            )
         })
 }
 
@@ -41,14 +41,16 @@ pub(crate) fn words(
     artifact: &Artifact,
 ) -> Result<Vec<u32>, Error> {
     let bytes = artifact.bytes;
-    let bad = |what: &str| Error::MissingArtifact {
-        backend,
-        kernel: kernel.name,
-        reason: format!(
-            "the embedded {} module ({} bytes) {what}",
-            artifact.target,
-            bytes.len()
-        ),
+    let bad = |what: &str| {
+        Error::missing_artifact(
+            backend,
+            kernel.name,
+            format!(
+                "the embedded {} module ({} bytes) {what}",
+                artifact.target,
+                bytes.len()
+            ),
+        )
     };
     if bytes.len() % 4 != 0 || bytes.len() < 20 {
         return Err(bad("is not a whole SPIR-V module"));

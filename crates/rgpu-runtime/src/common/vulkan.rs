@@ -1,5 +1,5 @@
-//! What the Vulkan backends (wgpu, ash) share besides the SPIR-V lookup: buffer sizes and
-//! device ranking. Both run the embedded SPIR-V with the same interface (descriptor set 0,
+//! What the Vulkan backends (wgpu, ash) share besides the SPIR-V lookup: the runtime
+//! directory Mesa wants, and device ranking. Both run the embedded SPIR-V with the same interface (descriptor set 0,
 //! binding i = buffer i, the params struct as push constants at offset 0).
 
 /// Before the Vulkan loader is first opened: when `XDG_RUNTIME_DIR` is unset or empty (a
@@ -38,12 +38,6 @@ fn private_runtime_dir() -> Option<std::path::PathBuf> {
     private.then_some(dir)
 }
 
-/// GPU buffers are whole 4-byte words (Vulkan copies and fills work on words), and at
-/// least one word, so an empty buffer can still be bound.
-pub(crate) fn padded_bytes(bytes: usize) -> u64 {
-    (bytes.max(4) as u64).next_multiple_of(4)
-}
-
 /// How devices are ranked: discrete GPUs first, CPU (software) devices last.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum DeviceRank {
@@ -72,11 +66,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn buffers_are_whole_words() {
-        assert_eq!(padded_bytes(0), 4);
-        assert_eq!(padded_bytes(3), 4);
-        assert_eq!(padded_bytes(4), 4);
-        assert_eq!(padded_bytes(5), 8);
+    fn gpus_rank_before_cpus() {
         assert!(DeviceRank::Discrete < DeviceRank::Cpu);
     }
 }

@@ -23,11 +23,7 @@ unsafe impl Sync for HostMemory {}
 impl HostMemory {
     /// `len` zero bytes, aligned to `align` (and to 16).
     pub(crate) fn zeroed(len: usize, align: usize) -> Result<Self, Error> {
-        let out_of_memory = |reason: &str| Error::OutOfMemory {
-            backend: Backend::Cpu,
-            bytes: len as u64,
-            reason: reason.into(),
-        };
+        let out_of_memory = |reason: &str| Error::out_of_memory(Backend::Cpu, len as u64, reason);
         let layout = Layout::from_size_align(len.max(4), align.max(16))
             .map_err(|_| out_of_memory("larger than the address space"))?;
         // SAFETY: the layout has a non-zero size.

@@ -110,12 +110,11 @@ impl Api for CpuDevice {
     }
 
     fn kernel_stats(&self) -> Result<Vec<KernelStats>, Error> {
-        Err(Error::NoKernelStats {
-            backend: Self::BACKEND,
-            reason: "the cpu backend runs kernels as Rust compiled into the host program, with \
-                     no driver to report registers or spills: use the cuda or ash backend"
-                .into(),
-        })
+        Err(Error::no_kernel_stats(
+            Self::BACKEND,
+            "the cpu backend runs kernels as Rust compiled into the host program, with no \
+             driver to report registers or spills: use the cuda or ash backend",
+        ))
     }
 
     fn upload(&self, data: &[u8], align: usize) -> Result<HostMemory, Error> {
@@ -163,13 +162,12 @@ impl Api for CpuDevice {
         _: &mut [Arg<'_, B>],
         _: &[u8],
     ) -> Result<(), Error> {
-        Err(Error::Launch {
-            backend: Self::BACKEND,
-            kernel: kernel.name,
-            reason: "the cpu backend runs kernels through __private::cpu::run_items / \
-                     run_groups, not launch(): regenerate the launcher with rgpu's macro"
-                .into(),
-        })
+        Err(Error::launch(
+            Self::BACKEND,
+            kernel.name,
+            "the cpu backend runs kernels through __private::cpu::run_items / run_groups, not \
+             launch(): regenerate the launcher with rgpu's macro",
+        ))
     }
 }
 

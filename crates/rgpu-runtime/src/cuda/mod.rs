@@ -16,48 +16,27 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{
     result, sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream,
-    DevicePtr, DevicePtrMut, DriverError,
+    DevicePtr, DevicePtrMut,
 };
 use cudarc::nvrtc::Ptx;
 
 use crate::api::{Api, Arg, CpuDevices, Dst, MemoryOf, Src};
 use crate::backend::Backend;
+use crate::common::launch::{host_inputs, host_outputs, Limits};
 use crate::error::Error;
 use crate::kernel::{workgroups, Artifact, KernelInfo, CUDA_MAX_GRID};
 use crate::stats::{DeviceFacts, KernelStats, Stat, StatValue};
 
 const BACKEND: Backend = Backend::Cuda;
 
-fn unavailable(reason: impl Into<String>) -> Error {
-    Error::Unavailable {
-        backend: BACKEND,
-        reason: reason.into(),
-    }
-}
-
-fn transfer(what: &str, e: DriverError) -> Error {
-    Error::Transfer {
-        backend: BACKEND,
-        reason: format!("{what}: {e}"),
-    }
-}
-
 /// A copy longer than its buffer: `Buffer` checks lengths first, so this is a bug.
 fn transfer_bug(bytes: usize, capacity: usize) -> Error {
-    Error::Transfer {
-        backend: BACKEND,
-        reason: format!(
+    Error::transfer(
+        BACKEND,
+        format!(
             "a copy of {bytes} bytes reached a buffer of {capacity}: report this as an rgpu bug"
         ),
-    }
-}
-
-fn out_of_memory(bytes: usize, e: DriverError) -> Error {
-    Error::OutOfMemory {
-        backend: BACKEND,
-        bytes: bytes as u64,
-        reason: e.to_string(),
-    }
+    )
 }
 
 /// A cuda buffer's memory: at least 4 bytes, so empty buffers have an address.
@@ -93,8 +72,7 @@ pub(crate) struct CudaDevice {
     stream: Arc<CudaStream>,
     name: String,
     cc: (i32, i32),
-    shared_limit: u32,
-    threads_limit: u32,
+    limits: Limits,
     /// `CU_DEVICE_ATTRIBUTE_WARP_SIZE`, `..._MULTIPROCESSOR_COUNT` (`None`: unreadable).
     warp_size: Option<u32>,
     sm_count: Option<u32>,
@@ -118,31 +96,37 @@ impl Api for CudaDevice {
     fn open(_: CpuDevices) -> Result<Self, Error> {
         // SAFETY: only tries to dlopen libcuda; cudarc panics on first use without it.
         if !unsafe { sys::is_culib_present() } {
-            return Err(unavailable(
+            return Err(Error::unavailable(
+                BACKEND,
                 "no CUDA driver found (libcuda.so could not be loaded): install the NVIDIA \
                  driver",
             ));
         }
         let count = CudaContext::device_count().map_err(|e| {
-            unavailable(format!(
-                "the CUDA driver found no usable GPU ({e}): check nvidia-smi"
-            ))
+            Error::unavailable(
+                BACKEND,
+                format!("the CUDA driver found no usable GPU ({e}): check nvidia-smi"),
+            )
         })?;
         if count < 1 {
-            return Err(unavailable(
+            return Err(Error::unavailable(
+                BACKEND,
                 "the CUDA driver reports no GPU: check nvidia-smi and CUDA_VISIBLE_DEVICES",
             ));
         }
         let ctx = CudaContext::new(0).map_err(|e| {
-            unavailable(format!("cannot open CUDA device 0 ({e}): check nvidia-smi"))
+            Error::unavailable(
+                BACKEND,
+                format!("cannot open CUDA device 0 ({e}): check nvidia-smi"),
+            )
         })?;
         let attribute = |a: sys::CUdevice_attribute, what: &str| {
             ctx.attribute(a)
-                .map_err(|e| unavailable(format!("cannot read the {what} ({e})")))
+                .map_err(|e| Error::unavailable(BACKEND, format!("cannot read the {what} ({e})")))
         };
-        let cc = ctx
-            .compute_capability()
-            .map_err(|e| unavailable(format!("cannot read the compute capability ({e})")))?;
+        let cc = ctx.compute_capability().map_err(|e| {
+            Error::unavailable(BACKEND, format!("cannot read the compute capability ({e})"))
+        })?;
         let shared_limit = attribute(
             sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
             "shared memory limit",
@@ -158,6 +142,16 @@ impl Api for CudaDevice {
                 .filter(|&v| v > 0)
         };
         let warp_size = optional(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+        let limits = Limits {
+            max_shared: u32::try_from(shared_limit).unwrap_or(0),
+            max_threads: u32::try_from(threads_limit).unwrap_or(0),
+            // The params are the kernel's by-value first argument, not push constants.
+            max_params: None,
+            max_buffers: u32::MAX,
+            max_binding: u64::MAX,
+            max_groups: CUDA_MAX_GRID,
+            max_buffer: ctx.total_mem().map_or(u64::MAX, |bytes| bytes as u64),
+        };
         let sm_count = optional(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
         Ok(Self {
             warp_size,
@@ -165,8 +159,7 @@ impl Api for CudaDevice {
             name: ctx.name().unwrap_or_else(|_| "unknown NVIDIA GPU".into()),
             stream: ctx.default_stream(),
             cc,
-            shared_limit: u32::try_from(shared_limit).unwrap_or(0),
-            threads_limit: u32::try_from(threads_limit).unwrap_or(0),
+            limits,
             state: Mutex::default(),
             staging: Mutex::default(),
         })
@@ -221,10 +214,11 @@ impl Api for CudaDevice {
 
     /// A new buffer of `bytes` zero bytes.
     fn zeros(&self, bytes: usize, _: usize) -> Result<CudaMemory, Error> {
+        let size = self.limits.check_buffer(BACKEND, bytes)?;
         let slice = self
             .stream
-            .alloc_zeros::<u8>(bytes.max(4))
-            .map_err(|e| out_of_memory(bytes, e))?;
+            .alloc_zeros::<u8>(size as usize)
+            .map_err(|e| Error::out_of_memory(BACKEND, bytes as u64, e.to_string()))?;
         Ok(CudaMemory { slice })
     }
 
@@ -242,7 +236,9 @@ impl Api for CudaDevice {
         let (dst, _record) = memory.slice.device_ptr_mut(&self.stream);
         staging
             .copy_in(&self.stream, dst, data)
-            .map_err(|(what, e)| transfer(&format!("copying to the GPU: {what}"), e))
+            .map_err(|(what, e)| {
+                Error::api_call(BACKEND, &format!("copying to the GPU: {what}"), e)
+            })
     }
 
     /// Copies the start of `memory` into `out`, after every queued launch.
@@ -257,20 +253,22 @@ impl Api for CudaDevice {
         let (src, _record) = memory.slice.device_ptr(&self.stream);
         staging
             .copy_out(&self.stream, src, out)
-            .map_err(|(what, e)| transfer(&format!("copying from the GPU: {what}"), e))
+            .map_err(|(what, e)| {
+                Error::api_call(BACKEND, &format!("copying from the GPU: {what}"), e)
+            })
     }
 
     fn sync(&self) -> Result<(), Error> {
         self.stream
             .synchronize()
-            .map_err(|e| transfer("waiting for the GPU", e))
+            .map_err(|e| Error::api_call(BACKEND, "waiting for the GPU", e))
     }
 
     fn begin_timing(&self) -> Result<(), Error> {
         let event = self.timing_event()?;
         event
             .record(&self.stream)
-            .map_err(|e| transfer("recording a timing event", e))?;
+            .map_err(|e| Error::api_call(BACKEND, "recording a timing event", e))?;
         self.state().timing = Some(event);
         Ok(())
     }
@@ -281,11 +279,11 @@ impl Api for CudaDevice {
         };
         let end = self.timing_event()?;
         end.record(&self.stream)
-            .map_err(|e| transfer("recording a timing event", e))?;
+            .map_err(|e| Error::api_call(BACKEND, "recording a timing event", e))?;
         self.sync()?;
         let ms = start
             .elapsed_ms(&end)
-            .map_err(|e| transfer("reading the timing events", e))?;
+            .map_err(|e| Error::api_call(BACKEND, "reading the timing events", e))?;
         Ok(Some(f64::from(ms)))
     }
 
@@ -297,34 +295,13 @@ impl Api for CudaDevice {
         args: &mut [Arg<'_, B>],
         params: &[u8],
     ) -> Result<(), Error> {
-        let launch_error = |reason: String| Error::Launch {
-            backend: BACKEND,
-            kernel: kernel.name,
-            reason,
-        };
+        self.limits.check_launch(BACKEND, kernel, args)?;
         let function = self.function(kernel, artifacts)?;
-        if kernel.shared_bytes > self.shared_limit {
-            return Err(launch_error(format!(
-                "it declares {} bytes of shared memory, {} allows {} per block: use less",
-                kernel.shared_bytes, self.name, self.shared_limit
-            )));
-        }
-        if kernel.threads > self.threads_limit {
-            return Err(launch_error(format!(
-                "{} threads per workgroup, {} allows {}: use fewer",
-                kernel.threads, self.name, self.threads_limit
-            )));
-        }
         // Host slices go to temporary buffers first.
-        let mut temporaries: Vec<Option<CudaMemory>> = Vec::with_capacity(args.len());
-        for arg in args.iter() {
-            temporaries.push(match arg {
-                Arg::In(Src::Host(data)) => Some(self.upload(data, 1)?),
-                Arg::InOut(Dst::Host(data)) => Some(self.upload(data, 1)?),
-                _ => None,
-            });
-        }
-        let grid = workgroups(kernel.mode, count, kernel.threads, CUDA_MAX_GRID);
+        let mut temporaries = host_inputs(args)
+            .map(|data| data.map(|data| self.upload(data, 1)).transpose())
+            .collect::<Result<Vec<Option<CudaMemory>>, Error>>()?;
+        let grid = workgroups(kernel.mode, count, kernel.threads, self.limits.max_groups);
         let stream = &self.stream;
         {
             // Device pointers, with cudarc's records of their use (dropped after the launch).
@@ -335,13 +312,19 @@ impl Api for CudaDevice {
                     (_, Some(t)) => t.slice.device_ptr_mut(stream),
                     (Arg::In(Src::Buffer(b)), None) => match b.memory() {
                         Some(m) => m.slice.device_ptr(stream),
-                        None => return Err(launch_error("a buffer of another backend".into())),
+                        None => return Err(Error::foreign_buffer(BACKEND, kernel.name)),
                     },
                     (Arg::InOut(Dst::Buffer(b)), None) => match b.memory_mut() {
                         Some(m) => m.slice.device_ptr_mut(stream),
-                        None => return Err(launch_error("a buffer of another backend".into())),
+                        None => return Err(Error::foreign_buffer(BACKEND, kernel.name)),
                     },
-                    _ => return Err(launch_error("a host argument was not uploaded".into())),
+                    _ => {
+                        return Err(Error::launch(
+                            BACKEND,
+                            kernel.name,
+                            "a host argument was not uploaded: report this as an rgpu bug",
+                        ))
+                    }
                 };
                 pointers.push(pointer);
                 records.push(record);
@@ -358,10 +341,9 @@ impl Api for CudaDevice {
                     .iter_mut()
                     .map(|p| (p as *mut sys::CUdeviceptr).cast()),
             );
-            stream
-                .context()
-                .bind_to_thread()
-                .map_err(|e| launch_error(format!("binding the CUDA context: {e}")))?;
+            stream.context().bind_to_thread().map_err(|e| {
+                Error::launch_call(BACKEND, kernel.name, "binding the CUDA context", e)
+            })?;
             // SAFETY: `function` is the kernel `NAME(Params, *T0, *T1, ..)` the launcher was
             // generated with: argument 0 points at the params bytes (`params_size`, checked
             // by `launch`), argument 1 + i at the device pointer of buffer i, whose element
@@ -378,14 +360,12 @@ impl Api for CudaDevice {
                     &mut kernel_args,
                 )
             }
-            .map_err(|e| launch_error(format!("cuLaunchKernel: {e}")))?;
+            .map_err(|e| Error::launch_call(BACKEND, kernel.name, "cuLaunchKernel", e))?;
             drop(records);
         }
         // Host outputs come back before returning.
-        for (arg, temporary) in args.iter_mut().zip(&temporaries) {
-            if let (Arg::InOut(Dst::Host(out)), Some(t)) = (arg, temporary) {
-                self.read(t, out)?;
-            }
+        for (t, out) in host_outputs(args, &temporaries) {
+            self.read(t, out)?;
         }
         Ok(())
     }
@@ -407,7 +387,7 @@ impl CudaDevice {
         self.stream
             .context()
             .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(|e| transfer("creating a timing event", e))
+            .map_err(|e| Error::api_call(BACKEND, "creating a timing event", e))
     }
 
     /// The kernel's function: the newest PTX the device runs, loaded once per device.
@@ -433,11 +413,7 @@ impl CudaDevice {
         kernel: &'static KernelInfo,
         artifacts: &'static [Artifact],
     ) -> Result<CudaFunction, Error> {
-        let missing = |reason: String| Error::MissingArtifact {
-            backend: BACKEND,
-            kernel: kernel.name,
-            reason,
-        };
+        let missing = |reason: String| Error::missing_artifact(BACKEND, kernel.name, reason);
         let candidates = ptx::candidates(artifacts, kernel.name);
         if candidates.is_empty() {
             return Err(missing(format!(
@@ -460,11 +436,7 @@ impl CudaDevice {
         if let Some(f) = state.functions.get(&(key, kernel.name)) {
             return Ok(f.clone());
         }
-        let launch_error = |reason: String| Error::Launch {
-            backend: BACKEND,
-            kernel: kernel.name,
-            reason,
-        };
+        let launch_error = |reason: String| Error::launch(BACKEND, kernel.name, reason);
         let state = &mut *state;
         let module = match state.modules.entry(key) {
             Entry::Occupied(loaded) => loaded.into_mut(),
@@ -481,13 +453,16 @@ impl CudaDevice {
                     .context()
                     .load_module(Ptx::from_src(text))
                     .map_err(|e| match e.0 {
-                        sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => unavailable(format!(
-                            "the NVIDIA driver (CUDA {}) is too old for PTX ISA {} ({}): \
+                        sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => Error::unavailable(
+                            BACKEND,
+                            format!(
+                                "the NVIDIA driver (CUDA {}) is too old for PTX ISA {} ({}): \
                                  update the driver, or build with an older toolchain or arch",
-                            driver_version().map_or("?".into(), |(a, b)| format!("{a}.{b}")),
-                            ptx::isa(text),
-                            artifact.target
-                        )),
+                                driver_version().map_or("?".into(), |(a, b)| format!("{a}.{b}")),
+                                ptx::isa(text),
+                                artifact.target
+                            ),
+                        ),
                         _ => launch_error(format!(
                             "the driver rejected the {} PTX ({e}): rebuild it with rgpu build \
                              --backend cuda",
@@ -566,15 +541,15 @@ fn function_stats(
 ) -> Result<KernelStats, Error> {
     let mut stats = Vec::with_capacity(FUNCTION_ATTRIBUTES.len());
     for (attribute, name, description) in FUNCTION_ATTRIBUTES {
-        let value = function
-            .get_attribute(attribute)
-            .map_err(|e| Error::NoKernelStats {
-                backend: BACKEND,
-                reason: format!(
-                    "cuFuncGetAttribute({name}) failed for kernel `{kernel}` ({e}): check the \
-                 driver with nvidia-smi"
+        let value = function.get_attribute(attribute).map_err(|e| {
+            Error::no_kernel_stats(
+                BACKEND,
+                format!(
+                    "cuFuncGetAttribute({name}) failed for kernel `{kernel}` ({e}): check \
+                         the driver with nvidia-smi"
                 ),
-            })?;
+            )
+        })?;
         stats.push(Stat {
             executable: String::new(),
             name: name.into(),

@@ -4,7 +4,8 @@
 use std::sync::{mpsc, Arc};
 
 use super::shader::Kernel;
-use super::{pop, transfer, WgpuDevice};
+use super::{WgpuDevice, BACKEND};
+use crate::common::wgpu_device::pop;
 use crate::error::Error;
 
 /// One queued launch.
@@ -53,8 +54,12 @@ impl WgpuDevice {
         }
         let timing = state.timing.is_some() && !dispatches.is_empty();
         let queries = (timing && self.timestamps).then(|| self.timestamp_queries());
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let scope = self
+            .gpu
+            .device
+            .push_error_scope(wgpu::ErrorFilter::Validation);
         let mut encoder = self
+            .gpu
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("rgpu launches"),
@@ -92,9 +97,9 @@ impl WgpuDevice {
             encoder.resolve_query_set(&q.set, 0..2, &q.resolve, 0);
             encoder.copy_buffer_to_buffer(&q.resolve, 0, &q.read, 0, 16);
         }
-        let index = self.queue.submit([encoder.finish()]);
+        let index = self.gpu.queue.submit([encoder.finish()]);
         if let Some(e) = pop(scope) {
-            return Err(transfer(format!("submitting launches: {e}")));
+            return Err(Error::api_call(BACKEND, "submitting launches", e));
         }
         if timing {
             let timing = state.timing.as_mut().expect("timing checked above");
@@ -114,18 +119,18 @@ impl WgpuDevice {
 
     fn timestamp_queries(&self) -> Queries {
         Queries {
-            set: self.device.create_query_set(&wgpu::QuerySetDescriptor {
+            set: self.gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("rgpu timing"),
                 ty: wgpu::QueryType::Timestamp,
                 count: 2,
             }),
-            resolve: self.device.create_buffer(&wgpu::BufferDescriptor {
+            resolve: self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("rgpu timing"),
                 size: 16,
                 usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
                 mapped_at_creation: false,
             }),
-            read: self.device.create_buffer(&wgpu::BufferDescriptor {
+            read: self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("rgpu timing readback"),
                 size: 16,
                 usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
@@ -143,13 +148,13 @@ impl WgpuDevice {
         self.wait()?;
         receiver
             .recv()
-            .map_err(|_| transfer("the timestamp readback never finished"))?
-            .map_err(|e| transfer(format!("mapping the timestamps: {e}")))?;
+            .map_err(|_| Error::transfer(BACKEND, "the timestamp readback never finished"))?
+            .map_err(|e| Error::api_call(BACKEND, "mapping the timestamps", e))?;
         let ticks = {
             let view = q
                 .read
                 .get_mapped_range(..)
-                .map_err(|e| transfer(format!("reading the timestamps: {e}")))?;
+                .map_err(|e| Error::api_call(BACKEND, "reading the timestamps", e))?;
             let mut ticks = [0u64; 2];
             for (t, bytes) in ticks.iter_mut().zip(view.chunks_exact(8)) {
                 *t = u64::from_le_bytes(bytes.try_into().unwrap_or([0; 8]));
@@ -157,8 +162,8 @@ impl WgpuDevice {
             ticks
         };
         q.read.unmap();
-        let ns =
-            ticks[1].saturating_sub(ticks[0]) as f64 * f64::from(self.queue.get_timestamp_period());
+        let ns = ticks[1].saturating_sub(ticks[0]) as f64
+            * f64::from(self.gpu.queue.get_timestamp_period());
         Ok(ns / 1e6)
     }
 }

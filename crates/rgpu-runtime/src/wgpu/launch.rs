@@ -3,69 +3,14 @@
 
 use super::batch::Dispatch;
 use super::memory::WgpuMemory;
-use super::{pop, WgpuDevice, BACKEND};
-use crate::api::{Api, Arg, Dst, MemoryOf, Src};
-use crate::common::vulkan::padded_bytes;
+use super::{WgpuDevice, BACKEND};
+use crate::api::{Api, Arg, MemoryOf};
+use crate::common::launch::{bound, host_inputs, host_outputs};
+use crate::common::wgpu_device::pop;
 use crate::error::Error;
 use crate::kernel::{workgroups, Artifact, KernelInfo};
 
 impl WgpuDevice {
-    /// The limits a launch must fit, checked before wgpu would reject it.
-    fn check_limits<B: MemoryOf<WgpuMemory>>(
-        &self,
-        kernel: &KernelInfo,
-        args: &[Arg<'_, B>],
-    ) -> Result<(), Error> {
-        let l = &self.limits;
-        let launch_error = |reason: String| Error::Launch {
-            backend: BACKEND,
-            kernel: kernel.name,
-            reason,
-        };
-        if kernel.shared_bytes > l.max_compute_workgroup_storage_size {
-            return Err(launch_error(format!(
-                "it declares {} bytes of workgroup memory, the device allows {}: use less",
-                kernel.shared_bytes, l.max_compute_workgroup_storage_size
-            )));
-        }
-        let threads = l
-            .max_compute_invocations_per_workgroup
-            .min(l.max_compute_workgroup_size_x);
-        if kernel.threads > threads {
-            return Err(launch_error(format!(
-                "{} threads per workgroup, the device allows {threads}: use fewer",
-                kernel.threads
-            )));
-        }
-        if kernel.params_size > l.max_immediate_size {
-            return Err(launch_error(format!(
-                "its params are {} bytes, the device's push constants hold {}: pass fewer scalars",
-                kernel.params_size, l.max_immediate_size
-            )));
-        }
-        if kernel.buffers.len() as u32 > l.max_storage_buffers_per_shader_stage {
-            return Err(launch_error(format!(
-                "{} buffers, the device binds at most {}: pass fewer",
-                kernel.buffers.len(),
-                l.max_storage_buffers_per_shader_stage
-            )));
-        }
-        for (info, arg) in kernel.buffers.iter().zip(args) {
-            let bytes = arg.bytes();
-            if padded_bytes(bytes) > l.max_storage_buffer_binding_size {
-                return Err(Error::Argument {
-                    kernel: kernel.name,
-                    param: info.name,
-                    reason: format!(
-                        "{bytes} bytes, the device binds at most {} bytes: split the data",
-                        l.max_storage_buffer_binding_size
-                    ),
-                });
-            }
-        }
-        Ok(())
-    }
-
     pub(super) fn launch<B: MemoryOf<WgpuMemory>>(
         &self,
         kernel: &'static KernelInfo,
@@ -74,53 +19,33 @@ impl WgpuDevice {
         args: &mut [Arg<'_, B>],
         params: &[u8],
     ) -> Result<(), Error> {
+        self.gpu.limits.check_launch(BACKEND, kernel, args)?;
         let compiled = self.kernel(kernel, artifacts)?;
-        self.check_limits(kernel, args)?;
         // Host slices go to temporary buffers.
-        let mut temporaries: Vec<Option<WgpuMemory>> = Vec::with_capacity(args.len());
-        for arg in args.iter() {
-            temporaries.push(match arg {
-                Arg::In(Src::Host(data)) => Some(self.upload(data)?),
-                Arg::InOut(Dst::Host(data)) => Some(self.upload(data)?),
-                _ => None,
-            });
-        }
-        let mut buffers: Vec<&wgpu::Buffer> = Vec::with_capacity(args.len());
-        for (arg, temporary) in args.iter().zip(&temporaries) {
-            let memory = match (arg, temporary) {
-                (_, Some(t)) => t,
-                (Arg::In(Src::Buffer(b)), None) => wgpu_memory(kernel, *b)?,
-                (Arg::InOut(Dst::Buffer(b)), None) => wgpu_memory(kernel, &**b)?,
-                _ => return Err(foreign(kernel)),
-            };
-            buffers.push(&memory.buffer);
-        }
-        let entries: Vec<wgpu::BindGroupEntry> = buffers
-            .iter()
-            .enumerate()
-            .map(|(i, b)| wgpu::BindGroupEntry {
-                binding: i as u32,
-                resource: b.as_entire_binding(),
-            })
+        let temporaries = host_inputs(args)
+            .map(|data| data.map(|data| self.upload(data)).transpose())
+            .collect::<Result<Vec<Option<WgpuMemory>>, Error>>()?;
+        let buffers: Vec<&wgpu::Buffer> = bound(BACKEND, kernel, args, &temporaries)?
+            .into_iter()
+            .map(|m| &m.buffer)
             .collect();
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(kernel.name),
-            layout: &compiled.layout,
-            entries: &entries,
-        });
+        let scope = self
+            .gpu
+            .device
+            .push_error_scope(wgpu::ErrorFilter::Validation);
+        let bind_group = self.gpu.bind_group(kernel, &compiled.layout, &buffers);
         if let Some(e) = pop(scope) {
-            return Err(Error::Launch {
-                backend: BACKEND,
-                kernel: kernel.name,
-                reason: format!("binding its buffers: {e}"),
-            });
+            return Err(Error::launch(
+                BACKEND,
+                kernel.name,
+                format!("binding its buffers: {e}"),
+            ));
         }
         let groups = workgroups(
             kernel.mode,
             count,
             kernel.threads,
-            self.limits.max_compute_workgroups_per_dimension,
+            self.gpu.limits.max_groups,
         );
         self.state().pending.push(Dispatch {
             kernel: compiled,
@@ -129,14 +54,7 @@ impl WgpuDevice {
             groups,
         });
         // Host outputs come back before returning (this submits the queued launches).
-        let mut reads: Vec<(&WgpuMemory, &mut [u8])> = args
-            .iter_mut()
-            .zip(&temporaries)
-            .filter_map(|(arg, temporary)| match (arg, temporary) {
-                (Arg::InOut(Dst::Host(out)), Some(t)) => Some((t, &mut **out)),
-                _ => None,
-            })
-            .collect();
+        let mut reads = host_outputs(args, &temporaries);
         if reads.is_empty() && temporaries.iter().any(Option::is_some) {
             // Host inputs only: nothing to read, but the launch must not wait for a later
             // submission to run with its temporaries (which the bind group keeps alive).
@@ -147,19 +65,4 @@ impl WgpuDevice {
         }
         Ok(())
     }
-}
-
-fn foreign(kernel: &KernelInfo) -> Error {
-    Error::Launch {
-        backend: BACKEND,
-        kernel: kernel.name,
-        reason: "a buffer of another backend reached wgpu: report this as an rgpu bug".into(),
-    }
-}
-
-fn wgpu_memory<'a, B: MemoryOf<WgpuMemory>>(
-    kernel: &KernelInfo,
-    buffer: &'a B,
-) -> Result<&'a WgpuMemory, Error> {
-    buffer.memory().ok_or_else(|| foreign(kernel))
 }

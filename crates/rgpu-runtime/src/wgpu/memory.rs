@@ -13,10 +13,10 @@ use std::sync::mpsc;
 use std::sync::MutexGuard;
 
 use super::batch::Region;
-use super::{pop, transfer, WgpuDevice, BACKEND};
+use super::{WgpuDevice, BACKEND};
 use crate::api::Api;
 use crate::common::copy::{host_copy, host_copy_to_mapping};
-use crate::common::vulkan::padded_bytes;
+use crate::common::wgpu_device::pop;
 use crate::error::Error;
 
 /// The most bytes a staging buffer holds: the chunk size of large transfers.
@@ -76,72 +76,24 @@ impl WgpuDevice {
         })
     }
 
-    fn create_buffer(
-        &self,
-        bytes: usize,
-        usage: wgpu::BufferUsages,
-        mapped: bool,
-    ) -> Result<wgpu::Buffer, Error> {
-        let size = padded_bytes(bytes);
-        if size > self.limits.max_buffer_size {
-            return Err(Error::OutOfMemory {
-                backend: BACKEND,
-                bytes: bytes as u64,
-                reason: format!(
-                    "the device's largest buffer is {} bytes",
-                    self.limits.max_buffer_size
-                ),
-            });
-        }
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("rgpu buffer"),
-            size,
-            usage,
-            mapped_at_creation: mapped,
-        });
-        match pop(scope) {
-            None => Ok(buffer),
-            Some(reason) => Err(Error::OutOfMemory {
-                backend: BACKEND,
-                bytes: bytes as u64,
-                reason,
-            }),
-        }
-    }
-
-    fn new_buffer(&self, bytes: usize, mapped: bool) -> Result<wgpu::Buffer, Error> {
-        let usage = wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_SRC
-            | wgpu::BufferUsages::COPY_DST;
-        self.create_buffer(bytes, usage, mapped)
-    }
-
     /// A new buffer holding `data`.
     pub(super) fn upload(&self, data: &[u8]) -> Result<WgpuMemory, Error> {
         if data.len() > DIRECT {
             let memory = WgpuMemory {
-                buffer: self.new_buffer(data.len(), false)?,
+                buffer: self.gpu.storage(data.len(), false)?,
             };
             self.stage_in(&memory.buffer, data)?;
             return Ok(memory);
         }
-        // Written while mapped at creation: no queue involved.
-        let buffer = self.new_buffer(data.len(), true)?;
-        {
-            let mut view = buffer
-                .get_mapped_range_mut(..)
-                .map_err(|e| transfer(format!("writing a new buffer: {e}")))?;
-            view.slice(..data.len()).copy_from_slice(data);
-        }
-        buffer.unmap();
-        Ok(WgpuMemory { buffer })
+        Ok(WgpuMemory {
+            buffer: self.gpu.storage_with(data)?,
+        })
     }
 
     /// A new buffer of zeros (wgpu zeroes new buffers).
     pub(super) fn zeros(&self, bytes: usize) -> Result<WgpuMemory, Error> {
         Ok(WgpuMemory {
-            buffer: self.new_buffer(bytes, false)?,
+            buffer: self.gpu.storage(bytes, false)?,
         })
     }
 
@@ -157,8 +109,11 @@ impl WgpuDevice {
         let Some(size) = wgpu::BufferSize::new(padded(data.len())) else {
             return Ok(());
         };
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let view = self.queue.write_buffer_with(&memory.buffer, 0, size);
+        let scope = self
+            .gpu
+            .device
+            .push_error_scope(wgpu::ErrorFilter::Validation);
+        let view = self.gpu.queue.write_buffer_with(&memory.buffer, 0, size);
         if let Some(mut view) = view {
             let (mut head, mut tail) = view.slice(..).split_at(data.len());
             head.copy_from_slice(data);
@@ -166,7 +121,7 @@ impl WgpuDevice {
         }
         match pop(scope) {
             None => Ok(()),
-            Some(e) => Err(transfer(format!("writing a buffer: {e}"))),
+            Some(e) => Err(Error::api_call(BACKEND, "writing a buffer", e)),
         }
     }
 
@@ -203,7 +158,7 @@ impl WgpuDevice {
         stages.clear();
         let write = usage.contains(wgpu::BufferUsages::MAP_WRITE);
         for _ in 0..2 {
-            let buffer = self.create_buffer(want as usize, usage, write)?;
+            let buffer = self.gpu.buffer(want as usize, usage, write)?;
             stages.push(Stage {
                 buffer,
                 mapping: None,
@@ -217,24 +172,27 @@ impl WgpuDevice {
         let Some(mapping) = stage.mapping.take() else {
             return Ok(());
         };
-        self.device
+        self.gpu
+            .device
             .poll(wgpu::PollType::Wait {
                 submission_index: Some(mapping.after),
                 timeout: None,
             })
-            .map_err(|e| transfer(format!("waiting for the GPU: {e}")))?;
+            .map_err(|e| Error::api_call(BACKEND, "waiting for the GPU", e))?;
         let done = match mapping.done.try_recv() {
             Ok(done) => done,
             // Callbacks run in poll: one that waits for everything runs this one too.
             Err(_) => {
                 self.wait()?;
-                mapping
-                    .done
-                    .try_recv()
-                    .map_err(|_| transfer("a staging buffer never mapped: the GPU may be lost"))?
+                mapping.done.try_recv().map_err(|_| {
+                    Error::transfer(
+                        BACKEND,
+                        "a staging buffer never mapped: the GPU may be lost",
+                    )
+                })?
             }
         };
-        done.map_err(|e| transfer(format!("mapping a staging buffer: {e}")))
+        done.map_err(|e| Error::api_call(BACKEND, "mapping a staging buffer", e))
     }
 
     /// Asks for `stage` to be mapped again once submission `after` is done.
@@ -274,7 +232,7 @@ impl WgpuDevice {
                 let mut view = stage
                     .buffer
                     .get_mapped_range_mut(..size)
-                    .map_err(|e| transfer(format!("writing a staging buffer: {e}")))?;
+                    .map_err(|e| Error::api_call(BACKEND, "writing a staging buffer", e))?;
                 let (head, mut tail) = view.slice(..).split_at(piece.len());
                 host_copy_to_mapping(head, piece);
                 tail.fill(0);
@@ -354,7 +312,7 @@ impl WgpuDevice {
                 let view = stage
                     .buffer
                     .get_mapped_range(..)
-                    .map_err(|e| transfer(format!("reading a staging buffer: {e}")))?;
+                    .map_err(|e| Error::api_call(BACKEND, "reading a staging buffer", e))?;
                 for p in &chunks[c] {
                     let staged = &view[p.at as usize..][..p.len];
                     host_copy(&mut reads[p.read].1[p.offset..][..p.len], staged);

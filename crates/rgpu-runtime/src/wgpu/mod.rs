@@ -23,6 +23,8 @@ use crate::api::{cpu_device_reason, Api, Arg, CpuDevices, MemoryOf};
 use crate::backend::Backend;
 use crate::common::spirv::ModuleKey;
 use crate::common::vulkan::DeviceRank;
+use crate::common::wait::block_on;
+use crate::common::wgpu_device::{Gpu, Params};
 use crate::error::Error;
 use crate::kernel::{Artifact, KernelInfo};
 use crate::stats::{DeviceFacts, KernelStats};
@@ -39,20 +41,6 @@ const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::TIMESTAMP_QUERY
     .union(wgpu::Features::SHADER_F64)
     .union(wgpu::Features::SHADER_F16);
 
-fn unavailable(reason: impl Into<String>) -> Error {
-    Error::Unavailable {
-        backend: BACKEND,
-        reason: reason.into(),
-    }
-}
-
-fn transfer(reason: impl Into<String>) -> Error {
-    Error::Transfer {
-        backend: BACKEND,
-        reason: reason.into(),
-    }
-}
-
 #[derive(Default)]
 struct State {
     modules: HashMap<ModuleKey, shader::Module>,
@@ -63,15 +51,12 @@ struct State {
 }
 
 pub(crate) struct WgpuDevice {
-    device: wgpu::Device,
-    queue: wgpu::Queue,
-    limits: wgpu::Limits,
+    /// The device, its queue and limits (shared with the webgpu backend).
+    gpu: Gpu,
     path: ShaderPath,
     timestamps: bool,
     description: String,
     facts: DeviceFacts,
-    /// Errors wgpu reported outside an error scope (its default handler would panic).
-    uncaptured: Arc<Mutex<Vec<String>>>,
     state: Mutex<State>,
     /// Staging buffers of large transfers (locked before `state` when both are).
     staging: Mutex<memory::Staging>,
@@ -87,20 +72,6 @@ fn rank(device_type: wgpu::DeviceType) -> DeviceRank {
     }
 }
 
-/// Pops an error scope; its error, if any, as one line of text.
-fn pop(scope: wgpu::ErrorScopeGuard) -> Option<String> {
-    pollster::block_on(scope.pop()).map(|e| one_line(&e.to_string()))
-}
-
-/// wgpu's multi-line error reports as one line: "Validation Error: Caused by: ...".
-fn one_line(text: &str) -> String {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(": ")
-}
-
 impl Api for WgpuDevice {
     const BACKEND: Backend = BACKEND;
     type Memory = WgpuMemory;
@@ -108,7 +79,7 @@ impl Api for WgpuDevice {
     fn open(cpu_devices: CpuDevices) -> Result<Self, Error> {
         crate::common::vulkan::ensure_runtime_dir();
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
-        let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+        let adapters = block_on(instance.enumerate_adapters(wgpu::Backends::all()));
         // Vulkan first (SPIR-V passes through), then the best device type.
         let adapter = adapters
             .into_iter()
@@ -121,14 +92,18 @@ impl Api for WgpuDevice {
                 )
             })
             .ok_or_else(|| {
-                unavailable(
+                Error::unavailable(
+                    BACKEND,
                     "no Vulkan, Metal or DX12 adapter with push constants (wgpu IMMEDIATES): \
                      install a GPU driver with Vulkan support",
                 )
             })?;
         let info = adapter.get_info();
         if cpu_devices == CpuDevices::Skip && info.device_type == wgpu::DeviceType::Cpu {
-            return Err(unavailable(cpu_device_reason(BACKEND, &info.name)));
+            return Err(Error::unavailable(
+                BACKEND,
+                cpu_device_reason(BACKEND, &info.name),
+            ));
         }
         // Passthrough hands SPIR-V to the driver: Vulkan only.
         let can_pass = info.backend == wgpu::Backend::Vulkan
@@ -140,26 +115,7 @@ impl Api for WgpuDevice {
         if path == ShaderPath::Passthrough {
             features |= wgpu::Features::PASSTHROUGH_SHADERS;
         }
-        let limits = adapter.limits();
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-            label: Some("rgpu"),
-            required_features: features,
-            required_limits: limits.clone(),
-            ..Default::default()
-        }))
-        .map_err(|e| {
-            unavailable(format!(
-                "adapter {} refused a device ({e}): update the driver",
-                info.name
-            ))
-        })?;
-        let uncaptured = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&uncaptured);
-        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
-            sink.lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(one_line(&e.to_string()));
-        }));
+        let gpu = Gpu::request(BACKEND, &adapter, &info.name, features, Params::Immediates)?;
         let description = format!(
             "{} ({:?} {}, driver {} {}, SPIR-V {})",
             info.name,
@@ -178,14 +134,11 @@ impl Api for WgpuDevice {
             "wgpu's AdapterInfo (subgroup_min_size, subgroup_max_size)",
         );
         Ok(Self {
+            gpu,
             facts,
-            device,
-            queue,
-            limits,
             path,
             timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
             description,
-            uncaptured,
             state: Mutex::default(),
             staging: Mutex::default(),
         })
@@ -200,12 +153,11 @@ impl Api for WgpuDevice {
     }
 
     fn kernel_stats(&self) -> Result<Vec<KernelStats>, Error> {
-        Err(Error::NoKernelStats {
-            backend: BACKEND,
-            reason: "wgpu 30 has no API for a pipeline's compiled statistics (registers, \
-                     spills): use the ash backend (VK_KHR_pipeline_executable_properties) or cuda"
-                .into(),
-        })
+        Err(Error::no_kernel_stats(
+            BACKEND,
+            "wgpu 30 has no API for a pipeline's compiled statistics (registers, spills): use \
+             the ash backend (VK_KHR_pipeline_executable_properties) or cuda",
+        ))
     }
 
     // Buffers are made and copied in memory.rs, launches recorded in launch.rs.
@@ -248,10 +200,7 @@ impl Api for WgpuDevice {
     fn begin_timing(&self) -> Result<(), Error> {
         let mut state = self.state();
         if state.timing.is_some() {
-            return Err(Error::Config {
-                reason: "Device::timed was called inside Device::timed: time the outer call only"
-                    .into(),
-            });
+            return Err(Error::nested_timing());
         }
         state.timing = Some(Timing::default());
         Ok(())
@@ -270,19 +219,11 @@ impl WgpuDevice {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// An error wgpu reported outside a scope since the last check.
-    fn uncaptured(&self) -> Option<String> {
-        let mut errors = self.uncaptured.lock().unwrap_or_else(|e| e.into_inner());
-        (!errors.is_empty()).then(|| errors.drain(..).collect::<Vec<_>>().join("; "))
-    }
-
     fn wait(&self) -> Result<(), Error> {
-        self.device
+        self.gpu
+            .device
             .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| transfer(format!("waiting for the GPU: {e}")))?;
-        match self.uncaptured() {
-            None => Ok(()),
-            Some(e) => Err(transfer(format!("the GPU reported: {e}"))),
-        }
+            .map_err(|e| Error::api_call(BACKEND, "waiting for the GPU", e))?;
+        self.gpu.reported()
     }
 }

@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use wgpu::naga;
 
-use super::{pop, unavailable, WgpuDevice, BACKEND};
+use super::{WgpuDevice, BACKEND};
 use crate::common::spirv;
+use crate::common::wgpu_device::{pop, Pipeline};
 use crate::error::Error;
-use crate::kernel::{Access, Artifact, KernelInfo};
+use crate::kernel::{Artifact, KernelInfo};
 
 /// The variable that forces a shader path.
 pub(super) const SHADER_VAR: &str = "RGPU_WGPU_SHADER";
@@ -27,10 +28,13 @@ pub(super) fn shader_path(value: Option<&str>, can_pass: bool) -> Result<ShaderP
     match value.map(str::trim) {
         Some("naga") => Ok(ShaderPath::Naga),
         Some("passthrough") if can_pass => Ok(ShaderPath::Passthrough),
-        Some("passthrough") => Err(unavailable(format!(
-            "{SHADER_VAR}=passthrough, but this adapter has no PASSTHROUGH_SHADERS: unset it \
-             or set it to naga"
-        ))),
+        Some("passthrough") => Err(Error::unavailable(
+            BACKEND,
+            format!(
+                "{SHADER_VAR}=passthrough, but this adapter has no PASSTHROUGH_SHADERS: unset \
+                 it or set it to naga"
+            ),
+        )),
         Some(other) if !other.is_empty() => Err(Error::Config {
             reason: format!(
                 "{SHADER_VAR}={other} is not a shader path: set it to passthrough or naga"
@@ -101,10 +105,7 @@ fn read_only_bindings(module: &naga::Module) -> Option<HashMap<String, HashMap<u
 }
 
 /// A kernel's pipeline and the layout its bind groups follow.
-pub(super) struct Kernel {
-    pub(super) pipeline: wgpu::ComputePipeline,
-    pub(super) layout: wgpu::BindGroupLayout,
-}
+pub(super) type Kernel = Pipeline;
 
 impl WgpuDevice {
     fn shader_module(
@@ -132,7 +133,7 @@ impl WgpuDevice {
                 // SAFETY: the module is one rgpu embedded after validating it (spirv-val,
                 // entry point names), and its interface is the launch ABI that the layouts
                 // built here follow (set 0 binding i = buffer i, push constants = params).
-                let shader = unsafe { self.device.create_shader_module_passthrough(desc) };
+                let shader = unsafe { self.gpu.device.create_shader_module_passthrough(desc) };
                 Ok(Module {
                     shader,
                     read_only: HashMap::new(),
@@ -151,7 +152,8 @@ impl WgpuDevice {
                 // SAFETY: the kernels check every index against the lengths in their params
                 // themselves, so wgpu's extra bounds checks would only cost time.
                 let shader = unsafe {
-                    self.device
+                    self.gpu
+                        .device
                         .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
                 };
                 Ok(Module { shader, read_only })
@@ -171,87 +173,32 @@ impl WgpuDevice {
         if let Some(k) = state.kernels.get(&(key, kernel.name)) {
             return Ok(Arc::clone(k));
         }
-        let launch_error = |reason: String| Error::Launch {
-            backend: BACKEND,
-            kernel: kernel.name,
-            reason,
-        };
         let state = &mut *state;
         let module = match state.modules.entry(key) {
             Entry::Occupied(made) => made.into_mut(),
             Entry::Vacant(slot) => {
                 let words = spirv::words(BACKEND, kernel, artifact)?;
-                let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+                let scope = self
+                    .gpu
+                    .device
+                    .push_error_scope(wgpu::ErrorFilter::Validation);
                 let module = self.shader_module(artifact, &words, kernel.threads);
-                let rejected = |e: String| {
-                    launch_error(format!(
-                        "wgpu rejected the {} module ({e}): rebuild it with rgpu build --backend \
-                         wgpu",
-                        artifact.target
-                    ))
-                };
                 let scoped = pop(scope);
-                let module = module.map_err(rejected)?;
+                let module =
+                    module.map_err(|e| self.gpu.module_rejected(kernel, artifact.target, &e))?;
                 if let Some(e) = scoped {
-                    return Err(rejected(e));
+                    return Err(self.gpu.module_rejected(kernel, artifact.target, &e));
                 }
                 slot.insert(module)
             }
         };
+        // On the naga path wgpu requires the access naga read (a binding the entry point
+        // never uses is not checked); passthrough: the kernel's, which rust-gpu's SPIR-V
+        // declares.
         let declared = module.read_only.get(kernel.name);
-        let entries: Vec<wgpu::BindGroupLayoutEntry> = kernel
-            .buffers
-            .iter()
-            .enumerate()
-            .map(|(i, b)| wgpu::BindGroupLayoutEntry {
-                binding: i as u32,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Storage {
-                        // On the naga path wgpu requires the access naga read (a binding
-                        // the entry point never uses is not checked); passthrough: the
-                        // kernel's, which rust-gpu's SPIR-V declares.
-                        read_only: declared
-                            .and_then(|d| d.get(&(i as u32)).copied())
-                            .unwrap_or(b.access == Access::Read),
-                    },
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            })
-            .collect();
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let layout = self
-            .device
-            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some(kernel.name),
-                entries: &entries,
-            });
-        let pipeline_layout = self
-            .device
-            .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some(kernel.name),
-                bind_group_layouts: &[Some(&layout)],
-                immediate_size: kernel.params_size.next_multiple_of(4),
-            });
-        let pipeline = self
-            .device
-            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(kernel.name),
-                layout: Some(&pipeline_layout),
-                module: &module.shader,
-                entry_point: Some(kernel.name),
-                compilation_options: Default::default(),
-                cache: None,
-            });
-        if let Some(e) = pop(scope) {
-            return Err(launch_error(format!(
-                "wgpu rejected its pipeline ({e}): check that the kernel and its launcher come \
-                 from the same build"
-            )));
-        }
-        let made = Arc::new(Kernel { pipeline, layout });
+        let made = Arc::new(self.gpu.pipeline(kernel, &module.shader, |i, _| {
+            declared.and_then(|d| d.get(&i).copied())
+        })?);
         state.kernels.insert((key, kernel.name), Arc::clone(&made));
         Ok(made)
     }
