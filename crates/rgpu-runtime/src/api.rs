@@ -16,9 +16,22 @@
 //! - every failure is an `Error` value, one line with the fix, never a panic.
 
 use crate::backend::Backend;
+use crate::devices::{DeviceInfo, Wanted};
 use crate::error::Error;
 use crate::kernel::{Artifact, KernelInfo};
 use crate::stats::{DeviceFacts, KernelStats};
+
+/// Which device an opened backend runs on, and what it is: kept by every backend's device,
+/// read through `Api::about`.
+#[derive(Clone, Debug)]
+pub(crate) struct About {
+    /// The device as the backend's list shows it (`Device::list`).
+    pub(crate) info: DeviceInfo,
+    /// For people: the device's name, driver and what matters about it.
+    pub(crate) description: String,
+    /// What kernels see of it.
+    pub(crate) facts: DeviceFacts,
+}
 
 /// One backend's device, and its buffers' memory.
 pub(crate) trait Api: Sized {
@@ -27,15 +40,26 @@ pub(crate) trait Api: Sized {
     /// A buffer's memory on this backend (at least 4 bytes, so an empty buffer can be bound).
     type Memory;
 
-    /// Opens the backend on its best device, or says why it cannot here
-    /// (`Error::Unavailable`).
-    fn open(cpu_devices: CpuDevices) -> Result<Self, Error>;
+    /// Every device the backend sees, in its API's order (the order indices count in), with
+    /// the ones it cannot run on marked; `Error::Unavailable` when it sees none (no driver).
+    fn list() -> Result<Vec<DeviceInfo>, Error>;
+
+    /// Opens the device `wanted` names in `list`'s order (`devices::pick`), or says why it
+    /// cannot (`Error::Unavailable`, `Error::NoDevice`).
+    fn open(wanted: &Wanted) -> Result<Self, Error>;
+
+    /// Which device it runs on, and what it is.
+    fn about(&self) -> &About;
 
     /// What it runs on, for people: the device's name, driver and limits that matter.
-    fn description(&self) -> String;
+    fn description(&self) -> String {
+        self.about().description.clone()
+    }
 
     /// Subgroup sizes and compute units, as the backend's API tells them.
-    fn facts(&self) -> DeviceFacts;
+    fn facts(&self) -> DeviceFacts {
+        self.about().facts.clone()
+    }
 
     /// The driver's statistics of every kernel this device has compiled for launches, in
     /// the order they were first launched; `Error::NoKernelStats` (saying what is missing)
@@ -113,25 +137,6 @@ pub(crate) trait Api: Sized {
     ) -> Result<(), Error>;
 }
 
-/// Whether opening a Vulkan backend may end on a CPU-type device (lavapipe, llvmpipe).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum CpuDevices {
-    /// `Device::open`: the caller asked for this backend, so any device will do.
-    Accept,
-    /// `Device::auto`: the cpu backend is a better CPU than a software Vulkan driver.
-    Skip,
-}
-
-/// The reason `auto` gives for passing over a CPU-type Vulkan device.
-#[cfg(any(feature = "wgpu", feature = "ash", test))]
-pub(crate) fn cpu_device_reason(backend: Backend, name: &str) -> String {
-    format!(
-        "only a CPU Vulkan device ({name}); auto prefers the cpu backend: ask for it with \
-         {}={backend}",
-        crate::backend::BACKEND_VAR
-    )
-}
-
 /// A device buffer argument (the runtime's `RawBuffer`), as launches see it.
 pub trait DeviceBuffer {
     /// Bytes the buffer holds.
@@ -193,19 +198,5 @@ impl<B: DeviceBuffer> Arg<'_, B> {
             Arg::In(src) => src.bytes(),
             Arg::InOut(dst) => dst.bytes(),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cpu_device_reason_names_the_variable() {
-        assert_eq!(
-            cpu_device_reason(Backend::Wgpu, "llvmpipe (LLVM 19.1.7, 256 bits)"),
-            "only a CPU Vulkan device (llvmpipe (LLVM 19.1.7, 256 bits)); auto prefers the cpu \
-             backend: ask for it with RGPU_BACKEND=wgpu"
-        );
     }
 }

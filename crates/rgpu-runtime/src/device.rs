@@ -1,18 +1,24 @@
-//! `Device`: one opened backend, the owner of `Buffer`s; opening one (`open`), and choosing
-//! one: `auto` (the first that opens, in `Backend::AUTO_ORDER`) and `select`
-//! (`RGPU_BACKEND`).
+//! `Device`: one opened device of one backend, the owner of `Buffer`s. Listing a backend's
+//! devices (`list`), opening one (`open`: the best, `open_on`: by index or name) or every
+//! GPU of a backend (`open_all`), and choosing: `auto` (the first backend that opens, in
+//! `Backend::AUTO_ORDER`), `select` (`RGPU_BACKEND`, `RGPU_DEVICE`) and its options form
+//! (`Device::options()`: the program's own backend, device and cpu thread count).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::api::CpuDevices;
+use bytemuck::Pod;
+
 use crate::backend::{Backend, Skipped, BACKEND_VAR};
+use crate::buffer::Buffer;
 use crate::cpu::CpuDevice;
+use crate::devices::{CpuDevices, DeviceChoice, DeviceInfo, DeviceType, Wanted};
 use crate::error::Error;
 use crate::registry::{self, DeviceKind};
 use crate::stats::{DeviceFacts, KernelStats};
 
-/// One backend, opened on one device. Cheap to clone (the clones share the device).
+/// One device of one backend, opened. Cheap to clone (the clones share the device); each
+/// `open` makes a device of its own (with buffers of its own), also of the same hardware.
 #[derive(Clone)]
 pub struct Device {
     pub(crate) inner: Arc<DeviceInner>,
@@ -37,54 +43,84 @@ impl Device {
         }
     }
 
-    /// Opens `backend` on the best device it has (any device type: a CPU Vulkan driver too).
-    pub fn open(backend: Backend) -> Result<Device, Error> {
-        registry::open(backend, CpuDevices::Accept).map(Device::from_kind)
+    /// The devices of `backend`, in the order its API counts them (the index
+    /// `open_on(backend, index)` and `RGPU_DEVICE=index` open; docs/reference.md says what
+    /// the order is on each backend), those it cannot run on marked `unusable`.
+    /// `Error::NotBuilt` or `Error::Unavailable` (no driver) when it has none to list.
+    pub fn list(backend: Backend) -> Result<Vec<DeviceInfo>, Error> {
+        registry::list(backend)
     }
 
-    /// The first backend that opens, in `Backend::AUTO_ORDER`, and why each earlier one was
-    /// skipped (not built, unavailable, or only a CPU-type Vulkan device). The cpu backend
-    /// never fails, so this always returns a device.
+    /// Opens `backend` on its best device (a discrete GPU before an integrated, virtual,
+    /// other or CPU-type one; the first in the list among equals; a CPU Vulkan driver too).
+    pub fn open(backend: Backend) -> Result<Device, Error> {
+        Device::open_wanted(backend, &Wanted::best())
+    }
+
+    /// Opens device `device` of `backend`: an index of `list` (`1`), or a part of one
+    /// device's name (`"H100"`, ignoring case). A device that is not there, a name that
+    /// matches none or several, is `Error::NoDevice` listing the devices there are: never
+    /// another device.
+    pub fn open_on(backend: Backend, device: impl Into<DeviceChoice>) -> Result<Device, Error> {
+        Device::open_wanted(backend, &Wanted::device(device.into()))
+    }
+
+    /// Opens every GPU of `backend` (the devices `list` shows usable and not CPU-type; the
+    /// CPU-type ones where that is all it has, the cpu backend's one device), in list
+    /// order: a device each, to split work over (each may be used from its own thread).
+    pub fn open_all(backend: Backend) -> Result<Vec<Device>, Error> {
+        open_every(backend, &Wanted::best())
+    }
+
+    fn open_wanted(backend: Backend, wanted: &Wanted) -> Result<Device, Error> {
+        registry::open(backend, wanted).map(Device::from_kind)
+    }
+
+    /// The first backend that opens, in `Backend::AUTO_ORDER`, on its best device, and why
+    /// each earlier one was skipped (not built, unavailable, or only a CPU-type Vulkan
+    /// device). Reads no `RGPU_*` variable but `RGPU_CPU_THREADS`; always returns a device
+    /// (the cpu, with rayon's global pool where `RGPU_CPU_THREADS` is invalid).
     pub fn auto() -> (Device, Vec<Skipped>) {
+        let wanted = Wanted {
+            cpu_devices: CpuDevices::Skip,
+            ..Wanted::best()
+        };
         let mut skipped = Vec::new();
         for backend in Backend::AUTO_ORDER {
             if !backend.for_this_target() {
                 continue;
             }
-            match registry::open(backend, CpuDevices::Skip) {
-                Ok(kind) => return (Device::from_kind(kind), skipped),
+            match Device::open_wanted(backend, &wanted) {
+                Ok(device) => return (device, skipped),
                 Err(why) => skipped.push(Skipped {
                     backend,
                     reason: why.skip_reason(),
                 }),
             }
         }
-        // Unreachable in practice: the cpu backend, last in AUTO_ORDER, never fails to open.
-        let cpu = Device::open(Backend::Cpu).expect("the cpu backend always opens");
+        let cpu = Device::from_kind(DeviceKind::Cpu(CpuDevice::global()));
         (cpu, skipped)
     }
 
-    /// The backend `RGPU_BACKEND` names (`cpu`, `cuda`, `wgpu`, `ash`; `auto` or unset:
-    /// `Device::auto`): how a program lets `rgpu run --backend X` choose. An invalid value
-    /// is `Error::Config`.
+    /// The backend `RGPU_BACKEND` names (`cpu`, `cuda`, `wgpu`, `ash`, a comma-separated
+    /// list tried in order; `auto` or unset: as `Device::auto`) on the device `RGPU_DEVICE`
+    /// names (an index or a part of a name; unset: the best): how a program lets `rgpu run
+    /// --backend X` and its user choose. Same as `Device::options().select()`.
     pub fn select() -> Result<(Device, Vec<Skipped>), Error> {
-        let value = std::env::var_os(BACKEND_VAR);
-        let value = match &value {
-            None => None,
-            Some(v) => Some(v.to_str().ok_or_else(|| Error::Config {
-                reason: format!(
-                    "{BACKEND_VAR}={v:?} is not UTF-8: set it to {} or auto",
-                    Backend::names()
-                ),
-            })?),
-        };
-        select(value)
+        Device::options().select()
+    }
+
+    /// How to choose, for a program with its own options: each setting given wins over its
+    /// variable (`RGPU_BACKEND`, `RGPU_DEVICE`, `RGPU_CPU_THREADS`), the rest are read as
+    /// `select` reads them. `Device::options().cpu_threads(n).select()?` honours a
+    /// program's `--threads` on the cpu backend, whatever backend is chosen.
+    pub fn options() -> DeviceOptions {
+        DeviceOptions::default()
     }
 
     /// The cpu backend with a pool of `threads` threads of its own, whatever
-    /// `RGPU_CPU_THREADS` says: how a program's own `--threads` option reaches the launches
-    /// (`Device::open(Backend::Cpu)` and `select` read `RGPU_CPU_THREADS`; unset, every
-    /// core). `threads` 0 is `Error::Config`.
+    /// `RGPU_CPU_THREADS` says (`Device::options().cpu_threads(n)` does the same where the
+    /// cpu is chosen). `threads` 0 is `Error::Config`.
     pub fn cpu_with_threads(threads: usize) -> Result<Device, Error> {
         Ok(Device::from_kind(DeviceKind::Cpu(CpuDevice::with_threads(
             threads,
@@ -102,6 +138,11 @@ impl Device {
 
     pub fn backend(&self) -> Backend {
         self.inner.kind.backend()
+    }
+
+    /// Which device this is: its index in `Device::list(backend)`, name, kind, memory.
+    pub fn info(&self) -> DeviceInfo {
+        self.inner.kind.info().clone()
     }
 
     /// What it runs on, for people: the device's name, driver and limits that matter.
@@ -125,7 +166,15 @@ impl Device {
         self.inner.kind.kernel_stats()
     }
 
-    /// Waits for every launch queued so far.
+    /// A copy on this device of `buffer`, which may belong to any device of any backend:
+    /// read back to host memory (after the launches queued on its device), then uploaded
+    /// here. How data moves between devices.
+    pub fn copy_from<T: Pod>(&self, buffer: &Buffer<T>) -> Result<Buffer<T>, Error> {
+        self.upload(&buffer.read()?)
+    }
+
+    /// Waits for every launch queued so far. Between chunks of a long computation, it is
+    /// the point where a program can report progress (README: "Progress over long work").
     pub fn sync(&self) -> Result<(), Error> {
         self.inner.kind.sync()
     }
@@ -157,14 +206,205 @@ impl std::fmt::Debug for Device {
 }
 
 impl DeviceInner {
-    /// "wgpu device 3 (llvmpipe ...)": which device, for `Error::WrongDevice`.
+    /// "wgpu device 0 (llvmpipe (LLVM 15.0.6, 256 bits))": which device, by its index in
+    /// the backend's list, for `Error::WrongDevice`.
     pub(crate) fn label(&self) -> String {
-        format!(
-            "{} device {} ({})",
-            self.kind.backend(),
-            self.id,
-            self.kind.description()
-        )
+        let info = self.kind.info();
+        format!("{} device {} ({})", info.backend, info.index, info.name)
+    }
+}
+
+/// The options of `Device::options()`: what the program chose itself; what it leaves is
+/// read from the environment as `Device::select` reads it.
+#[derive(Clone, Debug, Default)]
+pub struct DeviceOptions {
+    backends: Option<Vec<Backend>>,
+    device: Option<DeviceChoice>,
+    cpu_threads: Option<usize>,
+}
+
+impl DeviceOptions {
+    /// Open this backend (instead of what `RGPU_BACKEND` says).
+    pub fn backend(mut self, backend: Backend) -> Self {
+        self.backends = Some(vec![backend]);
+        self
+    }
+
+    /// Open this device of the backend: an index or a part of a name (instead of what
+    /// `RGPU_DEVICE` says); `DeviceChoice::Best` for the best one.
+    pub fn device(mut self, device: impl Into<DeviceChoice>) -> Self {
+        self.device = Some(device.into());
+        self
+    }
+
+    /// Where the choice ends on the cpu backend, give it `threads` threads of its own
+    /// (instead of what `RGPU_CPU_THREADS` says); 0 is `Error::Config` there.
+    pub fn cpu_threads(mut self, threads: usize) -> Self {
+        self.cpu_threads = Some(threads);
+        self
+    }
+
+    /// The first backend that opens (see `Device::select`), and why each earlier one was
+    /// skipped. A device named (here or in `RGPU_DEVICE`) that the first backend to open
+    /// does not have is an error, never another device; so is an invalid setting.
+    pub fn select(self) -> Result<(Device, Vec<Skipped>), Error> {
+        let (plan, wanted) = self.plan()?;
+        plan.first(|backend| Device::open_wanted(backend, &wanted))
+    }
+
+    /// As `select`, but every GPU of the chosen backend (as `Device::open_all`; only the
+    /// device named, where one is named): how a program spreads its work over all of them.
+    pub fn select_all(self) -> Result<(Vec<Device>, Vec<Skipped>), Error> {
+        let (plan, wanted) = self.plan()?;
+        plan.first(|backend| match wanted.device {
+            DeviceChoice::Best => open_every(backend, &wanted),
+            _ => Device::open_wanted(backend, &wanted).map(|d| vec![d]),
+        })
+    }
+
+    /// The backends to try, and what to ask each for.
+    fn plan(self) -> Result<(Plan, Wanted), Error> {
+        let plan = match self.backends {
+            Some(list) => Plan::List(list),
+            None => match choice(backend_var()?.as_deref())? {
+                Choice::Auto => Plan::Auto,
+                Choice::List(list) => Plan::List(list),
+            },
+        };
+        let (device, from_env) = match self.device {
+            Some(device) => (device, false),
+            None => (DeviceChoice::from_env()?, true),
+        };
+        let cpu_devices = match (&plan, &device) {
+            // Auto passes over a backend that has only a software Vulkan device, unless
+            // a device was named.
+            (Plan::Auto, DeviceChoice::Best) => CpuDevices::Skip,
+            _ => CpuDevices::Accept,
+        };
+        let wanted = Wanted {
+            from_env: from_env && device != DeviceChoice::Best,
+            device,
+            cpu_devices,
+            cpu_threads: self.cpu_threads,
+        };
+        Ok((plan, wanted))
+    }
+}
+
+/// `RGPU_BACKEND`, `None` when unset; not UTF-8 is `Error::Config`.
+fn backend_var() -> Result<Option<String>, Error> {
+    match std::env::var_os(BACKEND_VAR) {
+        None => Ok(None),
+        Some(v) => v.into_string().map(Some).map_err(|v| Error::Config {
+            reason: format!(
+                "{BACKEND_VAR}={v:?} is not UTF-8: set it to {} or auto",
+                Backend::names()
+            ),
+        }),
+    }
+}
+
+/// Every GPU of `backend` (see `Device::open_all`), each with what `wanted` says of the cpu.
+fn open_every(backend: Backend, wanted: &Wanted) -> Result<Vec<Device>, Error> {
+    let list = Device::list(backend)?;
+    let usable: Vec<&DeviceInfo> = list.iter().filter(|d| d.unusable.is_none()).collect();
+    let gpus: Vec<&DeviceInfo> = usable
+        .iter()
+        .copied()
+        .filter(|d| d.kind != DeviceType::Cpu)
+        .collect();
+    let chosen = match (gpus.is_empty(), usable.first()) {
+        (false, _) => gpus,
+        (true, Some(cpu)) if wanted.cpu_devices == CpuDevices::Skip && backend != Backend::Cpu => {
+            return Err(Error::unavailable(
+                backend,
+                crate::devices::cpu_device_reason(backend, &cpu.name),
+            ))
+        }
+        (true, _) => usable,
+    };
+    if chosen.is_empty() {
+        // No device can run kernels: the best-device rule says why, with the list.
+        return Device::open_wanted(backend, wanted).map(|d| vec![d]);
+    }
+    chosen
+        .into_iter()
+        .map(|d| {
+            let one = Wanted {
+                device: DeviceChoice::Index(d.index),
+                from_env: false,
+                ..wanted.clone()
+            };
+            Device::open_wanted(backend, &one)
+        })
+        .collect()
+}
+
+/// Which backends a choice tries, in order.
+enum Plan {
+    /// `Backend::AUTO_ORDER`, those this target can have.
+    Auto,
+    /// These, as asked (`RGPU_BACKEND=cuda,wgpu`, `DeviceOptions::backend`).
+    List(Vec<Backend>),
+}
+
+impl Plan {
+    /// What `open` gives for the first backend that opens, and why each earlier one was
+    /// skipped. A device that is not there or an invalid setting ends the search: the
+    /// user asked for something this backend cannot give, and another device or backend
+    /// would not be it.
+    fn first<T>(
+        &self,
+        mut open: impl FnMut(Backend) -> Result<T, Error>,
+    ) -> Result<(T, Vec<Skipped>), Error> {
+        let list: Vec<Backend> = match self {
+            Plan::Auto => Backend::AUTO_ORDER
+                .into_iter()
+                .filter(|b| b.for_this_target())
+                .collect(),
+            Plan::List(list) => list.clone(),
+        };
+        let mut skipped = Vec::new();
+        let mut last = None;
+        for backend in list.iter().copied() {
+            match open(backend) {
+                Ok(device) => return Ok((device, skipped)),
+                Err(e @ (Error::NoDevice { .. } | Error::Config { .. })) => return Err(e),
+                Err(why) => {
+                    skipped.push(Skipped {
+                        backend,
+                        reason: why.skip_reason(),
+                    });
+                    last = Some(why);
+                }
+            }
+        }
+        match (self, list.len(), last) {
+            (Plan::List(_), 1, Some(why)) => Err(why),
+            (Plan::List(_), _, _) => Err(Error::Config {
+                reason: format!(
+                    "none of {BACKEND_VAR}={} opens here ({}): pick one that does, or unset it",
+                    list.iter().map(|b| b.name()).collect::<Vec<_>>().join(","),
+                    skipped
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            }),
+            // The cpu is last in AUTO_ORDER and opens unless a setting is invalid (an
+            // error above): unreachable in practice, but a value anyway.
+            (Plan::Auto, _, _) => Err(Error::Config {
+                reason: format!(
+                    "no backend opens here ({})",
+                    skipped
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            }),
+        }
     }
 }
 
@@ -199,40 +439,17 @@ fn choice(value: Option<&str>) -> Result<Choice, Error> {
     Ok(Choice::List(list))
 }
 
-/// `Device::select` for a value of `RGPU_BACKEND` (`None` = unset).
+/// `Device::select` for a value of `RGPU_BACKEND` (`None` = unset), the best device.
+#[cfg(test)]
 fn select(value: Option<&str>) -> Result<(Device, Vec<Skipped>), Error> {
-    let list = match choice(value)? {
-        Choice::Auto => return Ok(Device::auto()),
-        Choice::List(list) => list,
+    let options = match choice(value)? {
+        Choice::Auto => DeviceOptions::default(),
+        Choice::List(list) => DeviceOptions {
+            backends: Some(list),
+            ..DeviceOptions::default()
+        },
     };
-    let mut skipped = Vec::new();
-    let mut last = None;
-    for backend in list.iter().copied() {
-        match Device::open(backend) {
-            Ok(device) => return Ok((device, skipped)),
-            Err(why) => {
-                skipped.push(Skipped {
-                    backend,
-                    reason: why.skip_reason(),
-                });
-                last = Some(why);
-            }
-        }
-    }
-    match (list.len(), last) {
-        (1, Some(why)) => Err(why),
-        (_, _) => Err(Error::Config {
-            reason: format!(
-                "none of {BACKEND_VAR}={} opens here ({}): pick one that does, or unset it",
-                list.iter().map(|b| b.name()).collect::<Vec<_>>().join(","),
-                skipped
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ),
-        }),
-    }
+    options.device(DeviceChoice::Best).select()
 }
 
 #[cfg(test)]

@@ -31,8 +31,16 @@ pub enum Error {
         param: &'static str,
         reason: String,
     },
-    /// A buffer of one device (or backend) was used with another.
+    /// A buffer of one device (or backend) was used with another: `found` is the buffer's
+    /// device, `expected` the one it was used on.
     WrongDevice { expected: String, found: String },
+    /// The device asked for (by index or name, in code or `RGPU_DEVICE`) is not one the
+    /// backend can open: `reason` says why and lists the devices it has.
+    NoDevice {
+        backend: Backend,
+        asked: String,
+        reason: String,
+    },
     /// More elements than a kernel can index with a `u32`.
     TooLarge { what: String, len: u64, limit: u64 },
     /// The device could not allocate a buffer.
@@ -83,11 +91,22 @@ impl fmt::Display for Error {
                 param,
                 reason,
             } => write!(f, "kernel `{kernel}`, parameter `{param}`: {reason}"),
+            Error::WrongDevice { expected, found } if expected == found => write!(
+                f,
+                "a buffer of {found} was used on another opening of the same device (each \
+                 Device::open is a device of its own): clone the Device to share its buffers, \
+                 or copy the data over (Device::copy_from)"
+            ),
             Error::WrongDevice { expected, found } => write!(
                 f,
                 "a buffer of {found} was used on {expected}: upload the data to that device \
-                 (Device::upload) or pass a host slice"
+                 (Device::upload, Device::copy_from) or pass a host slice"
             ),
+            Error::NoDevice {
+                backend,
+                asked,
+                reason,
+            } => write!(f, "{backend}: {asked}: {reason}"),
             Error::TooLarge { what, len, limit } => write!(
                 f,
                 "{what}: {len} elements is more than the {limit} a kernel indexes: split the \
@@ -292,6 +311,17 @@ mod tests {
             Error::WrongDevice {
                 expected: "cuda device 1".into(),
                 found: "wgpu device 2".into(),
+            },
+            Error::WrongDevice {
+                expected: "cuda device 1".into(),
+                found: "cuda device 1".into(),
+            },
+            Error::NoDevice {
+                backend: Backend::Cuda,
+                asked: "RGPU_DEVICE=2".into(),
+                reason: "there is no device 2; cuda has one device, 0: A (discrete GPU): set \
+                         RGPU_DEVICE to 0"
+                    .into(),
             },
             Error::OutOfMemory {
                 backend: Backend::Wgpu,

@@ -3,13 +3,16 @@
 //! A `#[rgpu::kernel]` function expands into one entry point per GPU codegen and a typed
 //! host launcher; the launcher calls into this crate, which runs the launch on one of its
 //! backends: `cpu` (rayon, with coroutines for workgroups), `cuda` (cudarc, embedded PTX),
-//! `wgpu` and `ash` (Vulkan, embedded SPIR-V), `webgpu` (a browser's WebGPU, embedded WGSL). Pick a device with `Device::select` (what
-//! `rgpu run --backend X` sets), `Device::auto` or `Device::open`.
+//! `wgpu` and `ash` (Vulkan, embedded SPIR-V), `webgpu` (a browser's WebGPU, embedded WGSL).
+//! Pick a device with `Device::select` (what `rgpu run --backend X` and `RGPU_DEVICE` set),
+//! `Device::options` (a program's own choices), `Device::auto`, `Device::open` or
+//! `Device::open_on` (a backend's device by index or name: `Device::list`); spread work over
+//! every GPU with `Device::open_all` or `Device::options().select_all()`.
 #![deny(unsafe_op_in_unsafe_fn)]
 
 // The layers, bottom up: what a backend is named (`backend`), errors, what a kernel is
-// (`kernel`), the trait every backend implements (`api`) and the helpers several share
-// (`common`); one folder per backend; above them the enums that pick one at run time
+// (`kernel`), which devices a backend has and how one is picked (`devices`), the trait
+// every backend implements (`api`) and the helpers several share (`common`); one folder per backend; above them the enums that pick one at run time
 // (`registry`, made from the list in `backend`), and the public `Device`, `Buffer` and
 // `launch`.
 mod api;
@@ -17,6 +20,7 @@ mod backend;
 mod buffer;
 mod common;
 mod device;
+mod devices;
 mod error;
 mod kernel;
 mod launch;
@@ -41,7 +45,8 @@ pub use backend::{Backend, Skipped, BACKEND_VAR};
 pub use buffer::{Buffer, Input, InputOutput};
 pub use bytemuck::Pod;
 pub use cpu::{Global, Group, Item, Shared, Word, CPU_THREADS_VAR};
-pub use device::Device;
+pub use device::{Device, DeviceOptions};
+pub use devices::{DeviceChoice, DeviceInfo, DeviceType, DEVICE_VAR};
 pub use error::Error;
 pub use program::{args, Instant};
 pub use stats::{DeviceFacts, KernelStats, Stat, StatValue};

@@ -3,8 +3,9 @@
 //! operation is one `match` that hands the call to the backend's `Api` implementation; the
 //! backends themselves never see these enums.
 
-use crate::api::{Api, Arg, CpuDevices, DeviceBuffer, MemoryOf};
+use crate::api::{Api, Arg, DeviceBuffer, MemoryOf};
 use crate::backend::{backends, Backend};
+use crate::devices::{DeviceInfo, Wanted};
 use crate::error::Error;
 use crate::kernel::{Artifact, KernelInfo};
 use crate::stats::{DeviceFacts, KernelStats};
@@ -31,12 +32,24 @@ macro_rules! define_registry {
             Backend::$variant
         ));)*
 
-        /// Opens `backend`; `Error::NotBuilt` when this binary was built without it.
-        pub(crate) fn open(backend: Backend, cpu_devices: CpuDevices) -> Result<DeviceKind, Error> {
+        /// Opens the device of `backend` that `wanted` names; `Error::NotBuilt` when this
+        /// binary was built without the backend.
+        pub(crate) fn open(backend: Backend, wanted: &Wanted) -> Result<DeviceKind, Error> {
             match backend {
                 $(#[cfg($($cfg)*)] Backend::$variant => Ok(DeviceKind::$variant(
-                    <crate::$folder::$device as Api>::open(cpu_devices)?,
+                    <crate::$folder::$device as Api>::open(wanted)?,
                 )),)*
+                #[allow(unreachable_patterns)]
+                other => Err(Error::NotBuilt { backend: other }),
+            }
+        }
+
+        /// The devices of `backend`, in its order; `Error::NotBuilt` when this binary was
+        /// built without it.
+        pub(crate) fn list(backend: Backend) -> Result<Vec<DeviceInfo>, Error> {
+            match backend {
+                $(#[cfg($($cfg)*)]
+                Backend::$variant => <crate::$folder::$device as Api>::list(),)*
                 #[allow(unreachable_patterns)]
                 other => Err(Error::NotBuilt { backend: other }),
             }
@@ -46,6 +59,12 @@ macro_rules! define_registry {
             pub(crate) fn backend(&self) -> Backend {
                 match self {
                     $(#[cfg($($cfg)*)] DeviceKind::$variant(_) => Backend::$variant,)*
+                }
+            }
+
+            pub(crate) fn info(&self) -> &DeviceInfo {
+                match self {
+                    $(#[cfg($($cfg)*)] DeviceKind::$variant(d) => &d.about().info,)*
                 }
             }
 

@@ -1,5 +1,6 @@
-//! The cpu backend's thread count: `RGPU_CPU_THREADS` and `Device::cpu_with_threads`, as
-//! the generated launchers run (`run_items_on` / `run_groups_on` with the device). One test
+//! The cpu backend's thread count: `RGPU_CPU_THREADS`, `Device::cpu_with_threads` and
+//! `Device::options().cpu_threads(n)` (a program's own `--threads` with `select`), as the
+//! generated launchers run (`run_items_on` / `run_groups_on` with the device). One test
 //! function, because `RGPU_CPU_THREADS` is process-wide.
 
 use std::collections::HashSet;
@@ -47,6 +48,12 @@ fn the_cpu_thread_count_is_honoured_by_the_launch() {
     assert_eq!(seen_by_items(&selected).0, HashSet::from([2]));
     // The explicit count wins over the variable.
     assert_eq!(seen_by_items(&three).0, HashSet::from([3]));
+    // A program's own count, with select: where the choice ends on the cpu, it wins too.
+    let (own, _skipped) = Device::options().cpu_threads(3).select().unwrap();
+    assert_eq!(own.backend(), Backend::Cpu);
+    assert_eq!(seen_by_items(&own).0, HashSet::from([3]));
+    let e = Device::options().cpu_threads(0).select().unwrap_err();
+    assert!(matches!(e, Error::Config { .. }), "{e}");
 
     // An invalid value is a configuration error naming the variable.
     for bad in ["many", "-1"] {
@@ -61,6 +68,29 @@ fn the_cpu_thread_count_is_honoured_by_the_launch() {
         Device::cpu_with_threads(0),
         Err(Error::Config { .. })
     ));
+    // select says so where it comes to the cpu (a GPU before it does not read it); a
+    // program's own count does not read the variable.
+    std::env::set_var("RGPU_BACKEND", "auto");
+    match Device::select() {
+        Err(e) => assert!(
+            matches!(&e, Error::Config { reason } if reason.contains(CPU_THREADS_VAR)),
+            "{e}"
+        ),
+        Ok((gpu, _)) => assert_ne!(gpu.backend(), Backend::Cpu),
+    }
+    std::env::set_var("RGPU_BACKEND", "cpu");
+    let (four, _) = Device::options().cpu_threads(4).select().unwrap();
+    assert_eq!(seen_by_items(&four).0, HashSet::from([4]));
+    // auto always gives a device: the cpu on rayon's global pool.
+    let (auto, skipped) = Device::auto();
+    if auto.backend() == Backend::Cpu {
+        let cpu = skipped.iter().find(|s| s.backend == Backend::Cpu).unwrap();
+        assert!(cpu.reason.contains(CPU_THREADS_VAR), "{}", cpu.reason);
+        assert_eq!(
+            seen_by_items(&auto).0,
+            HashSet::from([rayon::current_num_threads()])
+        );
+    }
 
     // Unset (or 0): rayon's global pool, one thread per core.
     std::env::remove_var(CPU_THREADS_VAR);

@@ -152,12 +152,16 @@ fn the_same_mistake_reads_the_same_on_every_backend() {
                 text.starts_with(&format!("a buffer of {} device ", other.backend())),
                 "{text}"
             );
-            assert!(
-                text.ends_with(
-                    ": upload the data to that device (Device::upload) or pass a host slice"
-                ),
-                "{text}"
-            );
+            let fix = if other.backend() == device.backend() {
+                // Two openings of one device: the message says that is what happened.
+                "was used on another opening of the same device (each Device::open is a \
+                 device of its own): clone the Device to share its buffers, or copy the data \
+                 over (Device::copy_from)"
+            } else {
+                ": upload the data to that device (Device::upload, Device::copy_from) or pass \
+                 a host slice"
+            };
+            assert!(text.ends_with(fix), "{text}");
         }
     }
     let y = y;

@@ -22,12 +22,13 @@ use ash::vk;
 
 use context::Allocation as AshMemory;
 
-use crate::api::{Api, Arg, CpuDevices, MemoryOf};
+use crate::api::{About, Api, Arg, MemoryOf};
 use crate::backend::Backend;
 use crate::common::launch::Limits;
+use crate::devices::{DeviceInfo, Wanted};
 use crate::error::Error;
 use crate::kernel::{Artifact, KernelInfo};
-use crate::stats::{DeviceFacts, KernelStats};
+use crate::stats::KernelStats;
 use context::{Context, Timing};
 use transfer::{copy_in, copy_out, Target};
 
@@ -51,9 +52,8 @@ unsafe fn begin_one_time(d: &ash::Device, cb: vk::CommandBuffer) -> Result<(), E
 
 pub(crate) struct AshDevice {
     context: Mutex<Context>,
-    description: String,
+    about: About,
     limits: Limits,
-    facts: DeviceFacts,
 }
 
 impl AshDevice {
@@ -67,22 +67,21 @@ impl Api for AshDevice {
     const BACKEND: Backend = BACKEND;
     type Memory = AshMemory;
 
-    fn open(cpu_devices: CpuDevices) -> Result<Self, Error> {
-        let opened = setup::open(cpu_devices)?;
+    fn list() -> Result<Vec<DeviceInfo>, Error> {
+        setup::list()
+    }
+
+    fn open(wanted: &Wanted) -> Result<Self, Error> {
+        let opened = setup::open(wanted)?;
         Ok(Self {
             context: Mutex::new(opened.context),
-            description: opened.description,
+            about: opened.about,
             limits: opened.limits,
-            facts: opened.facts,
         })
     }
 
-    fn description(&self) -> String {
-        self.description.clone()
-    }
-
-    fn facts(&self) -> DeviceFacts {
-        self.facts.clone()
+    fn about(&self) -> &About {
+        &self.about
     }
 
     // Asked of a copy of each pipeline in statistics.rs.

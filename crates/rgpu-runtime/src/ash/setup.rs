@@ -1,6 +1,6 @@
-//! Opening an ash device: the Vulkan loader, an instance, the best physical device with a
-//! compute queue, a logical device with the features kernels may use, and the objects
-//! every launch needs.
+//! Listing and opening ash devices: the Vulkan loader, an instance, its physical devices
+//! (in the loader's order), the one asked for (the best, an index or a name), a logical
+//! device with the features kernels may use, and the objects every launch needs.
 
 use std::ffi::CStr;
 
@@ -8,9 +8,9 @@ use ash::vk;
 
 use super::context::{Context, Timestamps};
 use super::BACKEND;
-use crate::api::{cpu_device_reason, CpuDevices};
+use crate::api::About;
 use crate::common::launch::Limits;
-use crate::common::vulkan::DeviceRank;
+use crate::devices::{pick, DeviceInfo, DeviceType, Wanted};
 use crate::error::Error;
 use crate::stats::DeviceFacts;
 
@@ -18,30 +18,32 @@ fn c_str(bytes: Result<&CStr, std::ffi::FromBytesUntilNulError>) -> String {
     bytes.map_or_else(|_| "?".into(), |s| s.to_string_lossy().into_owned())
 }
 
-fn rank(device_type: vk::PhysicalDeviceType) -> DeviceRank {
+fn kind(device_type: vk::PhysicalDeviceType) -> DeviceType {
     match device_type {
-        vk::PhysicalDeviceType::DISCRETE_GPU => DeviceRank::Discrete,
-        vk::PhysicalDeviceType::INTEGRATED_GPU => DeviceRank::Integrated,
-        vk::PhysicalDeviceType::VIRTUAL_GPU => DeviceRank::Virtual,
-        vk::PhysicalDeviceType::CPU => DeviceRank::Cpu,
-        _ => DeviceRank::Other,
+        vk::PhysicalDeviceType::DISCRETE_GPU => DeviceType::DiscreteGpu,
+        vk::PhysicalDeviceType::INTEGRATED_GPU => DeviceType::IntegratedGpu,
+        vk::PhysicalDeviceType::VIRTUAL_GPU => DeviceType::VirtualGpu,
+        vk::PhysicalDeviceType::CPU => DeviceType::Cpu,
+        _ => DeviceType::Other,
     }
 }
 
-/// The chosen physical device.
-struct Chosen {
+/// One physical device, as the list shows it and as opening it needs it.
+struct Candidate {
     physical: vk::PhysicalDevice,
+    info: DeviceInfo,
+    /// Its first queue family with compute, and that family's timestamp bits.
     family: u32,
-    rank: DeviceRank,
     timestamp_bits: u32,
 }
 
-/// The best Vulkan 1.2 device with a compute queue: discrete > integrated > virtual >
-/// other > CPU.
+/// Every physical device, in `vkEnumeratePhysicalDevices`' order (the order `vulkaninfo`
+/// numbers them GPU0, GPU1, ...): those older than Vulkan 1.2 or without a compute queue
+/// are listed with why the backend cannot use them.
 ///
 /// # Safety
 /// `instance` must be live.
-unsafe fn pick_device(instance: &ash::Instance) -> Result<Chosen, Error> {
+unsafe fn candidates(instance: &ash::Instance) -> Result<Vec<Candidate>, Error> {
     // SAFETY: the caller keeps the instance alive.
     let devices = unsafe { instance.enumerate_physical_devices() }.map_err(|e| {
         Error::unavailable(
@@ -49,37 +51,122 @@ unsafe fn pick_device(instance: &ash::Instance) -> Result<Chosen, Error> {
             format!("listing Vulkan devices failed ({e}): check the driver"),
         )
     })?;
-    let mut best: Option<Chosen> = None;
-    for physical in devices {
+    let mut found = Vec::with_capacity(devices.len());
+    for (index, physical) in devices.into_iter().enumerate() {
         // SAFETY: `physical` came from this instance.
-        let (props, queues) = unsafe {
+        let (props, queues, memory) = unsafe {
             (
                 instance.get_physical_device_properties(physical),
                 instance.get_physical_device_queue_family_properties(physical),
+                instance.get_physical_device_memory_properties(physical),
             )
         };
-        let Some(family) = queues
+        let family = queues
             .iter()
-            .position(|q| q.queue_flags.contains(vk::QueueFlags::COMPUTE))
-        else {
-            continue;
+            .position(|q| q.queue_flags.contains(vk::QueueFlags::COMPUTE));
+        let version = (
+            vk::api_version_major(props.api_version),
+            vk::api_version_minor(props.api_version),
+        );
+        let unusable = if props.api_version < vk::API_VERSION_1_2 {
+            Some(format!(
+                "Vulkan {}.{}: the ash backend needs 1.2",
+                version.0, version.1
+            ))
+        } else if family.is_none() {
+            Some("no compute queue".to_string())
+        } else {
+            None
         };
-        let rank = rank(props.device_type);
-        if props.api_version >= vk::API_VERSION_1_2 && best.as_ref().is_none_or(|b| rank < b.rank) {
-            best = Some(Chosen {
-                physical,
-                family: family as u32,
-                rank,
-                timestamp_bits: queues[family].timestamp_valid_bits,
-            });
-        }
+        let heaps = &memory.memory_heaps[..memory.memory_heap_count as usize];
+        let local: u64 = heaps
+            .iter()
+            .filter(|h| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL))
+            .map(|h| h.size)
+            .sum();
+        let bus = if unusable.is_none() {
+            // SAFETY: a Vulkan 1.2 device of this instance.
+            unsafe { pci_address(instance, physical) }
+        } else {
+            None
+        };
+        let name = c_str(props.device_name_as_c_str());
+        found.push(Candidate {
+            physical,
+            info: DeviceInfo {
+                memory: (local > 0).then_some(local),
+                bus,
+                unusable,
+                ..DeviceInfo::new(BACKEND, index, &name, kind(props.device_type))
+            },
+            family: family.unwrap_or(0) as u32,
+            timestamp_bits: family.map_or(0, |f| queues[f].timestamp_valid_bits),
+        });
     }
-    best.ok_or_else(|| {
+    Ok(found)
+}
+
+/// `VK_EXT_pci_bus_info`'s address, where the device has the extension.
+///
+/// # Safety
+/// `physical` belongs to the live `instance`, a Vulkan 1.2 device.
+unsafe fn pci_address(instance: &ash::Instance, physical: vk::PhysicalDevice) -> Option<String> {
+    // SAFETY: the caller guarantees a live device of this instance.
+    let extensions =
+        unsafe { instance.enumerate_device_extension_properties(physical) }.unwrap_or_default();
+    if !has(&extensions, ash::ext::pci_bus_info::NAME) {
+        return None;
+    }
+    let mut pci = vk::PhysicalDevicePCIBusInfoPropertiesEXT::default();
+    let mut props = vk::PhysicalDeviceProperties2::default().push_next(&mut pci);
+    // SAFETY: the extension is listed, so its struct may be chained.
+    unsafe { instance.get_physical_device_properties2(physical, &mut props) };
+    Some(format!(
+        "{:04x}:{:02x}:{:02x}.{:x}",
+        pci.pci_domain, pci.pci_bus, pci.pci_device, pci.pci_function
+    ))
+}
+
+/// Loads the Vulkan loader and makes an instance (Vulkan 1.2); the caller destroys it.
+fn instance() -> Result<(ash::Entry, ash::Instance), Error> {
+    crate::common::vulkan::ensure_runtime_dir();
+    // SAFETY: loading the system's Vulkan loader runs its initialisation code; that is
+    // what every Vulkan program does.
+    let entry = unsafe { ash::Entry::load() }.map_err(|e| {
         Error::unavailable(
             BACKEND,
-            "no Vulkan 1.2 device with a compute queue: install a Vulkan 1.2 driver",
+            format!("no Vulkan loader ({e}): install libvulkan1 and a Vulkan driver"),
         )
-    })
+    })?;
+    let app = vk::ApplicationInfo::default()
+        .application_name(c"rgpu")
+        .api_version(vk::API_VERSION_1_2);
+    // SAFETY: the create info is valid and outlives the call.
+    let instance = unsafe {
+        entry.create_instance(
+            &vk::InstanceCreateInfo::default().application_info(&app),
+            None,
+        )
+    }
+    .map_err(|e| {
+        Error::unavailable(
+            BACKEND,
+            format!(
+                "no Vulkan driver (vkCreateInstance: {e}): install one, or check VK_ICD_FILENAMES"
+            ),
+        )
+    })?;
+    Ok((entry, instance))
+}
+
+/// The devices the loader lists, in its order.
+pub(super) fn list() -> Result<Vec<DeviceInfo>, Error> {
+    let (_entry, instance) = instance()?;
+    // SAFETY: the instance is live until destroyed below; nothing else is made from it.
+    let found = unsafe { candidates(&instance) };
+    // SAFETY: nothing made from the instance is alive.
+    unsafe { instance.destroy_instance(None) };
+    Ok(found?.into_iter().map(|c| c.info).collect())
 }
 
 /// Features kernels may use (rust-gpu emits the capabilities), enabled where supported.
@@ -236,41 +323,14 @@ unsafe fn wanted_features(instance: &ash::Instance, physical: vk::PhysicalDevice
 /// Everything `AshDevice` keeps besides the context.
 pub(super) struct Opened {
     pub(super) context: Context,
-    pub(super) description: String,
+    pub(super) about: About,
     pub(super) limits: Limits,
-    pub(super) facts: DeviceFacts,
 }
 
-pub(super) fn open(cpu_devices: CpuDevices) -> Result<Opened, Error> {
-    crate::common::vulkan::ensure_runtime_dir();
-    // SAFETY: loading the system's Vulkan loader runs its initialisation code; that is
-    // what every Vulkan program does.
-    let entry = unsafe { ash::Entry::load() }.map_err(|e| {
-        Error::unavailable(
-            BACKEND,
-            format!("no Vulkan loader ({e}): install libvulkan1 and a Vulkan driver"),
-        )
-    })?;
-    let app = vk::ApplicationInfo::default()
-        .application_name(c"rgpu")
-        .api_version(vk::API_VERSION_1_2);
-    // SAFETY: the create info is valid and outlives the call.
-    let instance = unsafe {
-        entry.create_instance(
-            &vk::InstanceCreateInfo::default().application_info(&app),
-            None,
-        )
-    }
-    .map_err(|e| {
-        Error::unavailable(
-            BACKEND,
-            format!(
-                "no Vulkan driver (vkCreateInstance: {e}): install one, or check VK_ICD_FILENAMES"
-            ),
-        )
-    })?;
+pub(super) fn open(wanted: &Wanted) -> Result<Opened, Error> {
+    let (entry, instance) = instance()?;
     // SAFETY: the instance is live; on error nothing made from it survives.
-    match unsafe { with_instance(&entry, instance.clone(), cpu_devices) } {
+    match unsafe { with_instance(&entry, instance.clone(), wanted) } {
         Ok(opened) => Ok(opened),
         Err((e, owned)) => {
             if owned {
@@ -291,10 +351,13 @@ pub(super) fn open(cpu_devices: CpuDevices) -> Result<Opened, Error> {
 unsafe fn with_instance(
     entry: &ash::Entry,
     instance: ash::Instance,
-    cpu_devices: CpuDevices,
+    wanted: &Wanted,
 ) -> Result<Opened, (Error, bool)> {
     // SAFETY: the instance is live.
-    let chosen = unsafe { pick_device(&instance) }.map_err(|e| (e, true))?;
+    let mut found = unsafe { candidates(&instance) }.map_err(|e| (e, true))?;
+    let infos: Vec<DeviceInfo> = found.iter().map(|c| c.info.clone()).collect();
+    let index = pick(BACKEND, &infos, wanted).map_err(|e| (e, true))?;
+    let chosen = found.swap_remove(index);
     let mut driver = vk::PhysicalDeviceDriverProperties::default();
     let mut v11 = vk::PhysicalDeviceVulkan11Properties::default();
     let mut props2 = vk::PhysicalDeviceProperties2::default()
@@ -303,18 +366,12 @@ unsafe fn with_instance(
     // SAFETY: `physical` belongs to the instance; the device is Vulkan 1.2.
     unsafe { instance.get_physical_device_properties2(chosen.physical, &mut props2) };
     let props = props2.properties;
-    let name = c_str(props.device_name_as_c_str());
-    if cpu_devices == CpuDevices::Skip && chosen.rank == DeviceRank::Cpu {
-        return Err((
-            Error::unavailable(BACKEND, cpu_device_reason(BACKEND, &name)),
-            true,
-        ));
-    }
+    let name = chosen.info.name.clone();
     let description = format!(
         "{name} (Vulkan {}.{} {}, driver {} {})",
         vk::api_version_major(props.api_version),
         vk::api_version_minor(props.api_version),
-        chosen.rank.name(),
+        chosen.info.kind,
         c_str(driver.driver_name_as_c_str()),
         c_str(driver.driver_info_as_c_str()),
     );
@@ -389,9 +446,12 @@ unsafe fn with_instance(
         .map_err(|e| (e, false))?;
     Ok(Opened {
         context,
-        description,
+        about: About {
+            info: chosen.info,
+            description,
+            facts: extras.facts,
+        },
         limits,
-        facts: extras.facts,
     })
 }
 

@@ -1,5 +1,5 @@
 //! What the Vulkan backends (wgpu, ash) share besides the SPIR-V lookup: the runtime
-//! directory Mesa wants, and device ranking. Both run the embedded SPIR-V with the same interface (descriptor set 0,
+//! directory Mesa wants. Both run the embedded SPIR-V with the same interface (descriptor set 0,
 //! binding i = buffer i, the params struct as push constants at offset 0).
 
 /// Before the Vulkan loader is first opened: when `XDG_RUNTIME_DIR` is unset or empty (a
@@ -36,37 +36,4 @@ fn private_runtime_dir() -> Option<std::path::PathBuf> {
     let meta = std::fs::symlink_metadata(&dir).ok()?;
     let private = meta.is_dir() && meta.uid() == uid && meta.permissions().mode() & 0o077 == 0;
     private.then_some(dir)
-}
-
-/// How devices are ranked: discrete GPUs first, CPU (software) devices last.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum DeviceRank {
-    Discrete,
-    Integrated,
-    Virtual,
-    Other,
-    Cpu,
-}
-
-impl DeviceRank {
-    /// What the description calls it ("CPU device" marks software drivers).
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            DeviceRank::Discrete => "discrete GPU",
-            DeviceRank::Integrated => "integrated GPU",
-            DeviceRank::Virtual => "virtual GPU",
-            DeviceRank::Other => "other device",
-            DeviceRank::Cpu => "CPU device",
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn gpus_rank_before_cpus() {
-        assert!(DeviceRank::Discrete < DeviceRank::Cpu);
-    }
 }

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use crate::backend::Backend;
 use crate::common::launch::Limits;
 use crate::common::wait::block_on;
+use crate::devices::{DeviceInfo, DeviceType};
 use crate::error::Error;
 use crate::kernel::{Access, BufferInfo, KernelInfo};
 
@@ -39,6 +40,31 @@ pub(crate) struct Gpu {
 pub(crate) struct Pipeline {
     pub(crate) pipeline: wgpu::ComputePipeline,
     pub(crate) layout: wgpu::BindGroupLayout,
+}
+
+/// An adapter as `Device::list` shows it (wgpu tells no memory size): device `index` of
+/// `backend`, unusable without push constants where the params go there.
+pub(crate) fn device_info(
+    backend: Backend,
+    index: usize,
+    adapter: &wgpu::Adapter,
+    params: Params,
+) -> DeviceInfo {
+    let info = adapter.get_info();
+    let kind = match info.device_type {
+        wgpu::DeviceType::DiscreteGpu => DeviceType::DiscreteGpu,
+        wgpu::DeviceType::IntegratedGpu => DeviceType::IntegratedGpu,
+        wgpu::DeviceType::VirtualGpu => DeviceType::VirtualGpu,
+        wgpu::DeviceType::Cpu => DeviceType::Cpu,
+        wgpu::DeviceType::Other => DeviceType::Other,
+    };
+    let immediates = adapter.features().contains(wgpu::Features::IMMEDIATES);
+    DeviceInfo {
+        bus: Some(info.device_pci_bus_id.clone()).filter(|b| !b.is_empty()),
+        unusable: (params == Params::Immediates && !immediates)
+            .then(|| "no push constants (wgpu's IMMEDIATES feature)".to_string()),
+        ..DeviceInfo::new(backend, index, &info.name, kind)
+    }
 }
 
 /// wgpu's multi-line error reports as one line: "Validation Error: Caused by: ...".

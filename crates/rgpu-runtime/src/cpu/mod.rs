@@ -16,8 +16,9 @@ pub use shared::{Shared, Word};
 
 use crate::program::Instant;
 
-use crate::api::{Api, Arg, CpuDevices, MemoryOf};
+use crate::api::{About, Api, Arg, MemoryOf};
 use crate::backend::Backend;
+use crate::devices::{pick, DeviceInfo, DeviceType, Wanted};
 use crate::error::Error;
 use crate::kernel::{Artifact, KernelInfo};
 use crate::stats::{DeviceFacts, KernelStats};
@@ -31,6 +32,27 @@ pub const CPU_THREADS_VAR: &str = "RGPU_CPU_THREADS";
 /// on it themselves (`run_items_on`, `run_groups_on`), on the buffers' host memory.
 pub(crate) struct CpuDevice {
     pool: Option<rayon::ThreadPool>,
+    about: About,
+}
+
+/// The one device of the cpu backend: the host's processor (its model name and memory
+/// where the system tells them: Linux's /proc).
+fn the_cpu() -> DeviceInfo {
+    let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
+    let field = |text: &str, key: &str| {
+        text.lines()
+            .find_map(|line| line.strip_prefix(key))
+            .and_then(|rest| rest.trim_start().strip_prefix(':'))
+            .map(|value| value.trim().to_string())
+    };
+    let name = field(&read("/proc/cpuinfo"), "model name").unwrap_or_else(|| "CPU".into());
+    let memory = field(&read("/proc/meminfo"), "MemTotal")
+        .and_then(|kb| kb.trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024);
+    DeviceInfo {
+        memory,
+        ..DeviceInfo::new(Backend::Cpu, 0, &name, DeviceType::Cpu)
+    }
 }
 
 impl CpuDevice {
@@ -50,7 +72,29 @@ impl CpuDevice {
 
     /// rayon's global pool.
     pub(crate) fn global() -> Self {
-        Self { pool: None }
+        Self::on(None)
+    }
+
+    fn on(pool: Option<rayon::ThreadPool>) -> Self {
+        let threads = pool.as_ref().map_or_else(
+            rayon::current_num_threads,
+            rayon::ThreadPool::current_num_threads,
+        );
+        let about = About {
+            info: the_cpu(),
+            description: format!("CPU, {threads} threads (rayon)"),
+            // Subgroups of one invocation (`Group::subgroup_size`); its threads as units.
+            facts: DeviceFacts {
+                backend: Backend::Cpu,
+                subgroup_size: Some(1),
+                subgroup_min: Some(1),
+                subgroup_max: Some(1),
+                compute_units: u32::try_from(threads).ok(),
+                compute_unit: "thread",
+                source: "the cpu backend's workgroups and its rayon threads".into(),
+            },
+        };
+        Self { pool, about }
     }
 
     /// A pool of its own with `threads` threads (at least 1).
@@ -65,14 +109,7 @@ impl CpuDevice {
             .map_err(|e| Error::Config {
                 reason: format!("cannot start {threads} cpu threads: {e}"),
             })?;
-        Ok(Self { pool: Some(pool) })
-    }
-
-    pub(crate) fn threads(&self) -> usize {
-        self.pool.as_ref().map_or_else(
-            rayon::current_num_threads,
-            rayon::ThreadPool::current_num_threads,
-        )
+        Ok(Self::on(Some(pool)))
     }
 
     /// Runs `f` (a launch) on this device's threads.
@@ -88,25 +125,22 @@ impl Api for CpuDevice {
     const BACKEND: Backend = Backend::Cpu;
     type Memory = HostMemory;
 
-    fn open(_: CpuDevices) -> Result<Self, Error> {
-        Self::from_env()
+    fn list() -> Result<Vec<DeviceInfo>, Error> {
+        Ok(vec![the_cpu()])
     }
 
-    fn description(&self) -> String {
-        format!("CPU, {} threads (rayon)", self.threads())
-    }
-
-    /// Subgroups of one invocation (`Group::subgroup_size`); its worker threads as units.
-    fn facts(&self) -> DeviceFacts {
-        DeviceFacts {
-            backend: Self::BACKEND,
-            subgroup_size: Some(1),
-            subgroup_min: Some(1),
-            subgroup_max: Some(1),
-            compute_units: u32::try_from(self.threads()).ok(),
-            compute_unit: "thread",
-            source: "the cpu backend's workgroups and its rayon threads".into(),
+    /// The cpu (its one device), with the thread count the program gave, else
+    /// `RGPU_CPU_THREADS`'s.
+    fn open(wanted: &Wanted) -> Result<Self, Error> {
+        pick(Self::BACKEND, &Self::list()?, wanted)?;
+        match wanted.cpu_threads {
+            Some(threads) => Self::with_threads(threads),
+            None => Self::from_env(),
         }
+    }
+
+    fn about(&self) -> &About {
+        &self.about
     }
 
     fn kernel_stats(&self) -> Result<Vec<KernelStats>, Error> {

@@ -20,9 +20,10 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
-use crate::api::{Api, Arg, CpuDevices, Dst, MemoryOf, Src};
+use crate::api::{About, Api, Arg, Dst, MemoryOf, Src};
 use crate::backend::Backend;
 use crate::common::launch::{host_inputs, host_outputs, Limits};
+use crate::devices::{pick, DeviceInfo, DeviceType, Wanted};
 use crate::error::Error;
 use crate::kernel::{workgroups, Artifact, KernelInfo, CUDA_MAX_GRID};
 use crate::stats::{DeviceFacts, KernelStats, Stat, StatValue};
@@ -69,17 +70,55 @@ struct State {
 }
 
 pub(crate) struct CudaDevice {
+    about: About,
     stream: Arc<CudaStream>,
-    name: String,
     cc: (i32, i32),
     limits: Limits,
-    /// `CU_DEVICE_ATTRIBUTE_WARP_SIZE`, `..._MULTIPROCESSOR_COUNT` (`None`: unreadable).
+    /// `CU_DEVICE_ATTRIBUTE_WARP_SIZE` (`None`: unreadable).
     warp_size: Option<u32>,
-    sm_count: Option<u32>,
     state: Mutex<State>,
     /// Pinned memory that uploads and downloads go through; its lock also keeps one
     /// transfer at a time.
     staging: Mutex<staging::Staging>,
+}
+
+/// CUDA device `ordinal` as `Device::list` shows it: its name, memory and PCI address.
+fn device_info(ordinal: usize) -> Result<DeviceInfo, Error> {
+    let unreadable = |e| {
+        Error::unavailable(
+            BACKEND,
+            format!("cannot read CUDA device {ordinal} ({e}): check nvidia-smi"),
+        )
+    };
+    let device = result::device::get(ordinal as i32).map_err(unreadable)?;
+    let attribute = |a: sys::CUdevice_attribute| {
+        // SAFETY: `device` is a device handle the driver just gave.
+        unsafe { result::device::get_attribute(device, a) }.ok()
+    };
+    use sys::CUdevice_attribute as A;
+    let kind = match attribute(A::CU_DEVICE_ATTRIBUTE_INTEGRATED) {
+        Some(1) => DeviceType::IntegratedGpu,
+        _ => DeviceType::DiscreteGpu,
+    };
+    let name = result::device::get_name(device).map_err(unreadable)?;
+    let bus = match (
+        attribute(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
+        attribute(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
+        attribute(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID),
+    ) {
+        (Some(domain), Some(bus), Some(device)) => {
+            Some(format!("{domain:04x}:{bus:02x}:{device:02x}.0"))
+        }
+        _ => None,
+    };
+    Ok(DeviceInfo {
+        // SAFETY: as above.
+        memory: unsafe { result::device::total_mem(device) }
+            .ok()
+            .map(|bytes| bytes as u64),
+        bus,
+        ..DeviceInfo::new(BACKEND, ordinal, &name, kind)
+    })
 }
 
 fn driver_version() -> Option<(i32, i32)> {
@@ -93,7 +132,9 @@ impl Api for CudaDevice {
     const BACKEND: Backend = BACKEND;
     type Memory = CudaMemory;
 
-    fn open(_: CpuDevices) -> Result<Self, Error> {
+    /// CUDA's ordinals, as `cuDeviceGet` counts them (`CUDA_VISIBLE_DEVICES` and
+    /// `CUDA_DEVICE_ORDER` apply).
+    fn list() -> Result<Vec<DeviceInfo>, Error> {
         // SAFETY: only tries to dlopen libcuda; cudarc panics on first use without it.
         if !unsafe { sys::is_culib_present() } {
             return Err(Error::unavailable(
@@ -114,10 +155,17 @@ impl Api for CudaDevice {
                 "the CUDA driver reports no GPU: check nvidia-smi and CUDA_VISIBLE_DEVICES",
             ));
         }
-        let ctx = CudaContext::new(0).map_err(|e| {
+        (0..count as usize).map(device_info).collect()
+    }
+
+    fn open(wanted: &Wanted) -> Result<Self, Error> {
+        let list = Self::list()?;
+        let index = pick(BACKEND, &list, wanted)?;
+        let info = list[index].clone();
+        let ctx = CudaContext::new(index).map_err(|e| {
             Error::unavailable(
                 BACKEND,
-                format!("cannot open CUDA device 0 ({e}): check nvidia-smi"),
+                format!("cannot open CUDA device {index} ({e}): check nvidia-smi"),
             )
         })?;
         let attribute = |a: sys::CUdevice_attribute, what: &str| {
@@ -142,6 +190,7 @@ impl Api for CudaDevice {
                 .filter(|&v| v > 0)
         };
         let warp_size = optional(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+        let sm_count = optional(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
         let limits = Limits {
             max_shared: u32::try_from(shared_limit).unwrap_or(0),
             max_threads: u32::try_from(threads_limit).unwrap_or(0),
@@ -150,13 +199,24 @@ impl Api for CudaDevice {
             max_buffers: u32::MAX,
             max_binding: u64::MAX,
             max_groups: CUDA_MAX_GRID,
-            max_buffer: ctx.total_mem().map_or(u64::MAX, |bytes| bytes as u64),
+            max_buffer: info.memory.unwrap_or(u64::MAX),
         };
-        let sm_count = optional(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+        let facts = DeviceFacts {
+            backend: BACKEND,
+            subgroup_size: warp_size,
+            subgroup_min: warp_size,
+            subgroup_max: warp_size,
+            compute_units: sm_count,
+            compute_unit: if sm_count.is_some() { "SM" } else { "" },
+            source: "cuDeviceGetAttribute (WARP_SIZE, MULTIPROCESSOR_COUNT)".into(),
+        };
         Ok(Self {
+            about: About {
+                description: format!("{}, compute {}.{}", info.name, cc.0, cc.1),
+                info,
+                facts,
+            },
             warp_size,
-            sm_count,
-            name: ctx.name().unwrap_or_else(|_| "unknown NVIDIA GPU".into()),
             stream: ctx.default_stream(),
             cc,
             limits,
@@ -165,9 +225,13 @@ impl Api for CudaDevice {
         })
     }
 
+    fn about(&self) -> &About {
+        &self.about
+    }
+
     /// "NVIDIA H100 80GB HBM3, compute 9.0, PTX sm_90 (ISA 7.8)" (the PTX once loaded).
     fn description(&self) -> String {
-        let mut text = format!("{}, compute {}.{}", self.name, self.cc.0, self.cc.1);
+        let mut text = self.about.description.clone();
         let mut labels: Vec<&str> = Vec::new();
         let state = self.state();
         for module in state.modules.values() {
@@ -181,18 +245,6 @@ impl Api for CudaDevice {
             text.push_str(label);
         }
         text
-    }
-
-    fn facts(&self) -> DeviceFacts {
-        DeviceFacts {
-            backend: BACKEND,
-            subgroup_size: self.warp_size,
-            subgroup_min: self.warp_size,
-            subgroup_max: self.warp_size,
-            compute_units: self.sm_count,
-            compute_unit: if self.sm_count.is_some() { "SM" } else { "" },
-            source: "cuDeviceGetAttribute (WARP_SIZE, MULTIPROCESSOR_COUNT)".into(),
-        }
     }
 
     /// `cuFuncGetAttribute` on each loaded function.
@@ -425,7 +477,7 @@ impl CudaDevice {
             let targets: Vec<&str> = candidates.iter().map(|a| a.target).collect();
             return Err(missing(format!(
                 "{} has compute capability {}.{}, the binary embeds PTX for [{}]",
-                self.name,
+                self.about.info.name,
                 self.cc.0,
                 self.cc.1,
                 targets.join(", ")

@@ -15,11 +15,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::api::{Api, Arg, CpuDevices, MemoryOf};
+use crate::api::{About, Api, Arg, MemoryOf};
 use crate::backend::Backend;
 use crate::common::launch::{bound, host_inputs, host_outputs, padded_bytes};
 use crate::common::wait::block_on;
-use crate::common::wgpu_device::{one_line, pop, Gpu, Params, Pipeline};
+use crate::common::wgpu_device::{device_info, one_line, pop, Gpu, Params, Pipeline};
+use crate::devices::{pick, DeviceInfo, Wanted};
 use crate::error::Error;
 use crate::kernel::{workgroups, Artifact, KernelInfo};
 use crate::stats::{DeviceFacts, KernelStats};
@@ -34,8 +35,7 @@ pub(crate) struct WebGpuMemory {
 pub(crate) struct WebGpuDevice {
     /// The device, its queue and limits (shared with the wgpu backend).
     gpu: Gpu,
-    description: String,
-    facts: DeviceFacts,
+    about: About,
     kernels: Mutex<HashMap<&'static str, Arc<Pipeline>>>,
 }
 
@@ -68,12 +68,13 @@ fn both<A: std::future::Future, B: std::future::Future>(a: A, b: B) -> (A::Outpu
 }
 
 impl WebGpuDevice {
-    fn open_browser() -> Result<Self, Error> {
+    /// The browser's adapter: the one it gives for high performance (a page sees no other).
+    fn adapter() -> Result<wgpu::Adapter, Error> {
         crate::program::install_panic_hook();
         let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
         desc.backends = wgpu::Backends::BROWSER_WEBGPU;
         let instance = wgpu::Instance::new(desc);
-        let adapter = block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+        block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
             power_preference: wgpu::PowerPreference::HighPerformance,
             ..Default::default()
         }))
@@ -85,7 +86,13 @@ impl WebGpuDevice {
                      (Chromium: --enable-unsafe-webgpu where it is not on by default)"
                 ),
             )
-        })?;
+        })
+    }
+
+    fn open_browser(wanted: &Wanted) -> Result<Self, Error> {
+        let adapter = Self::adapter()?;
+        let device = device_info(BACKEND, 0, &adapter, Params::Binding);
+        pick(BACKEND, std::slice::from_ref(&device), wanted)?;
         let info = adapter.get_info();
         let name = [&info.name, &info.driver, &info.driver_info]
             .into_iter()
@@ -114,8 +121,11 @@ impl WebGpuDevice {
         );
         Ok(Self {
             gpu,
-            description: format!("browser WebGPU ({name}), WGSL"),
-            facts,
+            about: About {
+                info: device,
+                description: format!("browser WebGPU ({name}), WGSL"),
+                facts,
+            },
             kernels: Mutex::default(),
         })
     }
@@ -284,16 +294,21 @@ impl Api for WebGpuDevice {
     const BACKEND: Backend = BACKEND;
     type Memory = WebGpuMemory;
 
-    fn open(_: CpuDevices) -> Result<Self, Error> {
-        Self::open_browser()
+    fn list() -> Result<Vec<DeviceInfo>, Error> {
+        Ok(vec![device_info(
+            BACKEND,
+            0,
+            &Self::adapter()?,
+            Params::Binding,
+        )])
     }
 
-    fn description(&self) -> String {
-        self.description.clone()
+    fn open(wanted: &Wanted) -> Result<Self, Error> {
+        Self::open_browser(wanted)
     }
 
-    fn facts(&self) -> DeviceFacts {
-        self.facts.clone()
+    fn about(&self) -> &About {
+        &self.about
     }
 
     fn kernel_stats(&self) -> Result<Vec<KernelStats>, Error> {

@@ -19,12 +19,12 @@ mod shader;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::api::{cpu_device_reason, Api, Arg, CpuDevices, MemoryOf};
+use crate::api::{About, Api, Arg, MemoryOf};
 use crate::backend::Backend;
 use crate::common::spirv::ModuleKey;
-use crate::common::vulkan::DeviceRank;
 use crate::common::wait::block_on;
-use crate::common::wgpu_device::{Gpu, Params};
+use crate::common::wgpu_device::{device_info, Gpu, Params};
+use crate::devices::{pick, DeviceInfo, Wanted};
 use crate::error::Error;
 use crate::kernel::{Artifact, KernelInfo};
 use crate::stats::{DeviceFacts, KernelStats};
@@ -53,58 +53,58 @@ struct State {
 pub(crate) struct WgpuDevice {
     /// The device, its queue and limits (shared with the webgpu backend).
     gpu: Gpu,
+    about: About,
     path: ShaderPath,
     timestamps: bool,
-    description: String,
-    facts: DeviceFacts,
     state: Mutex<State>,
     /// Staging buffers of large transfers (locked before `state` when both are).
     staging: Mutex<memory::Staging>,
 }
 
-fn rank(device_type: wgpu::DeviceType) -> DeviceRank {
-    match device_type {
-        wgpu::DeviceType::DiscreteGpu => DeviceRank::Discrete,
-        wgpu::DeviceType::IntegratedGpu => DeviceRank::Integrated,
-        wgpu::DeviceType::VirtualGpu => DeviceRank::Virtual,
-        wgpu::DeviceType::Other => DeviceRank::Other,
-        wgpu::DeviceType::Cpu => DeviceRank::Cpu,
+/// The adapters this backend counts: those of wgpu's first native API that has any
+/// (Vulkan, where SPIR-V passes through; else Metal, else DX12), in wgpu's order (on Vulkan
+/// the loader's, less any device wgpu does not expose).
+fn adapters() -> Result<Vec<wgpu::Adapter>, Error> {
+    crate::common::vulkan::ensure_runtime_dir();
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+    let mut all = block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+    for api in [
+        wgpu::Backend::Vulkan,
+        wgpu::Backend::Metal,
+        wgpu::Backend::Dx12,
+    ] {
+        if all.iter().any(|a| a.get_info().backend == api) {
+            all.retain(|a| a.get_info().backend == api);
+            return Ok(all);
+        }
     }
+    Err(Error::unavailable(
+        BACKEND,
+        "no Vulkan, Metal or DX12 adapter: install a GPU driver with Vulkan support",
+    ))
 }
 
 impl Api for WgpuDevice {
     const BACKEND: Backend = BACKEND;
     type Memory = WgpuMemory;
 
-    fn open(cpu_devices: CpuDevices) -> Result<Self, Error> {
-        crate::common::vulkan::ensure_runtime_dir();
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
-        let adapters = block_on(instance.enumerate_adapters(wgpu::Backends::all()));
-        // Vulkan first (SPIR-V passes through), then the best device type.
-        let adapter = adapters
-            .into_iter()
-            .filter(|a| a.features().contains(wgpu::Features::IMMEDIATES))
-            .min_by_key(|a| {
-                let info = a.get_info();
-                (
-                    info.backend != wgpu::Backend::Vulkan,
-                    rank(info.device_type),
-                )
-            })
-            .ok_or_else(|| {
-                Error::unavailable(
-                    BACKEND,
-                    "no Vulkan, Metal or DX12 adapter with push constants (wgpu IMMEDIATES): \
-                     install a GPU driver with Vulkan support",
-                )
-            })?;
+    fn list() -> Result<Vec<DeviceInfo>, Error> {
+        let adapters = adapters()?;
+        Ok((0..)
+            .zip(&adapters)
+            .map(|(i, a)| device_info(BACKEND, i, a, Params::Immediates))
+            .collect())
+    }
+
+    fn open(wanted: &Wanted) -> Result<Self, Error> {
+        let adapters = adapters()?;
+        let mut list: Vec<DeviceInfo> = (0..)
+            .zip(&adapters)
+            .map(|(i, a)| device_info(BACKEND, i, a, Params::Immediates))
+            .collect();
+        let index = pick(BACKEND, &list, wanted)?;
+        let adapter = &adapters[index];
         let info = adapter.get_info();
-        if cpu_devices == CpuDevices::Skip && info.device_type == wgpu::DeviceType::Cpu {
-            return Err(Error::unavailable(
-                BACKEND,
-                cpu_device_reason(BACKEND, &info.name),
-            ));
-        }
         // Passthrough hands SPIR-V to the driver: Vulkan only.
         let can_pass = info.backend == wgpu::Backend::Vulkan
             && adapter
@@ -115,12 +115,13 @@ impl Api for WgpuDevice {
         if path == ShaderPath::Passthrough {
             features |= wgpu::Features::PASSTHROUGH_SHADERS;
         }
-        let gpu = Gpu::request(BACKEND, &adapter, &info.name, features, Params::Immediates)?;
+        let gpu = Gpu::request(BACKEND, adapter, &info.name, features, Params::Immediates)?;
+        let device = list.swap_remove(index);
         let description = format!(
             "{} ({:?} {}, driver {} {}, SPIR-V {})",
             info.name,
             info.backend,
-            rank(info.device_type).name(),
+            device.kind,
             info.driver,
             info.driver_info,
             match path {
@@ -135,21 +136,20 @@ impl Api for WgpuDevice {
         );
         Ok(Self {
             gpu,
-            facts,
+            about: About {
+                info: device,
+                description,
+                facts,
+            },
             path,
             timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
-            description,
             state: Mutex::default(),
             staging: Mutex::default(),
         })
     }
 
-    fn description(&self) -> String {
-        self.description.clone()
-    }
-
-    fn facts(&self) -> DeviceFacts {
-        self.facts.clone()
+    fn about(&self) -> &About {
+        &self.about
     }
 
     fn kernel_stats(&self) -> Result<Vec<KernelStats>, Error> {
