@@ -21,6 +21,7 @@ from typing import Any
 from rgpu import __version__
 from rgpu import codegens as registry
 from rgpu.backends import BACKENDS, get_backend
+from rgpu.doctor import devices as device_lists
 from rgpu.doctor.check import Check
 from rgpu.doctor.checks import (
     check_containers,
@@ -66,6 +67,8 @@ class Report:
     checks: tuple[Check, ...]
     verdicts: tuple[Verdict, ...]
     notes: tuple[str, ...]
+    # Each backend's devices, in the order a program counts them (RGPU_DEVICE=N).
+    devices: tuple[device_lists.Listing, ...] = ()
 
     def verdict(self, backend: str) -> Verdict:
         return next(v for v in self.verdicts if v.backend == backend)
@@ -76,6 +79,7 @@ class Report:
             "ok": all(c.status != "fail" for c in self.checks),
             "checks": [c.to_dict() for c in self.checks],
             "backends": {v.backend: v.to_dict() for v in self.verdicts},
+            "devices": {d.backend: d.to_dict() for d in self.devices},
             "notes": list(self.notes),
         }
 
@@ -183,7 +187,15 @@ def diagnose(
     checks = run_checks(env)
     names = [backend] if backend else list(BACKENDS)
     verdicts = [verdict_for(n, codegen if n == backend else None, checks) for n in names]
-    return Report(tuple(checks), tuple(verdicts), ci_note(os.environ if env is None else env))
+    listings = device_lists.list_all(child_env(env))
+    if backend:
+        listings = tuple(d for d in listings if d.backend == backend)
+    return Report(
+        tuple(checks),
+        tuple(verdicts),
+        ci_note(os.environ if env is None else env),
+        listings,
+    )
 
 
 _MARKS = {"ok": ("ok", "green"), "warn": ("warn", "yellow"), "fail": ("FAIL", "bold red")}
@@ -204,6 +216,14 @@ def render(report: Report, *, colour: bool = False) -> list[str]:
         codegen = f" ({verdict.codegen})" if verdict.codegen else ""
         fix = f"  -> fix: {verdict.fix}" if verdict.fix and not verdict.builds else ""
         lines.append(f"backend {verdict.backend}{codegen}: {word}: {verdict.why}{fix}")
+    for listing in report.devices:
+        found = "; ".join(d.line() for d in listing.devices) or f"none: {listing.why}"
+        lines.append(f"devices {listing.backend}: {found}")
+    if report.devices:
+        lines.append(
+            "note: device N of the backend a program chooses is what RGPU_DEVICE=N (or a part "
+            "of its name) opens, and Device::open_on(backend, N) in code"
+        )
     lines += [f"note: {note}" for note in report.notes]
     return lines
 

@@ -225,6 +225,29 @@ def test_auto_skips_lavapipe_for_the_cpu_and_says_why(vulkan_ws: Path) -> None:
     assert "on ash [llvmpipe" in named.stdout
 
 
+def test_the_demo_lists_each_backends_devices_and_sorts_on_the_one_asked_for(
+    vulkan_ws: Path,
+) -> None:
+    listed = demo(vulkan_ws, "--list-devices", env=LAVAPIPE)
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    for backend in ("wgpu", "ash"):
+        assert f"{backend} 0: llvmpipe" in listed.stdout, listed.stdout
+    assert any(ln.startswith("cpu 0: ") and ln.endswith(")") for ln in lines), lines
+    assert not any(ln.startswith("cuda ") for ln in lines), lines  # not built in
+    # By a part of its name (any case), and by index; an index past the last is an error.
+    for device in ("LLVMPIPE", "0"):
+        proc = demo(vulkan_ws, "--backend", "ash", "--device", device, "--len", "1000",
+                    "--verify", "--json", env=LAVAPIPE)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["device"] == 0
+    proc = demo(vulkan_ws, "--backend", "wgpu", "--device", "1", "--len", "10", env=LAVAPIPE)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(
+        "error: wgpu: device 1: there is no device 1; wgpu has one device, 0: llvmpipe"
+    ), proc.stderr
+
+
 @pytest.mark.parametrize(
     ("backend", "message"),
     [

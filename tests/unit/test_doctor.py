@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from rgpu.doctor import checks as machine
+from rgpu.doctor import devices, probes, report
 from rgpu.doctor import pins as pin_lines
-from rgpu.doctor import probes, report
 from rgpu.doctor.check import Check
 from rgpu.errors import ToolchainError
 from rgpu.toolchains import rustup
@@ -103,3 +103,65 @@ def test_an_uninstalled_pin_is_three_failed_lines_with_the_install_command() -> 
 def test_a_pin_rustup_cannot_answer_for_says_so() -> None:
     lines = pin_lines.pin_checks(pin("nvvm"), None, "`rustup toolchain list` failed: x")
     assert lines[0].detail.startswith("rustup did not answer: `rustup toolchain list` failed")
+
+
+# A FIXTURE: `vulkaninfo --summary` of a machine with two GPUs and an old one (its layout as
+# vulkan-tools 1.3 prints it; here only lavapipe enumerates).
+VULKANINFO_SUMMARY = """\
+Devices:
+========
+GPU0:
+\tapiVersion         = 1.3.277
+\tdeviceType         = PHYSICAL_DEVICE_TYPE_DISCRETE_GPU
+\tdeviceName         = NVIDIA H100 80GB HBM3
+GPU1:
+\tapiVersion         = 1.3.277
+\tdeviceType         = PHYSICAL_DEVICE_TYPE_DISCRETE_GPU
+\tdeviceName         = NVIDIA H100 80GB HBM3
+GPU2:
+\tapiVersion         = 1.1.130
+\tdeviceType         = PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU
+\tdeviceName         = Old iGPU
+"""
+
+
+def test_vulkan_devices_are_listed_in_vulkaninfo_order_with_the_old_ones_unusable() -> None:
+    found = devices.parse_vulkaninfo(VULKANINFO_SUMMARY)
+    assert [(d.index, d.name, d.kind) for d in found] == [
+        (0, "NVIDIA H100 80GB HBM3", "discrete GPU"),
+        (1, "NVIDIA H100 80GB HBM3", "discrete GPU"),
+        (2, "Old iGPU", "integrated GPU"),
+    ]
+    assert [d.unusable for d in found] == [None, None, "Vulkan 1.1: the ash backend needs 1.2"]
+    assert devices.parse_vulkaninfo("ERROR: no driver\n") == ()
+
+
+def test_a_device_line_is_written_as_the_runtime_writes_it() -> None:
+    # The same text as rgpu-runtime's DeviceInfo Display (src/devices.rs, its unit test).
+    h100 = devices.Device(1, "NVIDIA H100 80GB HBM3", "discrete GPU", 80 << 30, "0000:19:00.0")
+    assert h100.line() == "1: NVIDIA H100 80GB HBM3 (discrete GPU, 80.0 GiB, PCI 0000:19:00.0)"
+    old = devices.Device(
+        0, "old", "integrated GPU", unusable="Vulkan 1.1: the ash backend needs 1.2"
+    )
+    assert old.line() == "0: old (integrated GPU, unusable: Vulkan 1.1: the ash backend needs 1.2)"
+
+
+def test_the_cpu_device_is_named_from_proc(tmp_path: Path) -> None:
+    (tmp_path / "cpuinfo").write_text("processor\t: 0\nmodel name\t: AMD EPYC 7B13\n")
+    (tmp_path / "meminfo").write_text("MemTotal:       24684096 kB\nMemFree: 1 kB\n")
+    assert devices.cpu_device(tmp_path) == devices.Device(
+        0, "AMD EPYC 7B13", "CPU", 24684096 * 1024
+    )
+    assert devices.cpu_device(tmp_path / "missing") == devices.Device(0, "CPU", "CPU")
+
+
+def test_render_lists_each_backends_devices_or_why_it_has_none() -> None:
+    listings = (
+        devices.Listing("cuda", (), "no CUDA driver (libcuda.so.1 does not load)"),
+        devices.Listing("cpu", (devices.Device(0, "AMD EPYC", "CPU"),), None),
+    )
+    found = report.Report((), (), (), listings)
+    lines = report.render(found)
+    assert "devices cuda: none: no CUDA driver (libcuda.so.1 does not load)" in lines
+    assert "devices cpu: 0: AMD EPYC (CPU)" in lines
+    assert found.to_dict()["devices"]["cpu"]["devices"][0]["name"] == "AMD EPYC"

@@ -22,6 +22,7 @@ TEMPLATE_FILES = {
     "kernel/Cargo.toml",
     "kernel/src/lib.rs",
     "src/main.rs",
+    "examples/split.rs",
     "tests/parity.rs",
 }
 

@@ -218,7 +218,7 @@ impl DeviceInner {
 /// read from the environment as `Device::select` reads it.
 #[derive(Clone, Debug, Default)]
 pub struct DeviceOptions {
-    backends: Option<Vec<Backend>>,
+    plan: Option<Plan>,
     device: Option<DeviceChoice>,
     cpu_threads: Option<usize>,
 }
@@ -226,7 +226,13 @@ pub struct DeviceOptions {
 impl DeviceOptions {
     /// Open this backend (instead of what `RGPU_BACKEND` says).
     pub fn backend(mut self, backend: Backend) -> Self {
-        self.backends = Some(vec![backend]);
+        self.plan = Some(Plan::List(vec![backend]));
+        self
+    }
+
+    /// Try the backends as `Device::auto` does (instead of what `RGPU_BACKEND` says).
+    pub fn auto(mut self) -> Self {
+        self.plan = Some(Plan::Auto);
         self
     }
 
@@ -264,8 +270,8 @@ impl DeviceOptions {
 
     /// The backends to try, and what to ask each for.
     fn plan(self) -> Result<(Plan, Wanted), Error> {
-        let plan = match self.backends {
-            Some(list) => Plan::List(list),
+        let plan = match self.plan {
+            Some(plan) => plan,
             None => match choice(backend_var()?.as_deref())? {
                 Choice::Auto => Plan::Auto,
                 Choice::List(list) => Plan::List(list),
@@ -341,6 +347,7 @@ fn open_every(backend: Backend, wanted: &Wanted) -> Result<Vec<Device>, Error> {
 }
 
 /// Which backends a choice tries, in order.
+#[derive(Clone, Debug)]
 enum Plan {
     /// `Backend::AUTO_ORDER`, those this target can have.
     Auto,
@@ -443,9 +450,9 @@ fn choice(value: Option<&str>) -> Result<Choice, Error> {
 #[cfg(test)]
 fn select(value: Option<&str>) -> Result<(Device, Vec<Skipped>), Error> {
     let options = match choice(value)? {
-        Choice::Auto => DeviceOptions::default(),
+        Choice::Auto => DeviceOptions::default().auto(),
         Choice::List(list) => DeviceOptions {
-            backends: Some(list),
+            plan: Some(Plan::List(list)),
             ..DeviceOptions::default()
         },
     };

@@ -6,9 +6,18 @@
 //!
 //! Without a Vulkan driver the Vulkan parts say so and pass, unless `RGPU_REQUIRE_VULKAN=1`.
 
+mod fixtures;
+
 use std::process::Command;
 
-use rgpu_runtime::{Backend, Device, DeviceChoice, DeviceType, Error, DEVICE_VAR};
+use rgpu_runtime::__private::{launch, Arg, KernelInfo};
+use rgpu_runtime::{
+    Backend, Device, DeviceChoice, DeviceType, Error, Input, InputOutput, DEVICE_VAR,
+};
+
+/// `saxpy`'s launcher description (no kernel code is embedded: the launches here fail
+/// before any is needed).
+static SAXPY: KernelInfo = fixtures::saxpy_info(64);
 
 /// The backends built in (the cpu always) whose devices can be listed here.
 fn listed() -> Vec<(Backend, Vec<rgpu_runtime::DeviceInfo>)> {
@@ -317,4 +326,98 @@ fn rgpu_device_chooses_the_device_and_never_opens_another() {
         assert!(all.starts_with("select_all: cpu device 0 ("), "{all}");
     }
     assert_eq!(DeviceChoice::parse("0"), DeviceChoice::Index(0));
+}
+
+/// The Vulkan driver here, listed twice: a FIXTURE of the driver list (not of a driver) that
+/// makes this machine one with two Vulkan devices. `None` without lavapipe's manifest.
+fn two_vulkan_devices() -> Option<String> {
+    let icd = std::path::Path::new("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json");
+    if !icd.is_file() {
+        assert!(
+            std::env::var("RGPU_REQUIRE_VULKAN").as_deref() != Ok("1"),
+            "RGPU_REQUIRE_VULKAN=1, but lavapipe's {} is missing",
+            icd.display()
+        );
+        eprintln!("skipped: no lavapipe manifest at {}", icd.display());
+        return None;
+    }
+    let copy = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("second_lvp_icd.json");
+    std::fs::copy(icd, &copy).unwrap();
+    Some(format!("{}:{}", icd.display(), copy.display()))
+}
+
+#[test]
+fn two_devices_of_a_backend_are_told_apart() {
+    if !(Backend::Ash.is_built() || Backend::Wgpu.is_built()) {
+        return;
+    }
+    let Some(files) = two_vulkan_devices() else {
+        return;
+    };
+    run_child(
+        "two_devices_child",
+        &[
+            ("VK_ICD_FILENAMES", files.as_str()),
+            ("VK_DRIVER_FILES", files.as_str()),
+        ],
+    );
+}
+
+/// The child of `two_devices_of_a_backend_are_told_apart` (does nothing in a normal run).
+#[test]
+fn two_devices_child() {
+    if std::env::var_os("RGPU_DEVICES_CHILD").is_none() {
+        return;
+    }
+    for backend in [Backend::Wgpu, Backend::Ash]
+        .into_iter()
+        .filter(|b| b.is_built())
+    {
+        let list = Device::list(backend).unwrap();
+        assert_eq!(list.len(), 2, "{list:?}");
+        assert_eq!(list[0].name, list[1].name);
+        let devices = Device::open_all(backend).unwrap();
+        let indices: Vec<usize> = devices.iter().map(|d| d.info().index).collect();
+        assert_eq!(indices, [0, 1]);
+        assert_eq!(Device::open_on(backend, 1).unwrap().info(), list[1]);
+        // A name both have is not enough.
+        let part = list[0].name.split_whitespace().next().unwrap();
+        let e = Device::open_on(backend, part).unwrap_err();
+        assert!(
+            e.to_string().contains(&format!(
+                "2 devices' names contain {part:?} ({}, {}): give the index of one instead",
+                list[0], list[1]
+            )),
+            "{e}"
+        );
+        // A buffer of device 0 is device 0's: a launch on device 1 says whose it is (before
+        // any kernel code is needed), and device 1 can have a copy.
+        let data: Vec<f32> = (0..5000).map(|i| i as f32).collect();
+        let on_0 = devices[0].upload(&data).unwrap();
+        let mut y = vec![0.0f32; 5000];
+        let e = launch(
+            &devices[1],
+            &SAXPY,
+            &[],
+            5000,
+            &mut [Arg::In(on_0.src()), Arg::InOut(y.dst())],
+            &|_| vec![0; 16],
+        )
+        .unwrap_err();
+        let name = &list[0].name;
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "a buffer of {backend} device 0 ({name}) was used on {backend} device 1 \
+                 ({name}): upload the data to that device (Device::upload, \
+                 Device::copy_from) or pass a host slice"
+            )
+        );
+        let on_1 = devices[1].copy_from(&on_0).unwrap();
+        assert!(on_1.read().unwrap() == data);
+        assert_eq!(
+            format!("{:?} / {:?}", devices[0], devices[1]),
+            format!("{backend} device 0 ({name}) / {backend} device 1 ({name})")
+        );
+    }
 }

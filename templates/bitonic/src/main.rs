@@ -56,6 +56,13 @@ struct Args {
     /// (what `rgpu run --backend B` sets), else auto.
     #[arg(long, value_enum)]
     backend: Option<BackendArg>,
+    /// Device of that backend to sort on: its index (see --list-devices) or a part of its
+    /// name. Default: RGPU_DEVICE, else the best one.
+    #[arg(long, value_name = "INDEX|NAME")]
+    device: Option<String>,
+    /// List the devices of every backend built in (index, name, kind, memory) and exit.
+    #[arg(long)]
+    list_devices: bool,
     /// Sorting algorithm: the bitonic network (in place) or an LSD radix sort (4 passes of
     /// 8 bits, stable, a second buffer).
     #[arg(long, value_enum, default_value = "bitonic")]
@@ -107,27 +114,42 @@ fn main() -> ExitCode {
     }
 }
 
-fn open_device(choice: Option<BackendArg>, quiet: bool) -> Result<Device, String> {
-    let backend = match choice {
-        None | Some(BackendArg::Auto) => {
-            let (device, skipped) = match choice {
-                None => Device::select().map_err(|e| e.to_string())?,
-                _ => Device::auto(),
-            };
-            if !quiet {
-                for why in skipped.iter().filter(|s| s.backend.is_built()) {
-                    rgpu::eprintln!("notice: {why}; trying the next backend");
-                }
-                rgpu::eprintln!("notice: sorting on {}", device.backend());
-            }
-            return Ok(device);
-        }
-        Some(BackendArg::Cpu) => Backend::Cpu,
-        Some(BackendArg::Cuda) => Backend::Cuda,
-        Some(BackendArg::Wgpu) => Backend::Wgpu,
-        Some(BackendArg::Ash) => Backend::Ash,
+fn open_device(args: &Args) -> Result<Device, String> {
+    let mut options = Device::options();
+    options = match args.backend {
+        None => options,
+        Some(BackendArg::Auto) => options.auto(),
+        Some(BackendArg::Cpu) => options.backend(Backend::Cpu),
+        Some(BackendArg::Cuda) => options.backend(Backend::Cuda),
+        Some(BackendArg::Wgpu) => options.backend(Backend::Wgpu),
+        Some(BackendArg::Ash) => options.backend(Backend::Ash),
     };
-    Device::open(backend).map_err(|e| e.to_string())
+    if let Some(device) = &args.device {
+        options = options.device(device.as_str());
+    }
+    let (device, skipped) = options.select().map_err(|e| e.to_string())?;
+    let chosen = matches!(args.backend, None | Some(BackendArg::Auto));
+    if chosen && !args.json {
+        for why in skipped.iter().filter(|s| s.backend.is_built()) {
+            rgpu::eprintln!("notice: {why}; trying the next backend");
+        }
+        rgpu::eprintln!("notice: sorting on {device:?}");
+    }
+    Ok(device)
+}
+
+/// `--list-devices`: each backend built in, its devices or why it has none here.
+fn list_devices() {
+    for backend in Backend::ALL.into_iter().filter(|b| b.is_built()) {
+        match Device::list(backend) {
+            Ok(devices) => {
+                for device in devices {
+                    rgpu::println!("{backend} {device}");
+                }
+            }
+            Err(e) => rgpu::println!("{backend} none: {e}"),
+        }
+    }
 }
 
 /// `len` random keys, refused up front when one sort cannot take them or the memory for
@@ -151,6 +173,10 @@ fn random_keys(len: usize, seed: u64) -> Result<Vec<u32>, String> {
 }
 
 fn run(args: &Args) -> Result<(), String> {
+    if args.list_devices {
+        list_devices();
+        return Ok(());
+    }
     let kind = match args.key_type {
         TypeArg::U32 => KeyKind::U32,
         TypeArg::I32 => KeyKind::I32,
@@ -172,7 +198,7 @@ fn run(args: &Args) -> Result<(), String> {
         AlgorithmArg::Bitonic => Algorithm::Bitonic,
         AlgorithmArg::Radix => Algorithm::Radix,
     };
-    let mut sorter = Sorter::with_algorithm(open_device(args.backend, args.json)?, algorithm);
+    let mut sorter = Sorter::with_algorithm(open_device(args)?, algorithm);
 
     let mut keys = Vec::new();
     keys.try_reserve_exact(input.len()).map_err(|_| {
@@ -256,8 +282,9 @@ fn report(
             String::new()
         };
         rgpu::println!(
-            "{{\"backend\": \"{}\", \"algorithm\": \"{}\", \"len\": {}, \"type\": \"{}\", \"order\": \"{}\", \"sorted\": {sorted}, \"verified\": {}, \"ms\": {ms:.3}, \"device_ms\": {device}{stats}}}",
+            "{{\"backend\": \"{}\", \"device\": {}, \"algorithm\": \"{}\", \"len\": {}, \"type\": \"{}\", \"order\": \"{}\", \"sorted\": {sorted}, \"verified\": {}, \"ms\": {ms:.3}, \"device_ms\": {device}{stats}}}",
             sorter.backend(),
+            sorter.device().info().index,
             sorter.algorithm(),
             keys.len(),
             kind.name(),
