@@ -20,7 +20,7 @@ use crate::backend::Backend;
 use crate::common::launch::{bound, host_inputs, host_outputs, padded_bytes};
 use crate::common::wait::block_on;
 use crate::common::wgpu_device::{device_info, one_line, pop, Gpu, Params, Pipeline};
-use crate::devices::{pick, DeviceInfo, Wanted};
+use crate::devices::{pick, CpuDevices, DeviceInfo, Wanted};
 use crate::error::Error;
 use crate::kernel::{workgroups, Artifact, KernelInfo};
 use crate::stats::{DeviceFacts, KernelStats};
@@ -92,7 +92,14 @@ impl WebGpuDevice {
     fn open_browser(wanted: &Wanted) -> Result<Self, Error> {
         let adapter = Self::adapter()?;
         let device = device_info(BACKEND, 0, &adapter, Params::Binding);
-        pick(BACKEND, std::slice::from_ref(&device), wanted)?;
+        // The browser's adapter is the page's GPU, a software one (SwiftShader) too: `auto`
+        // takes it (a page's cpu backend has one thread), where a native program's would
+        // prefer the cpu backend to a software Vulkan driver.
+        let wanted = Wanted {
+            cpu_devices: CpuDevices::Accept,
+            ..wanted.clone()
+        };
+        pick(BACKEND, std::slice::from_ref(&device), &wanted)?;
         let info = adapter.get_info();
         let name = [&info.name, &info.driver, &info.driver_info]
             .into_iter()
