@@ -53,7 +53,7 @@ def test_demo_sorts_every_type_order_and_edge_size(
                    "--type", key_type, "--order", order, "--verify", "--json")  # fmt: skip
         result = json.loads(out.stdout)
         assert result == {
-            "backend": "cpu", "algorithm": algorithm, "len": n, "type": key_type,
+            "backend": "cpu", "device": 0, "algorithm": algorithm, "len": n, "type": key_type,
             "order": order, "sorted": True, "verified": True, "ms": result["ms"],
             "device_ms": result["device_ms"],
         }  # fmt: skip
