@@ -96,7 +96,7 @@ impl AshDevice {
                 let memory = c.allocate_storage(padded_bytes(data.len()))?;
                 // Kept before the copy: freed below however it ends.
                 temporaries.push(Some(memory));
-                copy_in(&mut c, &memory, data, Target::New)?;
+                copy_in(&mut c, &memory, 0, data, Target::New)?;
             }
             let mut buffers = Vec::with_capacity(args.len());
             for (arg, temporary) in args.iter().zip(&temporaries) {
@@ -144,11 +144,11 @@ impl AshDevice {
                 d.cmd_dispatch(cb, groups, 1, 1);
             }
             // Host outputs come back before returning; host inputs are submitted too.
-            let mut reads: Vec<(&AshMemory, &mut [u8])> = args
+            let mut reads: Vec<(&AshMemory, u64, &mut [u8])> = args
                 .iter_mut()
                 .zip(&temporaries)
                 .filter_map(|(arg, temporary)| match (arg, temporary) {
-                    (Arg::InOut(Dst::Host(out)), Some(t)) => Some((t, &mut **out)),
+                    (Arg::InOut(Dst::Host(out)), Some(t)) => Some((t, 0, &mut **out)),
                     _ => None,
                 })
                 .collect();

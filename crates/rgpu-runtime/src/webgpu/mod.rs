@@ -274,15 +274,21 @@ impl WebGpuDevice {
         })
     }
 
-    fn write_bytes(&self, memory: &mut WebGpuMemory, data: &[u8]) -> Result<(), Error> {
+    fn write_bytes(
+        &self,
+        memory: &mut WebGpuMemory,
+        offset: u64,
+        data: &[u8],
+    ) -> Result<(), Error> {
         let mut words = data.to_vec();
         words.resize(padded_bytes(data.len()) as usize, 0);
-        self.queue.write_buffer(&memory.buffer, 0, &words);
+        self.queue.write_buffer(&memory.buffer, offset, &words);
         Ok(())
     }
 
-    /// Copies the buffer's first `out.len()` bytes back (through a `MAP_READ` buffer).
-    fn download(&self, memory: &WebGpuMemory, out: &mut [u8]) -> Result<(), Error> {
+    /// Copies `out.len()` bytes of the buffer from `offset` back (through a `MAP_READ`
+    /// buffer).
+    fn download(&self, memory: &WebGpuMemory, offset: u64, out: &mut [u8]) -> Result<(), Error> {
         if out.is_empty() {
             return Ok(());
         }
@@ -294,7 +300,7 @@ impl WebGpuDevice {
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-        encoder.copy_buffer_to_buffer(&memory.buffer, 0, &staging, 0, size);
+        encoder.copy_buffer_to_buffer(&memory.buffer, offset, &staging, 0, size);
         self.queue.submit([encoder.finish()]);
         let result = Arc::new(Mutex::new(None));
         let sink = Arc::clone(&result);
@@ -567,7 +573,7 @@ impl WebGpuDevice {
         // Host outputs come back before returning.
         for (arg, temporary) in args.iter_mut().zip(&temporaries) {
             if let (Arg::InOut(Dst::Host(out)), Some(t)) = (arg, temporary) {
-                self.download(t, out)?;
+                self.download(t, 0, out)?;
             }
         }
         Ok(())
@@ -661,12 +667,12 @@ impl Api for WebGpuDevice {
         self.zeros_bytes(bytes)
     }
 
-    fn read(&self, memory: &WebGpuMemory, out: &mut [u8]) -> Result<(), Error> {
-        self.download(memory, out)
+    fn read(&self, memory: &WebGpuMemory, offset: usize, out: &mut [u8]) -> Result<(), Error> {
+        self.download(memory, offset as u64, out)
     }
 
-    fn write(&self, memory: &mut WebGpuMemory, data: &[u8]) -> Result<(), Error> {
-        self.write_bytes(memory, data)
+    fn write(&self, memory: &mut WebGpuMemory, offset: usize, data: &[u8]) -> Result<(), Error> {
+        self.write_bytes(memory, offset as u64, data)
     }
 
     fn sync(&self) -> Result<(), Error> {

@@ -129,11 +129,11 @@ impl WgpuDevice {
             groups,
         });
         // Host outputs come back before returning (this submits the queued launches).
-        let mut reads: Vec<(&WgpuMemory, &mut [u8])> = args
+        let mut reads: Vec<(&WgpuMemory, u64, &mut [u8])> = args
             .iter_mut()
             .zip(&temporaries)
             .filter_map(|(arg, temporary)| match (arg, temporary) {
-                (Arg::InOut(Dst::Host(out)), Some(t)) => Some((t, &mut **out)),
+                (Arg::InOut(Dst::Host(out)), Some(t)) => Some((t, 0, &mut **out)),
                 _ => None,
             })
             .collect();
