@@ -18,7 +18,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 #[cfg(not(target_arch = "wasm32"))]
 use rayon::prelude::*;
 
-use super::place::Place;
+use super::place::{coordinates, Place};
 
 /// Stack of one invocation. Kernels keep little on the stack; a kernel that overflows it
 /// hits the guard page (SIGSEGV), so raise this if a debug build needs more.
@@ -56,39 +56,7 @@ pub struct Group<const D: usize = 1> {
     size: u32,
 }
 
-impl Group<2> {
-    /// The workgroup's y coordinate, `0..height()`.
-    pub fn y(&self) -> u32 {
-        self.place.y
-    }
-
-    /// The grid's height in workgroups.
-    pub fn height(&self) -> u32 {
-        self.place.height
-    }
-}
-
-impl Group<3> {
-    /// The workgroup's y coordinate, `0..height()`.
-    pub fn y(&self) -> u32 {
-        self.place.y
-    }
-
-    /// The workgroup's z coordinate, `0..depth()`.
-    pub fn z(&self) -> u32 {
-        self.place.z
-    }
-
-    /// The grid's height in workgroups.
-    pub fn height(&self) -> u32 {
-        self.place.height
-    }
-
-    /// The grid's depth in workgroups.
-    pub fn depth(&self) -> u32 {
-        self.place.depth
-    }
-}
+coordinates!(Group, "workgroup", "grid");
 
 impl<const D: usize> Group<D> {
     /// This workgroup's index, `0..count()`: row-major in 2-D and 3-D.

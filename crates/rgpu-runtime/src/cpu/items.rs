@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use super::place::Place;
+use super::place::{coordinates, Place};
 
 /// Fewest indices one rayon task takes: enough to amortise a task, small enough to balance.
 pub const MIN_ITEMS_PER_TASK: usize = 4096;
@@ -39,39 +39,7 @@ impl<const D: usize> Item<D> {
     }
 }
 
-impl Item<2> {
-    /// The item's y coordinate, `0..height()`.
-    pub fn y(&self) -> u32 {
-        self.place.y
-    }
-
-    /// The launch's height.
-    pub fn height(&self) -> u32 {
-        self.place.height
-    }
-}
-
-impl Item<3> {
-    /// The item's y coordinate, `0..height()`.
-    pub fn y(&self) -> u32 {
-        self.place.y
-    }
-
-    /// The item's z coordinate, `0..depth()`.
-    pub fn z(&self) -> u32 {
-        self.place.z
-    }
-
-    /// The launch's height.
-    pub fn height(&self) -> u32 {
-        self.place.height
-    }
-
-    /// The launch's depth.
-    pub fn depth(&self) -> u32 {
-        self.place.depth
-    }
-}
+coordinates!(Item, "item", "launch");
 
 /// Calls `f` once for every index in `0..count`, in parallel. `threads` (the kernel's
 /// workgroup size on a GPU) does not change what runs on the cpu.

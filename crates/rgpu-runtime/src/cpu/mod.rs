@@ -187,7 +187,7 @@ fn invalid(value: &str) -> Error {
 
 /// `run_items` on `device`'s threads (the cpu device's pool); what the launchers call.
 pub fn run_items_on(device: &crate::Device, count: u32, threads: u32, f: &(dyn Fn(Item) + Sync)) {
-    device.cpu_install(|| run_items(count, threads, f));
+    run_items_grid_on(device, count, [count, 1, 1], threads, f);
 }
 
 /// `run_items_grid` on `device`'s threads; what the 2-D and 3-D launchers call.
@@ -223,5 +223,13 @@ pub fn run_groups_on(
     shared_bytes: usize,
     f: &(dyn Fn(Group, *mut u8) + Sync),
 ) {
-    device.cpu_install(|| run_groups_named(kernel, groups, threads, shared_bytes, f));
+    run_groups_grid_on(
+        device,
+        kernel,
+        groups,
+        [groups, 1, 1],
+        threads,
+        shared_bytes,
+        f,
+    );
 }

@@ -27,6 +27,47 @@ impl Place {
     }
 }
 
+/// `y()` and `height()` in 2-D and 3-D, `z()` and `depth()` in 3-D, for the cpu's `Item`
+/// and `Group` (which hold a `place`), as on the GPU codegens.
+macro_rules! coordinates {
+    ($ty:ident, $what:literal, $shape:literal) => {
+        impl $ty<2> {
+            #[doc = concat!("The ", $what, "'s y coordinate, `0..height()`.")]
+            pub fn y(&self) -> u32 {
+                self.place.y
+            }
+
+            #[doc = concat!("The ", $shape, "'s height.")]
+            pub fn height(&self) -> u32 {
+                self.place.height
+            }
+        }
+
+        impl $ty<3> {
+            #[doc = concat!("The ", $what, "'s y coordinate, `0..height()`.")]
+            pub fn y(&self) -> u32 {
+                self.place.y
+            }
+
+            #[doc = concat!("The ", $what, "'s z coordinate, `0..depth()`.")]
+            pub fn z(&self) -> u32 {
+                self.place.z
+            }
+
+            #[doc = concat!("The ", $shape, "'s height.")]
+            pub fn height(&self) -> u32 {
+                self.place.height
+            }
+
+            #[doc = concat!("The ", $shape, "'s depth.")]
+            pub fn depth(&self) -> u32 {
+                self.place.depth
+            }
+        }
+    };
+}
+pub(crate) use coordinates;
+
 #[cfg(test)]
 mod tests {
     use super::*;

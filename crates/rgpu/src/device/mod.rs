@@ -67,6 +67,52 @@ impl Ids {
     }
 }
 
+/// `y()` and `height()` in 2-D and 3-D, `z()` and `depth()` in 3-D, for `Item` and `Group`
+/// (which hold a `place`).
+macro_rules! coordinates {
+    ($ty:ident, $what:literal, $shape:literal) => {
+        impl $ty<2> {
+            #[doc = concat!("The ", $what, "'s y coordinate, `0..height()`.")]
+            #[inline(always)]
+            pub fn y(&self) -> u32 {
+                self.place.y
+            }
+
+            #[doc = concat!("The ", $shape, "'s height.")]
+            #[inline(always)]
+            pub fn height(&self) -> u32 {
+                self.place.height
+            }
+        }
+
+        impl $ty<3> {
+            #[doc = concat!("The ", $what, "'s y coordinate, `0..height()`.")]
+            #[inline(always)]
+            pub fn y(&self) -> u32 {
+                self.place.y
+            }
+
+            #[doc = concat!("The ", $what, "'s z coordinate, `0..depth()`.")]
+            #[inline(always)]
+            pub fn z(&self) -> u32 {
+                self.place.z
+            }
+
+            #[doc = concat!("The ", $shape, "'s height.")]
+            #[inline(always)]
+            pub fn height(&self) -> u32 {
+                self.place.height
+            }
+
+            #[doc = concat!("The ", $shape, "'s depth.")]
+            #[inline(always)]
+            pub fn depth(&self) -> u32 {
+                self.place.depth
+            }
+        }
+    };
+}
+
 /// Where an item or a workgroup is in a launch of `D` dimensions (1, 2 or 3): its
 /// coordinates and the launch's shape, row-major (x fastest).
 #[derive(Clone, Copy, Debug)]
@@ -133,45 +179,7 @@ impl<const D: usize> Item<D> {
     }
 }
 
-impl Item<2> {
-    /// The item's y coordinate, `0..height()`.
-    #[inline(always)]
-    pub fn y(&self) -> u32 {
-        self.place.y
-    }
-
-    /// The launch's height.
-    #[inline(always)]
-    pub fn height(&self) -> u32 {
-        self.place.height
-    }
-}
-
-impl Item<3> {
-    /// The item's y coordinate, `0..height()`.
-    #[inline(always)]
-    pub fn y(&self) -> u32 {
-        self.place.y
-    }
-
-    /// The item's z coordinate, `0..depth()`.
-    #[inline(always)]
-    pub fn z(&self) -> u32 {
-        self.place.z
-    }
-
-    /// The launch's height.
-    #[inline(always)]
-    pub fn height(&self) -> u32 {
-        self.place.height
-    }
-
-    /// The launch's depth.
-    #[inline(always)]
-    pub fn depth(&self) -> u32 {
-        self.place.depth
-    }
-}
+coordinates!(Item, "item", "launch");
 
 /// The context of a group kernel: one invocation of one workgroup.
 ///
@@ -289,45 +297,7 @@ impl<const D: usize> Group<D> {
     }
 }
 
-impl Group<2> {
-    /// The workgroup's y coordinate, `0..height()`.
-    #[inline(always)]
-    pub fn y(&self) -> u32 {
-        self.place.y
-    }
-
-    /// The grid's height in workgroups.
-    #[inline(always)]
-    pub fn height(&self) -> u32 {
-        self.place.height
-    }
-}
-
-impl Group<3> {
-    /// The workgroup's y coordinate, `0..height()`.
-    #[inline(always)]
-    pub fn y(&self) -> u32 {
-        self.place.y
-    }
-
-    /// The workgroup's z coordinate, `0..depth()`.
-    #[inline(always)]
-    pub fn z(&self) -> u32 {
-        self.place.z
-    }
-
-    /// The grid's height in workgroups.
-    #[inline(always)]
-    pub fn height(&self) -> u32 {
-        self.place.height
-    }
-
-    /// The grid's depth in workgroups.
-    #[inline(always)]
-    pub fn depth(&self) -> u32 {
-        self.place.depth
-    }
-}
+coordinates!(Group, "workgroup", "grid");
 
 /// Every index `0..count` once, across the grid (the 1-D item kernels' loop).
 #[doc(hidden)]
