@@ -109,7 +109,11 @@ impl Case for Saxpy {
 impl Saxpy {
     fn computed(&self, mul_add: impl Fn(f32, f32, f32) -> f32) -> Vec<u8> {
         let (x, y) = (units(self.n, 1), units(self.n, 2));
-        let out: Vec<f32> = x.iter().zip(&y).map(|(x, y)| mul_add(SAXPY_A, *x, *y)).collect();
+        let out: Vec<f32> = x
+            .iter()
+            .zip(&y)
+            .map(|(x, y)| mul_add(SAXPY_A, *x, *y))
+            .collect();
         bytes_of(&out)
     }
 }
@@ -152,7 +156,9 @@ impl Case for ReduceSum {
         4.0 * f64::from(self.n)
     }
     fn reference(&self) -> Vec<u8> {
-        let sum = words(self.n, 3).iter().fold(0u32, |a, &b| a.wrapping_add(b));
+        let sum = words(self.n, 3)
+            .iter()
+            .fold(0u32, |a, &b| a.wrapping_add(b));
         bytes_of(&[sum])
     }
     fn prepare<'d>(&self, device: &'d Device) -> Result<Box<dyn Run + 'd>, Error> {
@@ -367,7 +373,11 @@ fn rgpu_rows<T: Send>(rows: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
         let handles: Vec<_> = (0..rows)
             .step_by(chunk)
             .map(|start| {
-                s.spawn(move || (start..(start + chunk).min(rows)).map(f).collect::<Vec<T>>())
+                s.spawn(move || {
+                    (start..(start + chunk).min(rows))
+                        .map(f)
+                        .collect::<Vec<T>>()
+                })
             })
             .collect();
         handles
@@ -525,7 +535,9 @@ pub struct Scatter {
 }
 
 fn scatter_index(n: u32) -> Vec<u32> {
-    (0..n).map(|i| i.wrapping_mul(0x9e37_79b1) & (n - 1)).collect()
+    (0..n)
+        .map(|i| i.wrapping_mul(0x9e37_79b1) & (n - 1))
+        .collect()
 }
 
 impl Case for Scatter {
@@ -582,7 +594,11 @@ pub fn cases(class: &str) -> Option<Vec<Box<dyn Case>>> {
         Box::new(ReduceSum { n: 1_000_003 }),
         Box::new(Scan { n: 300_007 }),
         Box::new(Histogram { n: 100_003 }),
-        Box::new(Sgemm { m: 48, n: 64, k: 80 }),
+        Box::new(Sgemm {
+            m: 48,
+            n: 64,
+            k: 80,
+        }),
         Box::new(Blur {
             width: 333,
             height: 257,

@@ -236,11 +236,9 @@ fn main() -> ExitCode {
             );
             match run_case(&device, case.as_ref(), reference, &args) {
                 Ok(mut o) => {
-                    let startup_ms = startup
-                        .take()
-                        .map_or("null".into(), |s| {
-                            format!("{:.1}", s.elapsed().as_secs_f64() * 1e3)
-                        });
+                    let startup_ms = startup.take().map_or("null".into(), |s| {
+                        format!("{:.1}", s.elapsed().as_secs_f64() * 1e3)
+                    });
                     let median = {
                         let mut d = o.device_ms.clone();
                         d.sort_by(f64::total_cmp);

@@ -67,7 +67,11 @@ pub fn reduce_sum(group: Group, x: &[u32], sums: Shared<u32, 256>, out: Global<u
                 x.load_unchecked(i + 3 * stride),
             )
         };
-        acc = acc.wrapping_add(a).wrapping_add(b).wrapping_add(c).wrapping_add(d);
+        acc = acc
+            .wrapping_add(a)
+            .wrapping_add(b)
+            .wrapping_add(c)
+            .wrapping_add(d);
         i += 4 * stride;
     }
     while i < n {
@@ -143,7 +147,11 @@ pub fn scan_tile_offsets(group: Group, tile_sums: Global<u32>, totals: Shared<u3
     while base < n {
         let i = base + group.thread();
         // SAFETY: i < n; invocation `thread` alone reads and writes element i this round.
-        let value = if i < n { unsafe { tile_sums.read(i) } } else { 0 };
+        let value = if i < n {
+            unsafe { tile_sums.read(i) }
+        } else {
+            0
+        };
         let (prefix, total) = workgroup_exclusive_scan(group, value, totals);
         if i < n {
             // SAFETY: as above.
@@ -171,7 +179,11 @@ pub fn scan_tiles(
     while round < SCAN_ROUNDS {
         let i = base + round * THREADS + group.thread();
         // SAFETY: i < n.
-        let value = if i < n { unsafe { x.load_unchecked(i) } } else { 0 };
+        let value = if i < n {
+            unsafe { x.load_unchecked(i) }
+        } else {
+            0
+        };
         let (prefix, total) = workgroup_exclusive_scan(group, value, totals);
         if i < n {
             // SAFETY: i < n = out.len(); element i is this invocation's alone.
@@ -252,7 +264,11 @@ pub fn blur(item: Item<2>, src: &[f32], #[item] dst: &mut f32) {
     let left = if x > 0 { i - 1 } else { i };
     let right = if x + 1 < item.width() { i + 1 } else { i };
     let up = if y > 0 { i - item.width() } else { i };
-    let down = if y + 1 < item.height() { i + item.width() } else { i };
+    let down = if y + 1 < item.height() {
+        i + item.width()
+    } else {
+        i
+    };
     // SAFETY: every neighbour index is a pixel of the image (src holds width * height).
     let (c, l, r, u, d) = unsafe {
         (
