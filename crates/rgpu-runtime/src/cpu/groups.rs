@@ -69,16 +69,6 @@ impl<const D: usize> Group<D> {
         self.count
     }
 
-    /// The workgroup's x coordinate, `0..width()` (in 1-D, `id()`).
-    pub fn x(&self) -> u32 {
-        self.place.x
-    }
-
-    /// The grid's width in workgroups (in 1-D, `count()`).
-    pub fn width(&self) -> u32 {
-        self.place.width
-    }
-
     /// This invocation's index in its workgroup, `0..size()`.
     pub fn thread(&self) -> u32 {
         self.thread

@@ -27,16 +27,6 @@ impl<const D: usize> Item<D> {
     pub fn count(&self) -> u32 {
         self.count
     }
-
-    /// The item's x coordinate, `0..width()` (in 1-D, `index()`).
-    pub fn x(&self) -> u32 {
-        self.place.x
-    }
-
-    /// The launch's width (in 1-D, `count()`).
-    pub fn width(&self) -> u32 {
-        self.place.width
-    }
 }
 
 coordinates!(Item, "item", "launch");

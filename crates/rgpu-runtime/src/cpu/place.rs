@@ -27,10 +27,22 @@ impl Place {
     }
 }
 
-/// `y()` and `height()` in 2-D and 3-D, `z()` and `depth()` in 3-D, for the cpu's `Item`
-/// and `Group` (which hold a `place`), as on the GPU codegens.
+/// `x()` and `width()`, `y()` and `height()` in 2-D and 3-D, `z()` and `depth()` in 3-D, for
+/// the cpu's `Item` and `Group` (which hold a `place`), as on the GPU codegens.
 macro_rules! coordinates {
     ($ty:ident, $what:literal, $shape:literal) => {
+        impl<const D: usize> $ty<D> {
+            #[doc = concat!("The ", $what, "'s x coordinate, `0..width()` (in 1-D, its index).")]
+            pub fn x(&self) -> u32 {
+                self.place.x
+            }
+
+            #[doc = concat!("The ", $shape, "'s width (in 1-D, `count()`).")]
+            pub fn width(&self) -> u32 {
+                self.place.width
+            }
+        }
+
         impl $ty<2> {
             #[doc = concat!("The ", $what, "'s y coordinate, `0..height()`.")]
             pub fn y(&self) -> u32 {

@@ -67,10 +67,25 @@ impl Ids {
     }
 }
 
-/// `y()` and `height()` in 2-D and 3-D, `z()` and `depth()` in 3-D, for `Item` and `Group`
+/// `x()` and `width()`, `y()` and `height()` in 2-D and 3-D, `z()` and `depth()` in 3-D, for
+/// `Item` and `Group`
 /// (which hold a `place`).
 macro_rules! coordinates {
     ($ty:ident, $what:literal, $shape:literal) => {
+        impl<const D: usize> $ty<D> {
+            #[doc = concat!("The ", $what, "'s x coordinate, `0..width()` (in 1-D, its index).")]
+            #[inline(always)]
+            pub fn x(&self) -> u32 {
+                self.place.x
+            }
+
+            #[doc = concat!("The ", $shape, "'s width (in 1-D, `count()`).")]
+            #[inline(always)]
+            pub fn width(&self) -> u32 {
+                self.place.width
+            }
+        }
+
         impl $ty<2> {
             #[doc = concat!("The ", $what, "'s y coordinate, `0..height()`.")]
             #[inline(always)]
@@ -165,18 +180,6 @@ impl<const D: usize> Item<D> {
     pub fn count(&self) -> u32 {
         self.count
     }
-
-    /// The item's x coordinate, `0..width()` (in 1-D, `index()`).
-    #[inline(always)]
-    pub fn x(&self) -> u32 {
-        self.place.x
-    }
-
-    /// The launch's width (in 1-D, `count()`).
-    #[inline(always)]
-    pub fn width(&self) -> u32 {
-        self.place.width
-    }
 }
 
 coordinates!(Item, "item", "launch");
@@ -206,18 +209,6 @@ impl<const D: usize> Group<D> {
     #[inline(always)]
     pub fn count(&self) -> u32 {
         self.count
-    }
-
-    /// The workgroup's x coordinate, `0..width()` (in 1-D, `id()`).
-    #[inline(always)]
-    pub fn x(&self) -> u32 {
-        self.place.x
-    }
-
-    /// The grid's width in workgroups (in 1-D, `count()`).
-    #[inline(always)]
-    pub fn width(&self) -> u32 {
-        self.place.width
     }
 
     /// This invocation's index in its workgroup, `0..size()`.
