@@ -6,8 +6,11 @@ CUDA (rustc's nvptx PTX: separate mul.rn/add.rn, no contraction flags) round twi
 pass adds `OpDecorate %r NoContraction` for the result of each float arithmetic instruction
 (the SPIR-V spec, 3.20 "Decoration": "Apply to an arithmetic instruction to indicate the
 operation cannot be combined with another instruction to form a single operation"), which
-is what glslang emits for GLSL's `precise`. An explicit `f32::mul_add` (GLSL.std.450 Fma)
-stays one fused operation on every backend.
+is what glslang emits for GLSL's `precise`. An explicit `mul_add` (rgpu's prelude:
+GLSL.std.450 `Fma`) is decorated too: the extended instruction set's rule is that an `Fma`
+decorated NoContraction is "considered a single operation", where an undecorated one may be
+computed as a multiply and an add. (Mesa's llvmpipe still computes it as two roundings: its
+NIR options lower every ffma; docs/reference.md.)
 
 Pure Python over the binary (section 2.3 "Physical Layout", 2.4 "Logical Layout": the
 decorations sit in the annotation section, before the first type declaration).
@@ -21,6 +24,9 @@ from rgpu.artifacts.spirv_module import MAGIC
 
 OP_DECORATE = 71
 DECORATION_NO_CONTRACTION = 42
+OP_EXT_INST_IMPORT = 11
+OP_EXT_INST = 12
+GLSL_STD_450_FMA = 50  # GLSL.std.450's `Fma` (its spec, "Fma")
 # Result-producing float arithmetic (SPIR-V spec 3.52.13 "Arithmetic Instructions"):
 # OpFNegate, OpFAdd, OpFSub, OpFMul, OpFDiv, OpFRem, OpFMod, OpVectorTimesScalar,
 # OpMatrixTimesScalar, OpVectorTimesMatrix, OpMatrixTimesVector, OpMatrixTimesMatrix,
@@ -49,6 +55,35 @@ def _instructions(words: tuple[int, ...]) -> list[tuple[int, int, int]]:
     return found
 
 
+def _float_results(words: tuple[int, ...], instructions: list[tuple[int, int, int]]) -> list[int]:
+    """The result ids of float arithmetic and GLSL.std.450 Fma, in module order."""
+    glsl = {
+        words[at + 1]
+        for at, count, op in instructions
+        if op == OP_EXT_INST_IMPORT and _string(words[at + 2 : at + count]) == "GLSL.std.450"
+    }
+    return [
+        words[at + 2]
+        for at, count, op in instructions
+        if count >= 3
+        and (
+            op in FLOAT_ARITHMETIC
+            or (
+                op == OP_EXT_INST
+                and count >= 5
+                and words[at + 3] in glsl
+                and words[at + 4] == GLSL_STD_450_FMA
+            )
+        )
+    ]
+
+
+def _string(words: tuple[int, ...]) -> str:
+    """A SPIR-V literal string (UTF-8, NUL-terminated, packed little-endian in words)."""
+    raw = struct.pack(f"<{len(words)}I", *words)
+    return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
 def add_no_contraction(data: bytes) -> tuple[bytes, int]:
     """The module with `NoContraction` on every float arithmetic result not already so
     decorated, and how many decorations were added. Raises ValueError on a malformed module."""
@@ -63,11 +98,7 @@ def add_no_contraction(data: bytes) -> tuple[bytes, int]:
         for at, count, op in instructions
         if op == OP_DECORATE and count >= 3 and words[at + 2] == DECORATION_NO_CONTRACTION
     }
-    results = [
-        words[at + 2]
-        for at, count, op in instructions
-        if op in FLOAT_ARITHMETIC and count >= 3 and words[at + 2] not in decorated
-    ]
+    results = [r for r in _float_results(words, instructions) if r not in decorated]
     results = list(dict.fromkeys(results))
     if not results:
         return data, 0
@@ -80,7 +111,7 @@ def add_no_contraction(data: bytes) -> tuple[bytes, int]:
 
 
 def count_no_contraction(data: bytes) -> tuple[int, int]:
-    """(float arithmetic results, how many of them are decorated NoContraction)."""
+    """(float arithmetic and Fma results, how many of them are decorated NoContraction)."""
     words = struct.unpack(f"<{len(data) // 4}I", data)
     instructions = _instructions(words)
     decorated = {
@@ -88,5 +119,5 @@ def count_no_contraction(data: bytes) -> tuple[int, int]:
         for at, count, op in instructions
         if op == OP_DECORATE and count >= 3 and words[at + 2] == DECORATION_NO_CONTRACTION
     }
-    results = {words[at + 2] for at, count, op in instructions if op in FLOAT_ARITHMETIC}
+    results = set(_float_results(words, instructions))
     return len(results), len(results & decorated)

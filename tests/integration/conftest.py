@@ -129,6 +129,17 @@ def check_named(report: Mapping[str, Any], name: str) -> dict[str, Any]:
     return found
 
 
+def assemble(ptxas: str, file: Path, arch: str) -> None:
+    """ptxas, run by the test itself, assembles ``file`` for ``arch``."""
+    proc = subprocess.run(
+        [ptxas, f"-arch={arch}", str(file), "-o", os.devnull],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, f"ptxas rejects {file.name} for {arch}:\n{proc.stderr}"
+
+
 def environ(*, drop: Sequence[str] = (), **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env.update(extra)

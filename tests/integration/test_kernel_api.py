@@ -32,22 +32,11 @@ import pytest
 from rgpu.artifacts.manifest import read_manifest
 from rgpu.toolchains.tools import find_ptxas
 from tests.conftest import TARGET_DIR, run_rgpu
-from tests.integration.conftest import LAVAPIPE
+from tests.integration.conftest import LAVAPIPE, assemble
 from tests.saxpy import SAXPY_CALL, SAXPY_KERNEL, add_saxpy, floats, saxpy_expected, user_lines
 from tests.spirv_fixture import ALL_ENTRY_POINTS, compile_bitonic_and_saxpy
 
 ALL_FEATURES = "cuda,wgpu,ash"
-
-
-def assemble(ptxas: str, file: Path, arch: str) -> None:
-    """ptxas, run by the test itself, assembles ``file`` for ``arch``."""
-    proc = subprocess.run(
-        [ptxas, f"-arch={arch}", str(file), "-o", os.devnull],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 0, f"ptxas rejects {file.name} for {arch}:\n{proc.stderr}"
 
 
 def cargo(

@@ -1,8 +1,8 @@
 """README's Rust examples compile and do what the text says (issue 20, items 1 and 5): its
-kernels (the SAXPY crate's `saxpy`, and the per-pixel `gradient` with the `Item` context)
+kernels (the SAXPY crate's `saxpy`, and the per-pixel `gradient` with the 2-D `Item` context)
 go into a `--template minimal` workspace's kernel crate, its host lines into an example
 program, built by `rgpu build` and run on the cpu backend with the real cargo: the skip
-reasons are printed, `item.index()` gives each pixel its coordinates, and
+reasons are printed, `item.x()` and `item.y()` give each pixel its coordinates, and
 RGPU_CPU_THREADS reaches the launch."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ fn main() -> Result<(), rgpu::Error> {{
 {host}
     let (width, height) = (16u32, 4u32);
     let mut image = vec![0u32; (width * height) as usize];
-    kernel::gradient(&device, width * height, width, &mut image)?;
+    kernel::gradient(&device, (width, height), &mut image)?;
     let pixel = image[(2 * width + 3) as usize];
     println!("y0={{}} pixel(3,2)={{}} on {{}}", y[0], pixel, device.description());
     Ok(())
@@ -39,7 +39,7 @@ def test_readmes_kernels_and_host_lines_build_and_run(tmp_path: Path) -> None:
     blocks = rust_blocks()
     kernels = [b for b in blocks if "#[rgpu::kernel]" in b and "embed_kernels" not in b]
     (host,) = [b for b in blocks if "Device::select()" in b]
-    assert any("item: Item" in k and "item.index()" in k for k in kernels)
+    assert any("item: Item<2>" in k and "item.y()" in k for k in kernels)
     assert "for why in &skipped" in host and "_skipped" not in host
     run_rgpu("new", "readme", "--template", "minimal", "--dir", str(tmp_path))
     ws = tmp_path / "readme"

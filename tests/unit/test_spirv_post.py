@@ -62,6 +62,24 @@ def test_float_results_get_no_contraction_among_the_annotations() -> None:
     assert sc.count_no_contraction(pack(words)) == (3, 1)
 
 
+def test_an_fma_of_glsl_std_450_gets_no_contraction_and_other_ext_insts_not() -> None:
+    """`mul_add` (GLSL.std.450 Fma, instruction 50) is decorated: "a single operation"."""
+    words = [spirv_module.MAGIC, 0x00010500, 0, 16, 0]
+    words += op(17, 1)  # OpCapability Shader
+    glsl = struct.unpack("<4I", b"GLSL.std.450\0\0\0\0")
+    words += op(sc.OP_EXT_INST_IMPORT, 1, *glsl)  # %1 = OpExtInstImport "GLSL.std.450"
+    words += op(14, 0, 1)  # OpMemoryModel Logical GLSL450
+    words += op(OP_TYPE_FLOAT, 2, 32)
+    words += op(sc.OP_EXT_INST, 2, 5, 1, sc.GLSL_STD_450_FMA, 3, 3, 3)  # %5 = Fma
+    words += op(sc.OP_EXT_INST, 2, 6, 1, 31, 3)  # %6 = Sqrt: not decorated
+    words += op(sc.OP_EXT_INST, 2, 7, 9, sc.GLSL_STD_450_FMA, 3, 3, 3)  # another set's 50
+    out, added = sc.add_no_contraction(pack(words))
+    assert added == 1
+    at = words.index((3 << 16) | OP_TYPE_FLOAT)
+    assert unpack(out) == words[:at] + op(sc.OP_DECORATE, 5, 42) + words[at:]
+    assert sc.count_no_contraction(out) == (1, 1)
+
+
 def test_a_module_without_float_arithmetic_is_unchanged() -> None:
     words = tiny_module()[:-20]  # up to the float type
     data = pack(words)

@@ -30,10 +30,21 @@ fn len_field(index: usize) -> Ident {
     format_ident!("len_{}", index)
 }
 
-/// `#[repr(C)] { count, len_0.., scalars.. }`: the CUDA by-value argument and the Vulkan
-/// push-constant block, the same bytes on every backend.
+/// `shape_0..`: the launch's shape in the params struct of a 2-D or 3-D kernel (none in 1-D,
+/// where `count` is the shape).
+fn shape_fields(k: &Kernel) -> Vec<Ident> {
+    if k.dims == 1 {
+        return Vec::new();
+    }
+    (0..k.dims).map(|i| format_ident!("shape_{}", i)).collect()
+}
+
+/// `#[repr(C)] { count, [shape_0..,] len_0.., scalars.. }`: the CUDA by-value argument and
+/// the Vulkan push-constant block, the same bytes on every backend. A 1-D kernel's block is
+/// `{ count, len_0.., scalars.. }`.
 fn params_struct(k: &Kernel) -> TokenStream {
     let name = k.ident("params");
+    let shape = shape_fields(k);
     let lens = k.buffers().enumerate().map(|(i, _)| len_field(i));
     let scalars = k.scalars().map(|p| {
         let (n, t) = (&p.name, &p.ty);
@@ -51,6 +62,7 @@ fn params_struct(k: &Kernel) -> TokenStream {
         #[derive(Clone, Copy)]
         pub struct #name {
             pub count: u32,
+            #(pub #shape: u32,)*
             #(pub #lens: u32,)*
             #(#scalars,)*
         }
@@ -148,7 +160,10 @@ fn params_bytes(k: &Kernel, lens: TokenStream) -> TokenStream {
     let len_fields: Vec<Ident> = k.buffers().enumerate().map(|(i, _)| len_field(i)).collect();
     let len_values = (0..len_fields.len()).map(|i| quote! { #lens[#i] });
     let scalars: Vec<&Ident> = k.scalars().map(|p| &p.name).collect();
+    let shape = shape_fields(k);
+    let shape_values = (0..shape.len()).map(|i| quote! { __shape[#i] });
     let puts = std::iter::once(format_ident!("count"))
+        .chain(shape.iter().cloned())
         .chain(len_fields.iter().cloned())
         .chain(scalars.iter().map(|s| (*s).clone()))
         .map(|f| {
@@ -159,6 +174,7 @@ fn params_bytes(k: &Kernel, lens: TokenStream) -> TokenStream {
     quote! {{
         let __p = #params {
             count: __count,
+            #(#shape: #shape_values,)*
             #(#len_fields: #len_values,)*
             #(#scalars,)*
         };
@@ -181,6 +197,28 @@ fn host(k: &Kernel) -> TokenStream {
         Mode::Items => quote! { n },
         Mode::Groups => quote! { groups },
     };
+    // `n: u32` in 1-D; `shape: (u32, u32)` / `(u32, u32, u32)` in 2-D and 3-D, whose product
+    // (checked) is the count.
+    let (count_param, count) = match k.dims {
+        1 => (
+            quote! { #count_name: u32 },
+            quote! { let __count: u32 = #count_name; },
+        ),
+        2 => (
+            quote! { shape: (u32, u32) },
+            quote! {
+                let __shape: [u32; 3] = [shape.0, shape.1, 1];
+                let __count: u32 = __rgpu::shape_count(&#info_name, __shape)?;
+            },
+        ),
+        _ => (
+            quote! { shape: (u32, u32, u32) },
+            quote! {
+                let __shape: [u32; 3] = [shape.0, shape.1, shape.2];
+                let __count: u32 = __rgpu::shape_count(&#info_name, __shape)?;
+            },
+        ),
+    };
     let params: Vec<TokenStream> = k.params.iter().filter_map(launcher_param).collect();
     let args = k.buffers().map(|p| {
         let n = &p.name;
@@ -192,16 +230,16 @@ fn host(k: &Kernel) -> TokenStream {
     });
     let bytes = params_bytes(k, quote! { __lens });
     let cpu = cpu_path(k, &info_name);
-    let mode_doc = match k.mode {
-        Mode::Items => format!(
-            "Launches kernel `{name}` for `n` items ({} threads per workgroup) on `device`.",
-            k.threads
-        ),
-        Mode::Groups => format!(
-            "Launches kernel `{name}` for `groups` workgroups of {} threads on `device`.",
-            k.threads
-        ),
+    let what = match (k.mode, k.dims) {
+        (Mode::Items, 1) => "`n` items".to_string(),
+        (Mode::Groups, 1) => "`groups` workgroups".to_string(),
+        (Mode::Items, d) => format!("a {d}-D `shape` of items"),
+        (Mode::Groups, d) => format!("a {d}-D `shape` of workgroups"),
     };
+    let mode_doc = format!(
+        "Launches kernel `{name}` for {what} ({} threads per workgroup) on `device`.",
+        k.threads
+    );
     quote! {
         #[doc(hidden)]
         #[allow(non_upper_case_globals, dead_code)]
@@ -216,11 +254,13 @@ fn host(k: &Kernel) -> TokenStream {
         #[allow(clippy::too_many_arguments, unused_unsafe, clippy::needless_borrow)]
         #vis fn #name(
             device: &::rgpu::Device,
-            #count_name: u32,
+            #count_param,
             #(#params),*
         ) -> ::core::result::Result<(), ::rgpu::Error> {
             use ::rgpu::__private as __rgpu;
-            let __count: u32 = #count_name;
+            // Counts `use rgpu::prelude::*` used in this module (see rgpu's `prelude`).
+            ::rgpu::__private::PreludeProbe.__rgpu_prelude();
+            #count
             if device.backend() == ::rgpu::Backend::Cpu {
                 #cpu
             }
@@ -292,19 +332,37 @@ fn cpu_path(k: &Kernel, info: &Ident) -> TokenStream {
             }
         })
         .collect();
-    let run = match k.mode {
-        Mode::Items => quote! {
+    let dims = k.dims;
+    let run = match (k.mode, dims) {
+        (Mode::Items, 1) => quote! {
             __rgpu::cpu::run_items_on(device, __count, #threads, &|__ctx: ::rgpu::Item| {
                 let __i = __ctx.index() as usize;
                 #body(#(#call_args),*)
             });
         },
-        Mode::Groups => {
+        (Mode::Items, _) => quote! {
+            __rgpu::cpu::run_items_grid_on(device, __count, __shape, #threads,
+                &|__ctx: ::rgpu::Item<#dims>| {
+                    let __i = __ctx.index() as usize;
+                    #body(#(#call_args),*)
+                });
+        },
+        (Mode::Groups, 1) => {
             let shared = shared_bytes(k);
             let name = k.name.to_string();
             quote! {
                 __rgpu::cpu::run_groups_on(device, #name, __count, #threads, #shared,
                     &|__ctx: ::rgpu::Group, __scratch: *mut u8| {
+                        #body(#(#call_args),*)
+                    });
+            }
+        }
+        (Mode::Groups, _) => {
+            let shared = shared_bytes(k);
+            let name = k.name.to_string();
+            quote! {
+                __rgpu::cpu::run_groups_grid_on(device, #name, __count, __shape, #threads,
+                    #shared, &|__ctx: ::rgpu::Group<#dims>, __scratch: *mut u8| {
                         #body(#(#call_args),*)
                     });
             }
@@ -347,7 +405,12 @@ fn device_args(k: &Kernel, index_expr: TokenStream, spirv: bool) -> Vec<TokenStr
                 Kind::ItemIn(_) => {
                     let b = format_ident!("__b{}", buffer);
                     if spirv {
-                        quote! { &#b[#index_expr] }
+                        // SAFETY: index < count <= the binding's length (checked by the
+                        // launch): no bounds check (a branch out of the entry point).
+                        quote! { unsafe {
+                            ::rgpu::__private::spirv_std::arch::IndexUnchecked::index_unchecked(
+                                &*#b, #index_expr)
+                        } }
                     } else {
                         // SAFETY: index < count <= the buffer's length (checked by the launch).
                         quote! { unsafe { &*#b.add(#index_expr) } }
@@ -356,7 +419,11 @@ fn device_args(k: &Kernel, index_expr: TokenStream, spirv: bool) -> Vec<TokenStr
                 Kind::ItemOut(_) => {
                     let b = format_ident!("__b{}", buffer);
                     if spirv {
-                        quote! { &mut #b[#index_expr] }
+                        // SAFETY: as above, and each index belongs to one invocation.
+                        quote! { unsafe {
+                            ::rgpu::__private::spirv_std::arch::IndexUnchecked::index_unchecked_mut(
+                                &mut *#b, #index_expr)
+                        } }
                     } else {
                         // SAFETY: as above, and each index belongs to one invocation.
                         quote! { unsafe { &mut *#b.add(#index_expr) } }
@@ -382,26 +449,52 @@ fn device_args(k: &Kernel, index_expr: TokenStream, spirv: bool) -> Vec<TokenStr
 
 fn run_call(k: &Kernel, args: &[TokenStream]) -> TokenStream {
     let body = k.ident("body");
+    let dims = k.dims;
+    let shape: Vec<TokenStream> = (0..3)
+        .map(|i| {
+            if k.dims == 1 {
+                if i == 0 {
+                    quote! { __p.count }
+                } else {
+                    quote! { 1 }
+                }
+            } else if i < k.dims {
+                let f = format_ident!("shape_{}", i);
+                quote! { __p.#f }
+            } else {
+                quote! { 1 }
+            }
+        })
+        .collect();
     // `move`: the closure holds the buffer views and workgroup arrays themselves, not
     // references to the locals holding them (rust-gpu cannot keep a pointer to a pointer to
     // workgroup memory in a variable: "variables may not allocate a pointer type").
-    match k.mode {
-        Mode::Items => quote! {
+    match (k.mode, k.dims) {
+        (Mode::Items, 1) => quote! {
             ::rgpu::__private::run_items(__ids, __p.count, move |__ctx: ::rgpu::Item| {
                 let __i = __ctx.index() as usize;
                 #body(#(#args),*)
             });
         },
-        Mode::Groups => quote! {
-            ::rgpu::__private::run_groups(__ids, __p.count, move |__ctx: ::rgpu::Group| {
-                #body(#(#args),*)
-            });
+        (Mode::Items, _) => quote! {
+            ::rgpu::__private::run_items_grid(__ids, __p.count, #(#shape),*,
+                move |__ctx: ::rgpu::Item<#dims>| {
+                    let __i = __ctx.index() as usize;
+                    #body(#(#args),*)
+                });
+        },
+        (Mode::Groups, _) => quote! {
+            ::rgpu::__private::run_groups(__ids, __p.count, #(#shape),*,
+                move |__ctx: ::rgpu::Group<#dims>| {
+                    #body(#(#args),*)
+                });
         },
     }
 }
 
 fn cuda_entry(k: &Kernel, which: Cuda) -> TokenStream {
     let name = &k.name;
+    let threads = k.threads;
     let params = k.ident("params");
     let pointers = k.buffers().enumerate().map(|(i, p)| {
         let b = format_ident!("__b{}", i);
@@ -476,7 +569,15 @@ fn cuda_entry(k: &Kernel, which: Cuda) -> TokenStream {
         #[allow(non_snake_case, unused_unsafe, clippy::missing_safety_doc,
                 clippy::too_many_arguments)]
         #head {
-            let __ids = ::rgpu::__private::ids();
+            // The runtime launches every workgroup with the kernel's `threads`: a constant
+            // for the compiler (the grid-stride loops' strides, `Group::size`), and a bound on
+            // the thread index that lets it drop index checks derived from it.
+            let __ids = ::rgpu::__private::Ids {
+                size: #threads,
+                ..::rgpu::__private::ids()
+            };
+            // SAFETY: every launch has `threads` invocations per workgroup (rgpu-runtime).
+            unsafe { ::core::hint::assert_unchecked(__ids.local < #threads) };
             #(#shared)*
             #(#views)*
             #run

@@ -70,6 +70,8 @@ pub struct Kernel {
     pub name: Ident,
     pub threads: u32,
     pub mode: Mode,
+    /// The launch's dimensions (1, 2 or 3): `Item<D>` / `Group<D>`, 1 without a context.
+    pub dims: usize,
     pub params: Vec<Param>,
     /// The user's attributes other than the kernel's own (docs, allow, ...).
     pub attrs: Vec<Attribute>,
@@ -225,6 +227,33 @@ fn context_mode(ty: &Type) -> Mode {
     }
 }
 
+/// The `D` of `Item<D>` / `Group<D>`: 1 without arguments, else an integer literal 1..=3.
+fn context_dims(ty: &Type) -> Result<usize> {
+    let Some((name, args)) = last_segment(ty) else {
+        return Ok(1);
+    };
+    let wrong = || {
+        Error::new(
+            ty.span(),
+            format!(
+                "write `{name}` (1-D), `{name}<2>` or `{name}<3>`: the launch's dimensions are \
+                 an integer literal 1, 2 or 3"
+            ),
+        )
+    };
+    match generic_args(args).as_slice() {
+        [] => Ok(1),
+        [GenericArgument::Const(Expr::Lit(syn::ExprLit {
+            lit: Lit::Int(value),
+            ..
+        }))] => match value.base10_parse::<usize>() {
+            Ok(d @ 1..=3) => Ok(d),
+            _ => Err(wrong()),
+        },
+        _ => Err(wrong()),
+    }
+}
+
 pub fn parse(attr: proc_macro2::TokenStream, mut item: ItemFn) -> Result<Kernel> {
     let threads = parse_threads(attr)?;
     let sig = &item.sig;
@@ -248,6 +277,7 @@ pub fn parse(attr: proc_macro2::TokenStream, mut item: ItemFn) -> Result<Kernel>
     }
     let mut params = Vec::new();
     let mut mode: Option<Mode> = None;
+    let mut dims = 1;
     let mut saw_item = false;
     for (index, input) in item.sig.inputs.iter_mut().enumerate() {
         let FnArg::Typed(pat) = input else {
@@ -275,6 +305,7 @@ pub fn parse(attr: proc_macro2::TokenStream, mut item: ItemFn) -> Result<Kernel>
                 ));
             }
             mode = Some(context_mode(&pat.ty));
+            dims = context_dims(&pat.ty)?;
         }
         saw_item |= is_item;
         params.push(Param {
@@ -307,6 +338,7 @@ pub fn parse(attr: proc_macro2::TokenStream, mut item: ItemFn) -> Result<Kernel>
         item,
         threads,
         mode,
+        dims,
         params,
         attrs,
     })

@@ -72,11 +72,15 @@ pub(crate) trait Api: Sized {
     /// New memory of `bytes` zero bytes, for elements aligned to `align` bytes.
     fn zeros(&self, bytes: usize, align: usize) -> Result<Self::Memory, Error>;
 
-    /// Copies the start of `memory` into `out`, after every queued launch.
-    fn read(&self, memory: &Self::Memory, out: &mut [u8]) -> Result<(), Error>;
+    /// Copies `out.len()` bytes of `memory` from byte `offset` into `out`, after every
+    /// queued launch. `offset` is a multiple of 4 and the range lies inside the buffer
+    /// (`Buffer` checks both and widens sub-word ranges).
+    fn read(&self, memory: &Self::Memory, offset: usize, out: &mut [u8]) -> Result<(), Error>;
 
-    /// Replaces the start of `memory` with `data`, after every queued launch.
-    fn write(&self, memory: &mut Self::Memory, data: &[u8]) -> Result<(), Error>;
+    /// Replaces the bytes of `memory` from `offset` with `data`, after every queued launch.
+    /// `offset` is a multiple of 4, and so is `data.len()` unless the range ends where the
+    /// buffer's bytes end (a backend may then write zeros up to the next word).
+    fn write(&self, memory: &mut Self::Memory, offset: usize, data: &[u8]) -> Result<(), Error>;
 
     /// A buffer's memory is being dropped: a backend that frees memory itself waits until
     /// no queued launch uses it. Others let `Self::Memory`'s own `Drop` free it.

@@ -4,6 +4,8 @@
 //! `Vec`s and `Buffer`s.
 
 use std::marker::PhantomData;
+use std::mem::size_of;
+use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
 use bytemuck::Pod;
@@ -140,27 +142,104 @@ impl<T: Pod> Buffer<T> {
 
     /// The elements, after every launch queued so far has finished.
     pub fn read(&self) -> Result<Vec<T>, Error> {
-        let mut out = vec![T::zeroed(); self.len];
-        self.read_into(&mut out)?;
-        Ok(out)
+        self.read_range(..)
     }
 
     /// Copies the elements into `out` (`out.len() == len()`), after every queued launch.
     pub fn read_into(&self, out: &mut [T]) -> Result<(), Error> {
         self.check_len("read_into", out.len())?;
-        self.raw
-            .device
-            .kind
-            .read(&self.raw.memory, bytemuck::cast_slice_mut(out))
+        self.read_at(0, out)
     }
 
     /// Replaces the elements with `data` (`data.len() == len()`), after every queued launch.
     pub fn write(&mut self, data: &[T]) -> Result<(), Error> {
         self.check_len("write", data.len())?;
-        self.raw
-            .device
-            .kind
-            .write(&mut self.raw.memory, bytemuck::cast_slice(data))
+        self.write_at(0, data)
+    }
+
+    /// The elements in `range` (`a..b`, `a..`, `..b`, `..`), after every queued launch.
+    /// A range outside `0..len()` is `Error::Transfer`, naming both.
+    pub fn read_range(&self, range: impl RangeBounds<usize>) -> Result<Vec<T>, Error> {
+        let (start, end) = self.bounds("read_range", range)?;
+        let mut out = vec![T::zeroed(); end - start];
+        self.read_at(start, &mut out)?;
+        Ok(out)
+    }
+
+    /// Copies elements `start..start + out.len()` into `out`, after every queued launch.
+    pub fn read_at(&self, start: usize, out: &mut [T]) -> Result<(), Error> {
+        let (start, end) = self.bounds("read_at", start..start.saturating_add(out.len()))?;
+        let (size, device) = (size_of::<T>(), &self.raw.device.kind);
+        let (first, last) = (start * size, end * size);
+        let (lo, hi) = self.words(first, last);
+        if (lo, hi) == (first, last) {
+            return device.read(&self.raw.memory, first, bytemuck::cast_slice_mut(out));
+        }
+        // Elements smaller than a word: read the whole words around them.
+        let mut words = vec![0u8; hi - lo];
+        device.read(&self.raw.memory, lo, &mut words)?;
+        bytemuck::cast_slice_mut(out).copy_from_slice(&words[first - lo..last - lo]);
+        Ok(())
+    }
+
+    /// Replaces elements `start..start + data.len()` with `data`, after every queued launch.
+    /// A range outside `0..len()` is `Error::Transfer`, naming both.
+    pub fn write_at(&mut self, start: usize, data: &[T]) -> Result<(), Error> {
+        let (start, end) = self.bounds("write_at", start..start.saturating_add(data.len()))?;
+        let size = size_of::<T>();
+        let (first, last) = (start * size, end * size);
+        let (lo, hi) = self.words(first, last);
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let device = &self.raw.device.kind;
+        if (lo, hi) == (first, last) {
+            return device.write(&mut self.raw.memory, first, bytes);
+        }
+        // Elements smaller than a word: the words at either end keep their other bytes.
+        let mut words = vec![0u8; hi - lo];
+        let mut read = lo;
+        if lo < first {
+            read = (lo + 4).min(hi);
+            device.read(&self.raw.memory, lo, &mut words[..read - lo])?;
+        }
+        let tail = (last & !3).max(read);
+        if last < hi && tail < hi {
+            device.read(&self.raw.memory, tail, &mut words[tail - lo..])?;
+        }
+        words[first - lo..last - lo].copy_from_slice(bytes);
+        device.write(&mut self.raw.memory, lo, &words)
+    }
+
+    /// `range` as `(start, end)` inside `0..len()`, or the error naming both.
+    fn bounds(&self, what: &str, range: impl RangeBounds<usize>) -> Result<(usize, usize), Error> {
+        let start = match range.start_bound() {
+            Bound::Included(&s) => Some(s),
+            Bound::Excluded(&s) => s.checked_add(1),
+            Bound::Unbounded => Some(0),
+        };
+        let end = match range.end_bound() {
+            Bound::Included(&e) => e.checked_add(1),
+            Bound::Excluded(&e) => Some(e),
+            Bound::Unbounded => Some(self.len),
+        };
+        match (start, end) {
+            (Some(s), Some(e)) if s <= e && e <= self.len => Ok((s, e)),
+            _ => Err(Error::Transfer {
+                backend: self.backend(),
+                reason: format!(
+                    "Buffer::{what}: elements {} are not inside the buffer's 0..{}: pass a \
+                     range within it",
+                    shown_range(start, end),
+                    self.len
+                ),
+            }),
+        }
+    }
+
+    /// The byte range `first..last` widened to whole words (what every backend copies),
+    /// except at the buffer's end, which need not be a whole word.
+    fn words(&self, first: usize, last: usize) -> (usize, usize) {
+        let total = self.len * size_of::<T>();
+        (first & !3, last.next_multiple_of(4).min(total))
     }
 
     /// The type-erased buffer (for `Src::Buffer` / `Dst::Buffer`).
@@ -185,6 +264,12 @@ impl<T: Pod> Buffer<T> {
             ),
         })
     }
+}
+
+/// `a..b` for a message (`a..` past usize::MAX).
+fn shown_range(start: Option<usize>, end: Option<usize>) -> String {
+    let (start, end) = (start.map(|s| s.to_string()), end.map(|e| e.to_string()));
+    format!("{}..{}", start.unwrap_or_default(), end.unwrap_or_default())
 }
 
 impl<T: Pod> std::fmt::Debug for Buffer<T> {
@@ -357,5 +442,50 @@ mod tests {
             Err(Error::OutOfMemory { .. })
         ));
         assert!(format!("{b:?}").contains("len: 3"));
+    }
+
+    #[test]
+    fn ranges_read_and_write_part_of_a_buffer() {
+        let device = Device::open(Backend::Cpu).unwrap();
+        let mut b = device.upload(&[1u32, 2, 3, 4, 5]).unwrap();
+        assert_eq!(b.read_range(1..3).unwrap(), [2, 3]);
+        assert_eq!(b.read_range(3..).unwrap(), [4, 5]);
+        assert_eq!(b.read_range(..=1).unwrap(), [1, 2]);
+        assert!(b.read_range(5..5).unwrap().is_empty());
+        b.write_at(3, &[9, 8]).unwrap();
+        let mut out = [0u32; 2];
+        b.read_at(2, &mut out).unwrap();
+        assert_eq!(out, [3, 9]);
+        assert_eq!(b.read().unwrap(), [1, 2, 3, 9, 8]);
+        for e in [
+            b.read_range(4..6).unwrap_err(),
+            b.write_at(4, &[1, 2]).unwrap_err(),
+            b.read_at(usize::MAX, &mut out).unwrap_err(),
+        ] {
+            assert!(
+                e.to_string().contains("not inside the buffer's 0..5"),
+                "{e}"
+            );
+        }
+        #[allow(clippy::reversed_empty_ranges)]
+        let e = b.read_range(3..2).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cpu: moving data to or from the device failed: Buffer::read_range: elements 3..2 \
+             are not inside the buffer's 0..5: pass a range within it"
+        );
+        // Bytes: sub-word ranges keep the neighbouring bytes of their words.
+        let mut bytes = device
+            .upload(&[0u8, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+            .unwrap();
+        assert_eq!(bytes.read_range(3..6).unwrap(), [3, 4, 5]);
+        assert_eq!(bytes.read_range(9..).unwrap(), [9, 10]);
+        bytes.write_at(1, &[21]).unwrap();
+        bytes.write_at(4, &[24, 25]).unwrap();
+        bytes.write_at(6, &[26, 27, 28, 29, 30]).unwrap();
+        assert_eq!(
+            bytes.read().unwrap(),
+            [0, 21, 2, 3, 24, 25, 26, 27, 28, 29, 30]
+        );
     }
 }

@@ -75,6 +75,34 @@ pub fn workgroups(mode: Mode, count: u32, threads: u32, max: u32) -> u32 {
     groups.clamp(1, max.max(1))
 }
 
+/// The item (or workgroup) count of a 2-D or 3-D launch of `shape` (unused dimensions 1):
+/// the product, or an argument error when it does not fit the `u32` index every kernel uses.
+pub fn shape_count(kernel: &KernelInfo, shape: [u32; 3]) -> Result<u32, Error> {
+    let product = shape.iter().map(|&d| u128::from(d)).product::<u128>();
+    u32::try_from(product).map_err(|_| Error::Argument {
+        kernel: kernel.name,
+        param: "shape",
+        reason: format!(
+            "{} is {product} {}, more than the {} a launch indexes (a u32): launch it in parts",
+            shown(shape),
+            match kernel.mode {
+                Mode::Items => "items",
+                Mode::Groups => "workgroups",
+            },
+            u32::MAX
+        ),
+    })
+}
+
+/// `(w, h)` or `(w, h, d)`.
+fn shown([w, h, d]: [u32; 3]) -> String {
+    if d == 1 {
+        format!("({w}, {h})")
+    } else {
+        format!("({w}, {h}, {d})")
+    }
+}
+
 /// Checks each buffer's element count against the kernel (fits a `u32`, and in
 /// `Mode::Items` an item buffer holds at least `count`), and returns them as `u32`s: the
 /// `len_i` fields of the params struct. The cpu launchers call this directly.
@@ -162,6 +190,33 @@ pub(crate) mod tests {
         assert_eq!(workgroups(Mode::Groups, 0, 256, 65535), 1);
         assert_eq!(workgroups(Mode::Groups, 7, 256, 65535), 7);
         assert_eq!(workgroups(Mode::Groups, 70000, 256, 65535), 65535);
+    }
+
+    #[test]
+    fn a_shape_is_its_product_or_an_argument_error() {
+        assert_eq!(shape_count(&SAXPY, [3, 5, 1]), Ok(15));
+        assert_eq!(shape_count(&SAXPY, [0, 70_000, 1]), Ok(0));
+        assert_eq!(
+            shape_count(&SAXPY, [65_536, 65_535, 1]),
+            Ok(u32::MAX - 65_535)
+        );
+        let e = shape_count(&SAXPY, [70_000, 70_000, 1]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "kernel `saxpy`, parameter `shape`: (70000, 70000) is 4900000000 items, more than \
+             the 4294967295 a launch indexes (a u32): launch it in parts"
+        );
+        let groups = KernelInfo {
+            mode: Mode::Groups,
+            ..SAXPY
+        };
+        let e = shape_count(&groups, [u32::MAX, u32::MAX, u32::MAX]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("(4294967295, 4294967295, 4294967295) is "),
+            "{e}"
+        );
+        assert!(e.to_string().contains(" workgroups, more than"), "{e}");
     }
 
     #[test]

@@ -56,15 +56,17 @@ pub use stats::{DeviceFacts, KernelStats, Stat, StatValue};
 pub mod __private {
     pub use crate::buffer::{Dst, RawBuffer, Src};
     pub use crate::kernel::{
-        check_lengths, workgroups, Access, Artifact, BufferInfo, KernelInfo, Mode, CUDA_MAX_GRID,
+        check_lengths, shape_count, workgroups, Access, Artifact, BufferInfo, KernelInfo, Mode,
+        CUDA_MAX_GRID,
     };
     pub use crate::launch::{launch, Arg};
 
     /// The cpu executor and the host versions of the kernel-side types.
     pub mod cpu {
         pub use crate::cpu::{
-            run_groups, run_groups_named, run_groups_on, run_items, run_items_on, Global, Group,
-            Item, Shared, Word, MIN_ITEMS_PER_TASK, SCRATCH_ALIGN, STACK_BYTES,
+            run_groups, run_groups_grid, run_groups_grid_on, run_groups_named, run_groups_on,
+            run_items, run_items_grid, run_items_grid_on, run_items_on, Global, Group, Item,
+            Shared, Word, MIN_ITEMS_PER_TASK, SCRATCH_ALIGN, STACK_BYTES,
         };
     }
 }

@@ -100,19 +100,29 @@ macro_rules! define_registry {
                 }
             }
 
-            pub(crate) fn read(&self, memory: &Memory, out: &mut [u8]) -> Result<(), Error> {
+            pub(crate) fn read(
+                &self,
+                memory: &Memory,
+                offset: usize,
+                out: &mut [u8],
+            ) -> Result<(), Error> {
                 match (self, memory) {
                     $(#[cfg($($cfg)*)]
-                    (DeviceKind::$variant(d), Memory::$variant(m)) => d.read(m, out),)*
+                    (DeviceKind::$variant(d), Memory::$variant(m)) => d.read(m, offset, out),)*
                     #[allow(unreachable_patterns)]
                     _ => Err(self.foreign_memory()),
                 }
             }
 
-            pub(crate) fn write(&self, memory: &mut Memory, data: &[u8]) -> Result<(), Error> {
+            pub(crate) fn write(
+                &self,
+                memory: &mut Memory,
+                offset: usize,
+                data: &[u8],
+            ) -> Result<(), Error> {
                 match (self, memory) {
                     $(#[cfg($($cfg)*)]
-                    (DeviceKind::$variant(d), Memory::$variant(m)) => d.write(m, data),)*
+                    (DeviceKind::$variant(d), Memory::$variant(m)) => d.write(m, offset, data),)*
                     #[allow(unreachable_patterns)]
                     _ => Err(self.foreign_memory()),
                 }

@@ -437,3 +437,45 @@ fn a_write_waits_for_the_launches_queued_before_it() {
     saxpy(&device, &ARTIFACTS, n as u32, &x, &mut host, 3.0).unwrap();
     assert!(host.iter().zip(&fresh).all(|(&o, &f)| o == f + 3.0));
 }
+
+#[test]
+fn ranges_read_and_write_part_of_a_buffer() {
+    let Some(device) = open() else {
+        return;
+    };
+    let n = (3 << 20) + 5;
+    let data: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
+    let mut buffer = device.upload(&data).unwrap();
+    for (a, b) in [
+        (0, 0),
+        (0, 1),
+        (7, 1000),
+        (n - 1, n),
+        (1 << 20, (2 << 20) + 1),
+    ] {
+        assert!(buffer.read_range(a..b).unwrap() == data[a..b], "{a}..{b}");
+    }
+    let part: Vec<u32> = (0..(1 << 20) + 9).collect();
+    buffer.write_at(11, &part).unwrap();
+    let mut expected = data.clone();
+    expected[11..11 + part.len()].copy_from_slice(&part);
+    assert!(buffer.read().unwrap() == expected);
+    // A write lands between the launches queued around it.
+    let x = device.upload(&vec![1.0f32; 1000]).unwrap();
+    let mut y = device.zeros::<f32>(1000).unwrap();
+    saxpy(&device, &ARTIFACTS, 1000, &x, &mut y, 1.0).unwrap();
+    y.write_at(10, &[100.0; 5]).unwrap();
+    saxpy(&device, &ARTIFACTS, 1000, &x, &mut y, 1.0).unwrap();
+    let got = y.read_range(8..17).unwrap();
+    assert_eq!(got, [2.0, 2.0, 101.0, 101.0, 101.0, 101.0, 101.0, 2.0, 2.0]);
+    let mut bytes = device.upload(&(0..11u8).collect::<Vec<_>>()).unwrap();
+    bytes.write_at(1, &[21]).unwrap();
+    bytes.write_at(6, &[26, 27, 28, 29, 30]).unwrap();
+    assert_eq!(
+        bytes.read_range(..).unwrap(),
+        [0, 21, 2, 3, 4, 5, 26, 27, 28, 29, 30]
+    );
+    assert!(buffer.read_range(n..n + 1).is_err());
+}

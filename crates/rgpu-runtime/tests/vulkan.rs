@@ -443,6 +443,63 @@ fn transfers_round_trip(backend: Backend) {
     }
 }
 
+/// Parts of a buffer: reads and writes of element ranges, in staging chunks and not, and
+/// of byte ranges that start or end inside a word (whose other bytes stay as they were).
+fn ranges_read_and_write_part_of_a_buffer(backend: Backend) {
+    let Some((device, artifacts)) = open(backend) else {
+        return;
+    };
+    let len = (5 << 20) + 3;
+    let data = pattern(len, 3);
+    let mut buffer = device.upload(&data).unwrap();
+    for (a, b) in [
+        (0, 0),
+        (0, 1),
+        (7, 1000),
+        (len - 1, len),
+        (1 << 20, (3 << 20) + 1),
+    ] {
+        assert!(buffer.read_range(a..b).unwrap() == data[a..b], "{a}..{b}");
+    }
+    let mut expected = data.clone();
+    for (at, n, seed) in [
+        (5, 3, 4),
+        (len - 2, 2, 5),
+        ((1 << 20) + 1, (2 << 20) + 9, 6),
+    ] {
+        let part = pattern(n, seed);
+        buffer.write_at(at, &part).unwrap();
+        expected[at..at + n].copy_from_slice(&part);
+    }
+    assert!(buffer.read().unwrap() == expected);
+    // A write lands between the launches queued around it.
+    let ones = device.upload(&vec![1.0f32; 1000]).unwrap();
+    let mut y = device.zeros::<f32>(1000).unwrap();
+    saxpy(&device, artifacts, 1000, &ones, &mut y, 1.0).unwrap();
+    y.write_at(10, &[100.0; 5]).unwrap();
+    saxpy(&device, artifacts, 1000, &ones, &mut y, 1.0).unwrap();
+    let y = y.read_range(8..17).unwrap();
+    assert_eq!(y, [2.0, 2.0, 101.0, 101.0, 101.0, 101.0, 101.0, 2.0, 2.0]);
+    // Bytes: 11 of them, so the last word is partial.
+    let bytes: Vec<u8> = (0..11).collect();
+    let mut b = device.upload(&bytes).unwrap();
+    assert_eq!(b.read_range(3..6).unwrap(), [3, 4, 5]);
+    assert_eq!(b.read_range(9..).unwrap(), [9, 10]);
+    b.write_at(1, &[21]).unwrap();
+    b.write_at(4, &[24, 25]).unwrap();
+    b.write_at(6, &[26, 27, 28, 29, 30]).unwrap();
+    b.write_at(2, &[22, 23]).unwrap();
+    assert_eq!(
+        b.read().unwrap(),
+        [0, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30]
+    );
+    let e = b.read_range(5..12).unwrap_err();
+    assert!(
+        e.to_string().contains("elements 5..12 are not inside"),
+        "{e}"
+    );
+}
+
 fn uploads_and_writes_queue_with_launches(backend: Backend) {
     let Some((device, artifacts)) = open(backend) else {
         return;
@@ -549,6 +606,11 @@ macro_rules! vulkan_tests {
             #[test]
             fn transfers_round_trip() {
                 super::transfers_round_trip($backend);
+            }
+
+            #[test]
+            fn ranges_read_and_write_part_of_a_buffer() {
+                super::ranges_read_and_write_part_of_a_buffer($backend);
             }
 
             #[test]

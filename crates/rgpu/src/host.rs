@@ -16,7 +16,7 @@ pub mod private {
 
     pub use rgpu_runtime::__private::cpu;
     pub use rgpu_runtime::__private::{
-        check_lengths, launch, Access, Arg, Artifact, BufferInfo, KernelInfo, Mode,
+        check_lengths, launch, shape_count, Access, Arg, Artifact, BufferInfo, KernelInfo, Mode,
     };
 
     /// `size` zero bytes: a params struct's serialization starts from these.

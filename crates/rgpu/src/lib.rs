@@ -48,6 +48,15 @@
     feature(stdarch_nvptx, asm_experimental_arch, allow_internal_unstable),
     allow(internal_features)
 )]
+// `MulAdd` on the GPU targets: `core::intrinsics::fmaf32`/`fmaf64` (math.rs).
+#![cfg_attr(
+    all(
+        not(rgpu_codegen = "host"),
+        any(target_arch = "nvptx64", target_arch = "spirv")
+    ),
+    feature(core_intrinsics),
+    allow(internal_features)
+)]
 #![deny(missing_docs)]
 
 #[cfg(rgpu_codegen = "host")]
@@ -64,6 +73,27 @@ pub use device::{Global, Group, Item, Shared, Word};
 mod host;
 #[cfg(rgpu_codegen = "host")]
 pub use host::*;
+
+mod math;
+mod slice;
+pub use math::MulAdd;
+pub use slice::LoadUnchecked;
+
+/// What a kernel crate imports: `use rgpu::prelude::*;`. The contexts ([`Item`], [`Group`]),
+/// workgroup and global memory ([`Shared`], [`Global`], [`Word`]), `x.mul_add(y, z)` on
+/// `f32`/`f64` ([`MulAdd`]) and `unsafe { x.load_unchecked(i) }` on read-only buffers
+/// ([`LoadUnchecked`]).
+///
+/// On the host, `f32::mul_add` is std's own method (the same result), so a module whose
+/// kernels use nothing else from the prelude would see the import as unused there; the
+/// `#[rgpu::kernel]` expansion counts it as used, so a module with a kernel needs no
+/// `allow`. A module of plain helpers that only calls `mul_add` imports the trait by
+/// itself: `#[allow(unused_imports)] use rgpu::MulAdd;`.
+pub mod prelude {
+    #[doc(hidden)]
+    pub use crate::__private::UsePrelude as _;
+    pub use crate::{Global, Group, Item, LoadUnchecked, MulAdd, Shared, Word};
+}
 
 /// `value`, hidden from the compiler's value numbering: a code-generation hint for hot
 /// kernels, with no effect on the result. On rustc's nvptx target (an empty `mov` that
@@ -187,13 +217,33 @@ pub mod __private {
     #[cfg(any(rgpu_codegen = "nvptx", rgpu_codegen = "nvvm"))]
     pub use crate::device::ids;
     #[cfg(not(rgpu_codegen = "host"))]
-    pub use crate::device::{run_groups, run_items, Ids};
+    pub use crate::device::{run_groups, run_items, run_items_grid, Ids};
     #[cfg(rgpu_codegen = "host")]
     pub use crate::host::private::*;
     #[cfg(feature = "nvvm")]
     pub use cuda_std;
     #[cfg(feature = "spirv")]
     pub use spirv_std;
+
+    /// Marks `use rgpu::prelude::*` used in a module with a kernel (see `prelude`): the
+    /// host launcher calls `PreludeProbe.__rgpu_prelude()`, which resolves to
+    /// `UsePrelude`'s method (by value) when the prelude is imported, and to the inherent
+    /// one (by reference) otherwise. Both do nothing.
+    pub struct PreludeProbe;
+
+    impl PreludeProbe {
+        #[inline(always)]
+        pub fn __rgpu_prelude(&self) {}
+    }
+
+    pub trait UsePrelude {
+        fn __rgpu_prelude(self);
+    }
+
+    impl UsePrelude for PreludeProbe {
+        #[inline(always)]
+        fn __rgpu_prelude(self) {}
+    }
 }
 
 // The gates: each passes its tokens through on its codegen only, so the expansions need no

@@ -37,7 +37,7 @@ impl AshDevice {
                 let memory = c.allocate_storage(size)?;
                 // Kept before the copy: freed below however it ends.
                 temporaries.push(Some(memory));
-                copy_in(&mut c, &memory, data, Target::New)?;
+                copy_in(&mut c, &memory, 0, data, Target::New)?;
             }
             let buffers: Vec<vk::Buffer> = bound(BACKEND, kernel, args, &temporaries)?
                 .into_iter()
@@ -80,7 +80,10 @@ impl AshDevice {
                 d.cmd_dispatch(cb, groups, 1, 1);
             }
             // Host outputs come back before returning; host inputs are submitted too.
-            let mut reads = host_outputs(args, &temporaries);
+            let mut reads: Vec<_> = host_outputs(args, &temporaries)
+                .into_iter()
+                .map(|(t, out)| (t, 0, out))
+                .collect();
             if !reads.is_empty() {
                 copy_out(&mut c, &mut reads)
             } else if temporaries.iter().any(Option::is_some) {

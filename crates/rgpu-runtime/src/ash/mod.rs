@@ -94,7 +94,7 @@ impl Api for AshDevice {
         let size = self.limits.check_buffer(BACKEND, data.len())?;
         let mut c = self.context();
         let memory = c.allocate_storage(size)?;
-        match copy_in(&mut c, &memory, data, Target::New) {
+        match copy_in(&mut c, &memory, 0, data, Target::New) {
             Ok(()) => Ok(memory),
             Err(e) => {
                 c.discard(memory);
@@ -128,15 +128,22 @@ impl Api for AshDevice {
         Ok(memory)
     }
 
-    /// Replaces the start of `memory` with `data`, after the queued launches.
-    fn write(&self, memory: &mut AshMemory, data: &[u8]) -> Result<(), Error> {
-        copy_in(&mut self.context(), memory, data, Target::Live)
+    /// Replaces the bytes of `memory` from `offset` with `data`, after the queued launches.
+    fn write(&self, memory: &mut AshMemory, offset: usize, data: &[u8]) -> Result<(), Error> {
+        copy_in(
+            &mut self.context(),
+            memory,
+            offset as u64,
+            data,
+            Target::Live,
+        )
     }
 
-    /// Copies the start of `memory` into `out`, after every queued launch.
-    fn read(&self, memory: &AshMemory, out: &mut [u8]) -> Result<(), Error> {
+    /// Copies `out.len()` bytes of `memory` from `offset` into `out`, after every queued
+    /// launch.
+    fn read(&self, memory: &AshMemory, offset: usize, out: &mut [u8]) -> Result<(), Error> {
         let mut c = self.context();
-        copy_out(&mut c, &mut [(memory, out)])
+        copy_out(&mut c, &mut [(memory, offset as u64, out)])
     }
 
     /// A buffer is dropped: freed now, or after the batch that may use it.

@@ -33,11 +33,12 @@ pub(super) enum Target {
     Live,
 }
 
-/// Copies `data` into the start of `memory` (which holds at least `data.len()` bytes),
-/// after the launches queued before: recorded into the batch when small, else now.
+/// Copies `data` into `memory` from byte `at` (the buffer holds at least `at + data.len()`
+/// bytes), after the launches queued before: recorded into the batch when small, else now.
 pub(super) fn copy_in(
     c: &mut Context,
     memory: &AshMemory,
+    at: u64,
     data: &[u8],
     target: Target,
 ) -> Result<(), Error> {
@@ -46,7 +47,7 @@ pub(super) fn copy_in(
     }
     let len = data.len() as u64;
     if len > CHUNK {
-        return copy_in_chunks(c, memory, data);
+        return copy_in_chunks(c, memory, at, data);
     }
     if c.batch.is_none() {
         // Nothing recorded reads the upload buffer (a failed call may have left a mark).
@@ -76,7 +77,10 @@ pub(super) fn copy_in(
             vk::AccessFlags::TRANSFER_WRITE,
         );
     }
-    let region = [vk::BufferCopy::default().src_offset(offset).size(len)];
+    let region = [vk::BufferCopy::default()
+        .src_offset(offset)
+        .dst_offset(at)
+        .size(len)];
     // SAFETY: recording; both buffers are live (the destination until the batch ran:
     // dropped buffers wait for it) and large enough.
     unsafe {
@@ -90,7 +94,7 @@ pub(super) fn copy_in(
 }
 
 /// `copy_in` for more than `CHUNK` bytes: submits the batch, then copies piece by piece.
-fn copy_in_chunks(c: &mut Context, memory: &AshMemory, data: &[u8]) -> Result<(), Error> {
+fn copy_in_chunks(c: &mut Context, memory: &AshMemory, at: u64, data: &[u8]) -> Result<(), Error> {
     c.submit_batch()?;
     let (staging, ptr) = c.staging(Direction::Upload, 2 * CHUNK)?;
     let mut chunks = Chunks::new(c);
@@ -98,15 +102,16 @@ fn copy_in_chunks(c: &mut Context, memory: &AshMemory, data: &[u8]) -> Result<()
         let half = i % 2;
         // The GPU copy that last read this half is done (the other one may still run).
         chunks.wait(half)?;
-        let at = half as u64 * CHUNK;
+        let staged_at = half as u64 * CHUNK;
         // SAFETY: the mapping holds two halves of `CHUNK` bytes; the GPU no longer reads
         // this one, and nothing else references the mapping while the context is locked.
-        let staged =
-            unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr().add(at as usize), piece.len()) };
+        let staged = unsafe {
+            std::slice::from_raw_parts_mut(ptr.as_ptr().add(staged_at as usize), piece.len())
+        };
         host_copy(staged, piece);
         let region = [vk::BufferCopy::default()
-            .src_offset(at)
-            .dst_offset(i as u64 * CHUNK)
+            .src_offset(staged_at)
+            .dst_offset(at + i as u64 * CHUNK)
             .size(piece.len() as u64)];
         chunks.submit(half, |d, cb| {
             // SAFETY: recording; both buffers are live and large enough (the destination
@@ -120,14 +125,14 @@ fn copy_in_chunks(c: &mut Context, memory: &AshMemory, data: &[u8]) -> Result<()
     chunks.finish()
 }
 
-/// Copies the start of each buffer into its `out`, after every queued launch.
+/// Copies each buffer's bytes from its offset into its `out`, after every queued launch.
 pub(super) fn copy_out(
     c: &mut Context,
-    reads: &mut [(&AshMemory, &mut [u8])],
+    reads: &mut [(&AshMemory, u64, &mut [u8])],
 ) -> Result<(), Error> {
     let mut offsets = Vec::with_capacity(reads.len());
     let mut total = 0u64;
-    for (_, out) in reads.iter() {
+    for (_, _, out) in reads.iter() {
         offsets.push(total);
         total += (out.len() as u64).next_multiple_of(ALIGN);
     }
@@ -144,11 +149,12 @@ pub(super) fn copy_out(
         vk::PipelineStageFlags::TRANSFER,
         vk::AccessFlags::TRANSFER_READ,
     );
-    for ((memory, out), &offset) in reads.iter().zip(&offsets) {
+    for ((memory, at, out), &offset) in reads.iter().zip(&offsets) {
         if out.is_empty() {
             continue;
         }
         let region = [vk::BufferCopy::default()
+            .src_offset(*at)
             .dst_offset(offset)
             .size(out.len() as u64)];
         // SAFETY: recording; both buffers are live and large enough.
@@ -160,7 +166,7 @@ pub(super) fn copy_out(
     // SAFETY: recording.
     unsafe { to_host(&c.device, cb) };
     c.submit_batch()?;
-    for ((_, out), &offset) in reads.iter_mut().zip(&offsets) {
+    for ((_, _, out), &offset) in reads.iter_mut().zip(&offsets) {
         // SAFETY: the submission finished; the staging range holds `out.len()` bytes at
         // `offset`, inside the mapping, which nothing else references while the context is
         // locked.
@@ -173,18 +179,22 @@ pub(super) fn copy_out(
 
 /// `copy_out` for more than `CHUNK` bytes: submits the batch, then copies each buffer
 /// piece by piece.
-fn copy_out_chunks(c: &mut Context, reads: &mut [(&AshMemory, &mut [u8])]) -> Result<(), Error> {
+fn copy_out_chunks(
+    c: &mut Context,
+    reads: &mut [(&AshMemory, u64, &mut [u8])],
+) -> Result<(), Error> {
     c.submit_batch()?;
     let (staging, ptr) = c.staging(Direction::Readback, 2 * CHUNK)?;
     let mut chunks = Chunks::new(c);
-    for (memory, out) in reads.iter_mut() {
+    for (memory, at, out) in reads.iter_mut() {
+        let at = *at;
         let total = out.len();
         let pieces = total.div_ceil(CHUNK as usize);
         let piece_len = |i: usize| (total - i * CHUNK as usize).min(CHUNK as usize);
         // Queues the GPU copy of piece `i` into half `i % 2` (which the host has read).
         let submit = |chunks: &mut Chunks<'_>, i: usize| {
             let region = [vk::BufferCopy::default()
-                .src_offset(i as u64 * CHUNK)
+                .src_offset(at + i as u64 * CHUNK)
                 .dst_offset((i % 2) as u64 * CHUNK)
                 .size(piece_len(i) as u64)];
             chunks.submit(i % 2, |d, cb| {

@@ -18,6 +18,8 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 #[cfg(not(target_arch = "wasm32"))]
 use rayon::prelude::*;
 
+use super::place::{coordinates, Place};
+
 /// Stack of one invocation. Kernels keep little on the stack; a kernel that overflows it
 /// hits the guard page (SIGSEGV), so raise this if a debug build needs more.
 pub const STACK_BYTES: usize = 64 * 1024;
@@ -42,17 +44,22 @@ thread_local! {
     static SCRATCH: RefCell<Vec<u128>> = const { RefCell::new(Vec::new()) };
 }
 
-/// One invocation of one workgroup.
+/// One invocation of one workgroup (the same methods as the GPU codegens' `rgpu::Group`).
+/// `Group` is `Group<1>`; `Group<2>` and `Group<3>` are workgroups of a 2-D or 3-D grid,
+/// with coordinates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Group {
+pub struct Group<const D: usize = 1> {
     id: u32,
     count: u32,
+    place: Place,
     thread: u32,
     size: u32,
 }
 
-impl Group {
-    /// This workgroup's index, `0..count()`.
+coordinates!(Group, "workgroup", "grid");
+
+impl<const D: usize> Group<D> {
+    /// This workgroup's index, `0..count()`: row-major in 2-D and 3-D.
     pub fn id(&self) -> u32 {
         self.id
     }
@@ -169,20 +176,21 @@ pub fn run_groups(
 /// On wasm32 (a browser) there are no coroutines: group kernels run on the webgpu backend
 /// only, and `run_groups` panics with that message.
 #[cfg(target_arch = "wasm32")]
-impl Group {
+impl<const D: usize> Group<D> {
     pub fn barrier(&self) {
         unreachable!("no cpu workgroup runs on wasm32")
     }
 }
 
-/// `run_groups`, with the kernel's name for the panic messages.
+/// `run_groups_grid`: none on wasm32.
 #[cfg(target_arch = "wasm32")]
-pub fn run_groups_named(
+pub fn run_groups_grid<const D: usize>(
     kernel: &str,
     _groups: u32,
+    _shape: [u32; 3],
     _threads: u32,
     _shared_bytes: usize,
-    _f: &(dyn Fn(Group, *mut u8) + Sync),
+    _f: &(dyn Fn(Group<D>, *mut u8) + Sync),
 ) {
     panic!(
         "kernel `{kernel}` is a group kernel, which the cpu backend cannot run in a browser \
@@ -191,7 +199,6 @@ pub fn run_groups_named(
 }
 
 /// `run_groups`, with the kernel's name for the panic messages.
-#[cfg(not(target_arch = "wasm32"))]
 pub fn run_groups_named(
     kernel: &str,
     groups: u32,
@@ -199,9 +206,30 @@ pub fn run_groups_named(
     shared_bytes: usize,
     f: &(dyn Fn(Group, *mut u8) + Sync),
 ) {
-    (0..groups)
-        .into_par_iter()
-        .for_each(|id| run_group(kernel, id, groups, threads, shared_bytes, f));
+    run_groups_grid(kernel, groups, [groups, 1, 1], threads, shared_bytes, f);
+}
+
+/// `run_groups_named` for a grid of `shape` workgroups (`groups` = the product): each
+/// workgroup with its coordinates.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn run_groups_grid<const D: usize>(
+    kernel: &str,
+    groups: u32,
+    shape: [u32; 3],
+    threads: u32,
+    shared_bytes: usize,
+    f: &(dyn Fn(Group<D>, *mut u8) + Sync),
+) {
+    (0..groups).into_par_iter().for_each(|id| {
+        let group = Group {
+            id,
+            count: groups,
+            place: Place::of(id, shape),
+            thread: 0,
+            size: threads,
+        };
+        run_group(kernel, group, shared_bytes, f)
+    });
 }
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -213,14 +241,13 @@ fn new_stack() -> DefaultStack {
 
 /// Runs one workgroup to completion on this thread.
 #[cfg(not(target_arch = "wasm32"))]
-fn run_group(
+fn run_group<const D: usize>(
     kernel: &str,
-    id: u32,
-    count: u32,
-    size: u32,
+    first: Group<D>,
     shared_bytes: usize,
-    f: &(dyn Fn(Group, *mut u8) + Sync),
+    f: &(dyn Fn(Group<D>, *mut u8) + Sync),
 ) {
+    let (id, size) = (first.id, first.size);
     // Declared before the invocations, so it outlives them even while unwinding.
     let mut scratch = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
     scratch.clear();
@@ -229,12 +256,7 @@ fn run_group(
     let mut stacks = STACKS.with(|s| std::mem::take(&mut *s.borrow_mut()));
     let mut invocations: Vec<Invocation> = Vec::with_capacity(size as usize);
     for thread in 0..size {
-        let group = Group {
-            id,
-            count,
-            thread,
-            size,
-        };
+        let group = Group { thread, ..first };
         let stack = stacks.pop().unwrap_or_else(new_stack);
         let body = move |yielder: &Yielder<(), ()>, ()| {
             CURRENT.with(|c| c.set(yielder));

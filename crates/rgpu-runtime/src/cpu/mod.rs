@@ -6,11 +6,14 @@ mod global;
 mod groups;
 mod items;
 mod memory;
+mod place;
 mod shared;
 
 pub use global::Global;
-pub use groups::{run_groups, run_groups_named, Group, SCRATCH_ALIGN, STACK_BYTES};
-pub use items::{run_items, Item, MIN_ITEMS_PER_TASK};
+pub use groups::{
+    run_groups, run_groups_grid, run_groups_named, Group, SCRATCH_ALIGN, STACK_BYTES,
+};
+pub use items::{run_items, run_items_grid, Item, MIN_ITEMS_PER_TASK};
 use memory::HostMemory;
 pub use shared::{Shared, Word};
 
@@ -159,13 +162,13 @@ impl Api for CpuDevice {
         HostMemory::zeroed(bytes, align)
     }
 
-    fn read(&self, memory: &HostMemory, out: &mut [u8]) -> Result<(), Error> {
-        out.copy_from_slice(memory.bytes());
+    fn read(&self, memory: &HostMemory, offset: usize, out: &mut [u8]) -> Result<(), Error> {
+        out.copy_from_slice(&memory.bytes()[offset..][..out.len()]);
         Ok(())
     }
 
-    fn write(&self, memory: &mut HostMemory, data: &[u8]) -> Result<(), Error> {
-        memory.bytes_mut().copy_from_slice(data);
+    fn write(&self, memory: &mut HostMemory, offset: usize, data: &[u8]) -> Result<(), Error> {
+        memory.bytes_mut()[offset..][..data.len()].copy_from_slice(data);
         Ok(())
     }
 
@@ -216,7 +219,31 @@ fn invalid(value: &str) -> Error {
 
 /// `run_items` on `device`'s threads (the cpu device's pool); what the launchers call.
 pub fn run_items_on(device: &crate::Device, count: u32, threads: u32, f: &(dyn Fn(Item) + Sync)) {
-    device.cpu_install(|| run_items(count, threads, f));
+    run_items_grid_on(device, count, [count, 1, 1], threads, f);
+}
+
+/// `run_items_grid` on `device`'s threads; what the 2-D and 3-D launchers call.
+pub fn run_items_grid_on<const D: usize>(
+    device: &crate::Device,
+    count: u32,
+    shape: [u32; 3],
+    threads: u32,
+    f: &(dyn Fn(Item<D>) + Sync),
+) {
+    device.cpu_install(|| run_items_grid(count, shape, threads, f));
+}
+
+/// `run_groups_grid` on `device`'s threads; what the 2-D and 3-D launchers call.
+pub fn run_groups_grid_on<const D: usize>(
+    device: &crate::Device,
+    kernel: &str,
+    groups: u32,
+    shape: [u32; 3],
+    threads: u32,
+    shared_bytes: usize,
+    f: &(dyn Fn(Group<D>, *mut u8) + Sync),
+) {
+    device.cpu_install(|| run_groups_grid(kernel, groups, shape, threads, shared_bytes, f));
 }
 
 /// `run_groups_named` on `device`'s threads (the cpu device's pool); what the launchers call.
@@ -228,5 +255,13 @@ pub fn run_groups_on(
     shared_bytes: usize,
     f: &(dyn Fn(Group, *mut u8) + Sync),
 ) {
-    device.cpu_install(|| run_groups_named(kernel, groups, threads, shared_bytes, f));
+    run_groups_grid_on(
+        device,
+        kernel,
+        groups,
+        [groups, 1, 1],
+        threads,
+        shared_bytes,
+        f,
+    );
 }

@@ -260,7 +260,7 @@ impl Api for CudaDevice {
     /// A new buffer holding `data`.
     fn upload(&self, data: &[u8], align: usize) -> Result<CudaMemory, Error> {
         let mut memory = self.zeros(data.len(), align)?;
-        self.write(&mut memory, data)?;
+        self.write(&mut memory, 0, data)?;
         Ok(memory)
     }
 
@@ -274,37 +274,38 @@ impl Api for CudaDevice {
         Ok(CudaMemory { slice })
     }
 
-    /// Copies `data` into the start of `memory`, after the launches queued before. Returns
-    /// once `data` is staged (the copy to the GPU may still run: later work on the stream
-    /// comes after it).
-    fn write(&self, memory: &mut CudaMemory, data: &[u8]) -> Result<(), Error> {
+    /// Copies `data` into `memory` from byte `offset`, after the launches queued before.
+    /// Returns once `data` is staged (the copy to the GPU may still run: later work on the
+    /// stream comes after it).
+    fn write(&self, memory: &mut CudaMemory, offset: usize, data: &[u8]) -> Result<(), Error> {
         if data.is_empty() {
             return Ok(());
         }
-        if data.len() > memory.slice.len() {
-            return Err(transfer_bug(data.len(), memory.slice.len()));
+        if offset + data.len() > memory.slice.len() {
+            return Err(transfer_bug(offset + data.len(), memory.slice.len()));
         }
         let mut staging = self.staging();
         let (dst, _record) = memory.slice.device_ptr_mut(&self.stream);
         staging
-            .copy_in(&self.stream, dst, data)
+            .copy_in(&self.stream, dst + offset as sys::CUdeviceptr, data)
             .map_err(|(what, e)| {
                 Error::api_call(BACKEND, &format!("copying to the GPU: {what}"), e)
             })
     }
 
-    /// Copies the start of `memory` into `out`, after every queued launch.
-    fn read(&self, memory: &CudaMemory, out: &mut [u8]) -> Result<(), Error> {
+    /// Copies `out.len()` bytes of `memory` from byte `offset` into `out`, after every
+    /// queued launch.
+    fn read(&self, memory: &CudaMemory, offset: usize, out: &mut [u8]) -> Result<(), Error> {
         if out.is_empty() {
             return self.sync();
         }
-        if out.len() > memory.slice.len() {
-            return Err(transfer_bug(out.len(), memory.slice.len()));
+        if offset + out.len() > memory.slice.len() {
+            return Err(transfer_bug(offset + out.len(), memory.slice.len()));
         }
         let mut staging = self.staging();
         let (src, _record) = memory.slice.device_ptr(&self.stream);
         staging
-            .copy_out(&self.stream, src, out)
+            .copy_out(&self.stream, src + offset as sys::CUdeviceptr, out)
             .map_err(|(what, e)| {
                 Error::api_call(BACKEND, &format!("copying from the GPU: {what}"), e)
             })
@@ -417,7 +418,7 @@ impl Api for CudaDevice {
         }
         // Host outputs come back before returning.
         for (t, out) in host_outputs(args, &temporaries) {
-            self.read(t, out)?;
+            self.read(t, 0, out)?;
         }
         Ok(())
     }

@@ -154,8 +154,9 @@ impl WebGpuDevice {
         self.gpu.reported()
     }
 
-    /// Copies the buffer's first `out.len()` bytes back (through a `MAP_READ` buffer).
-    fn download(&self, memory: &WebGpuMemory, out: &mut [u8]) -> Result<(), Error> {
+    /// Copies `out.len()` bytes of the buffer from `offset` back (through a `MAP_READ`
+    /// buffer).
+    fn download(&self, memory: &WebGpuMemory, offset: u64, out: &mut [u8]) -> Result<(), Error> {
         if out.is_empty() {
             return Ok(());
         }
@@ -167,7 +168,7 @@ impl WebGpuDevice {
         let staging = self.gpu.buffer_in_scope(out.len(), usage, false)?;
         let mut encoder =
             device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-        encoder.copy_buffer_to_buffer(&memory.buffer, 0, &staging, 0, size);
+        encoder.copy_buffer_to_buffer(&memory.buffer, offset, &staging, 0, size);
         self.gpu.queue.submit([encoder.finish()]);
         let result = Arc::new(Mutex::new(None));
         let sink = Arc::clone(&result);
@@ -340,14 +341,14 @@ impl Api for WebGpuDevice {
         })
     }
 
-    fn read(&self, memory: &WebGpuMemory, out: &mut [u8]) -> Result<(), Error> {
-        self.download(memory, out)
+    fn read(&self, memory: &WebGpuMemory, offset: usize, out: &mut [u8]) -> Result<(), Error> {
+        self.download(memory, offset as u64, out)
     }
 
-    fn write(&self, memory: &mut WebGpuMemory, data: &[u8]) -> Result<(), Error> {
+    fn write(&self, memory: &mut WebGpuMemory, offset: usize, data: &[u8]) -> Result<(), Error> {
         let mut words = data.to_vec();
         words.resize(padded_bytes(data.len()) as usize, 0);
-        self.gpu.queue.write_buffer(&memory.buffer, 0, &words);
+        self.gpu.queue.write_buffer(&memory.buffer, offset as u64, &words);
         Ok(())
     }
 
@@ -436,7 +437,7 @@ impl Api for WebGpuDevice {
         }
         // Host outputs come back before returning.
         for (t, out) in host_outputs(args, &temporaries) {
-            self.download(t, out)?;
+            self.download(t, 0, out)?;
         }
         Ok(())
     }

@@ -54,7 +54,10 @@ impl WgpuDevice {
             groups,
         });
         // Host outputs come back before returning (this submits the queued launches).
-        let mut reads = host_outputs(args, &temporaries);
+        let mut reads: Vec<_> = host_outputs(args, &temporaries)
+            .into_iter()
+            .map(|(t, out)| (t, 0, out))
+            .collect();
         if reads.is_empty() && temporaries.iter().any(Option::is_some) {
             // Host inputs only: nothing to read, but the launch must not wait for a later
             // submission to run with its temporaries (which the bind group keeps alive).

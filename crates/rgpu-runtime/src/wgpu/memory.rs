@@ -82,7 +82,7 @@ impl WgpuDevice {
             let memory = WgpuMemory {
                 buffer: self.gpu.storage(data.len(), false)?,
             };
-            self.stage_in(&memory.buffer, data)?;
+            self.stage_in(&memory.buffer, 0, data)?;
             return Ok(memory);
         }
         Ok(WgpuMemory {
@@ -97,11 +97,12 @@ impl WgpuDevice {
         })
     }
 
-    /// Replaces the start of `memory` with `data`, after the queued launches.
-    pub(super) fn write(&self, memory: &WgpuMemory, data: &[u8]) -> Result<(), Error> {
+    /// Replaces the bytes of `memory` from `offset` (4-aligned) with `data`, after the
+    /// queued launches.
+    pub(super) fn write(&self, memory: &WgpuMemory, offset: u64, data: &[u8]) -> Result<(), Error> {
         if data.len() > DIRECT {
             // The first chunk's copy is submitted after the queued launches.
-            return self.stage_in(&memory.buffer, data);
+            return self.stage_in(&memory.buffer, offset, data);
         }
         // Queued launches must see the old contents: submit them first (a queue write
         // lands before the command buffers of the next submission).
@@ -113,7 +114,7 @@ impl WgpuDevice {
             .gpu
             .device
             .push_error_scope(wgpu::ErrorFilter::Validation);
-        let view = self.gpu.queue.write_buffer_with(&memory.buffer, 0, size);
+        let view = self.gpu.queue.write_buffer_with(&memory.buffer, offset, size);
         if let Some(mut view) = view {
             let (mut head, mut tail) = view.slice(..).split_at(data.len());
             head.copy_from_slice(data);
@@ -125,9 +126,13 @@ impl WgpuDevice {
         }
     }
 
-    /// Copies the start of each buffer into its `out`, after every queued launch.
-    pub(super) fn download(&self, reads: &mut [(&WgpuMemory, &mut [u8])]) -> Result<(), Error> {
-        let total: u64 = reads.iter().map(|(_, out)| padded(out.len())).sum();
+    /// Copies each buffer's bytes from its offset (4-aligned) into its `out`, after every
+    /// queued launch.
+    pub(super) fn download(
+        &self,
+        reads: &mut [(&WgpuMemory, u64, &mut [u8])],
+    ) -> Result<(), Error> {
+        let total: u64 = reads.iter().map(|(_, _, out)| padded(out.len())).sum();
         if total == 0 {
             return self.sync();
         }
@@ -204,11 +209,11 @@ impl WgpuDevice {
         stage.mapping = Some(Mapping { done, after });
     }
 
-    /// Copies `data` into the start of `buffer` through the upload stages, chunk by chunk,
-    /// after the queued launches.
-    fn stage_in(&self, buffer: &wgpu::Buffer, data: &[u8]) -> Result<(), Error> {
+    /// Copies `data` into `buffer` from byte `offset` through the upload stages, chunk by
+    /// chunk, after the queued launches.
+    fn stage_in(&self, buffer: &wgpu::Buffer, offset: u64, data: &[u8]) -> Result<(), Error> {
         let mut staging = self.staging();
-        let result = self.stage_in_chunks(&mut staging.uploads, buffer, data);
+        let result = self.stage_in_chunks(&mut staging.uploads, buffer, offset, data);
         if result.is_err() {
             staging.uploads.clear();
         }
@@ -219,6 +224,7 @@ impl WgpuDevice {
         &self,
         stages: &mut Vec<Stage>,
         buffer: &wgpu::Buffer,
+        offset: u64,
         data: &[u8],
     ) -> Result<(), Error> {
         let usage = wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC;
@@ -242,7 +248,7 @@ impl WgpuDevice {
                 source: &stage.buffer,
                 source_offset: 0,
                 destination: buffer,
-                destination_offset: i as u64 * chunk,
+                destination_offset: offset + i as u64 * chunk,
                 size,
             }])?;
             if let Some(index) = index {
@@ -257,14 +263,14 @@ impl WgpuDevice {
     fn stage_out(
         &self,
         stages: &mut Vec<Stage>,
-        reads: &mut [(&WgpuMemory, &mut [u8])],
+        reads: &mut [(&WgpuMemory, u64, &mut [u8])],
         total: u64,
     ) -> Result<(), Error> {
         let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
         let chunk = self.stages(stages, total, usage)?;
         let mut chunks: Vec<Vec<Piece>> = vec![Vec::new()];
         let mut used = 0u64;
-        for (read, (_, out)) in reads.iter().enumerate() {
+        for (read, (_, _, out)) in reads.iter().enumerate() {
             for offset in (0..out.len()).step_by(chunk as usize) {
                 let len = (out.len() - offset).min(chunk as usize);
                 if used + padded(len) > chunk {
@@ -283,15 +289,18 @@ impl WgpuDevice {
                 }
             }
         }
-        let sources: Vec<&wgpu::Buffer> = reads.iter().map(|&(memory, _)| &memory.buffer).collect();
+        let sources: Vec<(&wgpu::Buffer, u64)> = reads
+            .iter()
+            .map(|&(memory, at, _)| (&memory.buffer, at))
+            .collect();
         // Queues the copies of chunk `c` into stage `c % 2` (unmapped and idle).
         let enqueue = |stages: &mut [Stage], c: usize| -> Result<(), Error> {
             let stage = &mut stages[c % 2];
             let regions: Vec<Region<'_>> = chunks[c]
                 .iter()
                 .map(|p| Region {
-                    source: sources[p.read],
-                    source_offset: p.offset as u64,
+                    source: sources[p.read].0,
+                    source_offset: sources[p.read].1 + p.offset as u64,
                     destination: &stage.buffer,
                     destination_offset: p.at,
                     size: padded(p.len),
@@ -315,7 +324,7 @@ impl WgpuDevice {
                     .map_err(|e| Error::api_call(BACKEND, "reading a staging buffer", e))?;
                 for p in &chunks[c] {
                     let staged = &view[p.at as usize..][..p.len];
-                    host_copy(&mut reads[p.read].1[p.offset..][..p.len], staged);
+                    host_copy(&mut reads[p.read].2[p.offset..][..p.len], staged);
                 }
             }
             stage.buffer.unmap();

@@ -169,12 +169,12 @@ impl Api for WgpuDevice {
         WgpuDevice::zeros(self, bytes)
     }
 
-    fn read(&self, memory: &WgpuMemory, out: &mut [u8]) -> Result<(), Error> {
-        self.download(&mut [(memory, out)])
+    fn read(&self, memory: &WgpuMemory, offset: usize, out: &mut [u8]) -> Result<(), Error> {
+        self.download(&mut [(memory, offset as u64, out)])
     }
 
-    fn write(&self, memory: &mut WgpuMemory, data: &[u8]) -> Result<(), Error> {
-        WgpuDevice::write(self, memory, data)
+    fn write(&self, memory: &mut WgpuMemory, offset: usize, data: &[u8]) -> Result<(), Error> {
+        WgpuDevice::write(self, memory, offset as u64, data)
     }
 
     fn launch<B: MemoryOf<WgpuMemory>>(

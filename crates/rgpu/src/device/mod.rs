@@ -67,43 +67,145 @@ impl Ids {
     }
 }
 
-/// The context of an item kernel: which item this invocation handles.
-#[derive(Clone, Copy, Debug)]
-pub struct Item {
-    index: u32,
-    count: u32,
+/// `x()` and `width()`, `y()` and `height()` in 2-D and 3-D, `z()` and `depth()` in 3-D, for
+/// `Item` and `Group`
+/// (which hold a `place`).
+macro_rules! coordinates {
+    ($ty:ident, $what:literal, $shape:literal) => {
+        impl<const D: usize> $ty<D> {
+            #[doc = concat!("The ", $what, "'s x coordinate, `0..width()` (in 1-D, its index).")]
+            #[inline(always)]
+            pub fn x(&self) -> u32 {
+                self.place.x
+            }
+
+            #[doc = concat!("The ", $shape, "'s width (in 1-D, `count()`).")]
+            #[inline(always)]
+            pub fn width(&self) -> u32 {
+                self.place.width
+            }
+        }
+
+        impl $ty<2> {
+            #[doc = concat!("The ", $what, "'s y coordinate, `0..height()`.")]
+            #[inline(always)]
+            pub fn y(&self) -> u32 {
+                self.place.y
+            }
+
+            #[doc = concat!("The ", $shape, "'s height.")]
+            #[inline(always)]
+            pub fn height(&self) -> u32 {
+                self.place.height
+            }
+        }
+
+        impl $ty<3> {
+            #[doc = concat!("The ", $what, "'s y coordinate, `0..height()`.")]
+            #[inline(always)]
+            pub fn y(&self) -> u32 {
+                self.place.y
+            }
+
+            #[doc = concat!("The ", $what, "'s z coordinate, `0..depth()`.")]
+            #[inline(always)]
+            pub fn z(&self) -> u32 {
+                self.place.z
+            }
+
+            #[doc = concat!("The ", $shape, "'s height.")]
+            #[inline(always)]
+            pub fn height(&self) -> u32 {
+                self.place.height
+            }
+
+            #[doc = concat!("The ", $shape, "'s depth.")]
+            #[inline(always)]
+            pub fn depth(&self) -> u32 {
+                self.place.depth
+            }
+        }
+    };
 }
 
-impl Item {
-    /// This invocation's item, `0..count()`.
+/// Where an item or a workgroup is in a launch of `D` dimensions (1, 2 or 3): its
+/// coordinates and the launch's shape, row-major (x fastest).
+#[derive(Clone, Copy, Debug)]
+struct Place {
+    x: u32,
+    y: u32,
+    z: u32,
+    width: u32,
+    height: u32,
+    depth: u32,
+}
+
+impl Place {
+    /// A 1-D launch of `count`: `index` is the x coordinate.
+    #[inline(always)]
+    fn line(index: u32, count: u32) -> Self {
+        Self {
+            x: index,
+            y: 0,
+            z: 0,
+            width: count,
+            height: 1,
+            depth: 1,
+        }
+    }
+}
+
+/// The context of an item kernel: which item this invocation handles.
+///
+/// `Item` (= `Item<1>`) is a launch of `n` items; `Item<2>` of `(width, height)` and
+/// `Item<3>` of `(width, height, depth)` items, launched with that tuple. [`Item::index`] is
+/// the row-major index (`(z * height + y) * width + x`), the element `#[item]` buffers
+/// hold; [`Item::x`], `y()`, `z()` are the coordinates.
+#[derive(Clone, Copy, Debug)]
+pub struct Item<const D: usize = 1> {
+    index: u32,
+    count: u32,
+    place: Place,
+}
+
+impl<const D: usize> Item<D> {
+    /// This invocation's item, `0..count()`: row-major in 2-D and 3-D.
     #[inline(always)]
     pub fn index(&self) -> u32 {
         self.index
     }
 
-    /// The launch's item count (`n`).
+    /// The launch's item count (`n`, or the product of the shape).
     #[inline(always)]
     pub fn count(&self) -> u32 {
         self.count
     }
 }
 
+coordinates!(Item, "item", "launch");
+
 /// The context of a group kernel: one invocation of one workgroup.
+///
+/// `Group` (= `Group<1>`) is a launch of `groups` workgroups; `Group<2>` of
+/// `(width, height)` and `Group<3>` of `(width, height, depth)` workgroups, launched with
+/// that tuple. [`Group::id`] is the row-major workgroup index; [`Group::x`], `y()`, `z()`
+/// its coordinates in the grid. Threads within a workgroup stay 1-D ([`Group::thread`]).
 #[derive(Clone, Copy, Debug)]
-pub struct Group {
+pub struct Group<const D: usize = 1> {
     id: u32,
     count: u32,
+    place: Place,
     ids: Ids,
 }
 
-impl Group {
-    /// The workgroup's index, `0..count()`.
+impl<const D: usize> Group<D> {
+    /// The workgroup's index, `0..count()`: row-major in 2-D and 3-D.
     #[inline(always)]
     pub fn id(&self) -> u32 {
         self.id
     }
 
-    /// The launch's workgroup count (`groups`).
+    /// The launch's workgroup count (`groups`, or the product of the shape).
     #[inline(always)]
     pub fn count(&self) -> u32 {
         self.count
@@ -186,31 +288,134 @@ impl Group {
     }
 }
 
-/// Every index `0..count` once, across the grid (the item kernels' loop).
+coordinates!(Group, "workgroup", "grid");
+
+/// Every index `0..count` once, across the grid (the 1-D item kernels' loop).
 #[doc(hidden)]
 #[inline(always)]
 pub fn run_items<F: FnMut(Item)>(ids: Ids, count: u32, mut f: F) {
     let stride = ids.groups.wrapping_mul(ids.size);
-    let mut index = ids.group * ids.size + ids.local;
-    while index < count {
-        f(Item { index, count });
+    // The hardware grid has at most ceil(count / size) workgroups, so `base` stays below
+    // `count` (or is 0); `base + local` may not fit a u32 when `count` is near u32::MAX.
+    let base = ids.group * ids.size;
+    if base >= count || ids.local >= count - base {
+        return;
+    }
+    let mut index = base + ids.local;
+    loop {
+        f(Item {
+            index,
+            count,
+            place: Place::line(index, count),
+        });
         // Overflow written out (rust-gpu has no `checked_add`).
         let next = index.wrapping_add(stride);
-        if next < index {
+        if next < index || next >= count {
             break;
         }
         index = next;
     }
 }
 
-/// Every workgroup `0..count` on every invocation of a hardware workgroup, with a barrier
-/// between two workgroups' turns (the group kernels' loop; uniform across a workgroup).
+/// The coordinates of row-major index `index` in a `width x height x depth` launch. Called
+/// with values uniform across a workgroup (a workgroup's first item, a workgroup's id): the
+/// divisions happen once per workgroup, not per item.
+#[inline(always)]
+fn place<const D: usize>(index: u32, width: u32, height: u32, depth: u32) -> Place {
+    let row = index / width;
+    let (y, z) = if D == 3 {
+        let z = row / height;
+        (row - z * height, z)
+    } else {
+        (row, 0)
+    };
+    Place {
+        x: index - row * width,
+        y,
+        z,
+        width,
+        height,
+        depth,
+    }
+}
+
+/// Every index `0..count` of a 2-D or 3-D launch once (`count` = the shape's product, at
+/// least 1 in each dimension when non-zero). The grid walks virtual workgroups of `size`
+/// consecutive items; each workgroup's first item is placed once (uniform divisions), and an
+/// invocation steps from it along x, carrying into y and z only where the workgroup spans
+/// the end of a row.
 #[doc(hidden)]
 #[inline(always)]
-pub fn run_groups<F: FnMut(Group)>(ids: Ids, count: u32, mut f: F) {
+pub fn run_items_grid<const D: usize, F: FnMut(Item<D>)>(
+    ids: Ids,
+    count: u32,
+    width: u32,
+    height: u32,
+    depth: u32,
+    mut f: F,
+) {
+    let size = ids.size;
+    let groups = count / size + (count % size != 0) as u32;
+    let mut group = ids.group;
+    while group < groups {
+        let base = group * size;
+        if ids.local < count - base {
+            let mut at = place::<D>(base, width, height, depth);
+            let rest = width - at.x;
+            if ids.local < rest {
+                at.x += ids.local;
+            } else {
+                let past = ids.local - rest;
+                let rows = past / width;
+                at.x = past - rows * width;
+                at.y += rows + 1;
+                if D == 3 && at.y >= height {
+                    let planes = at.y / height;
+                    at.y -= planes * height;
+                    at.z += planes;
+                }
+            }
+            f(Item {
+                index: base + ids.local,
+                count,
+                place: at,
+            });
+        }
+        let next = group.wrapping_add(ids.groups);
+        if next < group {
+            break;
+        }
+        group = next;
+    }
+}
+
+/// Every workgroup `0..count` on every invocation of a hardware workgroup, with a barrier
+/// between two workgroups' turns (the group kernels' loop; uniform across a workgroup). In
+/// 2-D and 3-D, `count` is the shape's product and each workgroup's coordinates are
+/// computed once per turn; in 1-D the shape is `(count, 1, 1)` and `x` is the id.
+#[doc(hidden)]
+#[inline(always)]
+pub fn run_groups<const D: usize, F: FnMut(Group<D>)>(
+    ids: Ids,
+    count: u32,
+    width: u32,
+    height: u32,
+    depth: u32,
+    mut f: F,
+) {
     let mut id = ids.group;
     while id < count {
-        f(Group { id, count, ids });
+        let place = if D == 1 {
+            Place::line(id, count)
+        } else {
+            place::<D>(id, width, height, depth)
+        };
+        f(Group {
+            id,
+            count,
+            place,
+            ids,
+        });
         let next = id.wrapping_add(ids.groups);
         if next < id {
             break;

@@ -1,0 +1,297 @@
+//! User-style kernels, each written plainly with rgpu's public kernel API as the README
+//! teaches it: a SAXPY, a sum, an exclusive scan, a byte histogram, a tiled SGEMM, a 2-D
+//! blur, a gather and a scatter. benchmarks/user_kernels_twins.py has the same algorithms in
+//! CUDA C++ (the twins the H100 compares against); the host program (src/main.rs) checks
+//! every backend against the cpu backend's results.
+#![no_std]
+
+rgpu::embed_kernels!();
+
+use rgpu::prelude::*;
+
+/// Invocations per workgroup of the group kernels below (each attribute repeats the literal).
+pub const THREADS: u32 = 256;
+const _: () = assert!(THREADS == 256);
+
+/// Items each workgroup of the scan covers: `THREADS` invocations, `SCAN_ROUNDS` rounds.
+pub const SCAN_ROUNDS: u32 = 8;
+pub const SCAN_TILE: u32 = THREADS * SCAN_ROUNDS;
+const _: () = assert!(SCAN_ROUNDS == 8); // the literal of `unroll!(R in 0..8)` in scan_tile_sums
+
+/// Side of a square SGEMM tile (`TILE * TILE == THREADS`).
+pub const TILE: u32 = 16;
+const _: () = assert!(TILE * TILE == THREADS);
+
+/// `y = a * x + y`, one rounding (`mul_add`).
+#[rgpu::kernel]
+pub fn saxpy(a: f32, #[item] x: &f32, #[item] y: &mut f32) {
+    *y = a.mul_add(*x, *y);
+}
+
+/// Adds `value` over the workgroup: each subgroup's sum goes to `sums`, then invocation 0
+/// adds those. Returns the total on invocation 0 (and something else elsewhere).
+#[inline(always)]
+fn workgroup_sum(group: Group, value: u32, sums: Shared<u32, 256>) -> u32 {
+    let subgroup_sum = group.subgroup_add(value);
+    if group.subgroup_lane() == 0 {
+        sums.store(group.subgroup_id(), subgroup_sum);
+    }
+    group.barrier();
+    let mut total = 0u32;
+    if group.thread() == 0 {
+        let subgroups = group.size().div_ceil(group.subgroup_size());
+        let mut s = 0;
+        while s < subgroups {
+            total = total.wrapping_add(sums.load(s));
+            s += 1;
+        }
+    }
+    total
+}
+
+/// `out[0] += x[0] + x[1] + ...` (wrapping): every invocation adds a grid-strided share of
+/// `x`, four loads in flight per step, then its workgroup's sum is added to `out[0]`.
+#[rgpu::kernel(threads = 256)]
+pub fn reduce_sum(group: Group, x: &[u32], sums: Shared<u32, 256>, out: Global<u32>) {
+    let n = x.len() as u32;
+    let stride = group.count() * group.size();
+    let mut i = group.global_thread();
+    let mut acc = 0u32;
+    while i + 3 * stride < n {
+        // SAFETY: i + 3 * stride < n = x.len().
+        let (a, b, c, d) = unsafe {
+            (
+                x.load_unchecked(i),
+                x.load_unchecked(i + stride),
+                x.load_unchecked(i + 2 * stride),
+                x.load_unchecked(i + 3 * stride),
+            )
+        };
+        acc = acc
+            .wrapping_add(a)
+            .wrapping_add(b)
+            .wrapping_add(c)
+            .wrapping_add(d);
+        i += 4 * stride;
+    }
+    while i < n {
+        // SAFETY: i < n.
+        acc = acc.wrapping_add(unsafe { x.load_unchecked(i) });
+        i += stride;
+    }
+    let total = workgroup_sum(group, acc, sums);
+    if group.thread() == 0 {
+        out.atomic_add(0, total);
+    }
+}
+
+/// Scan, step 1: `tile_sums[g]` = the sum of tile `g` (`SCAN_TILE` items) of `x`.
+#[rgpu::kernel(threads = 256)]
+pub fn scan_tile_sums(group: Group, x: &[u32], sums: Shared<u32, 256>, tile_sums: Global<u32>) {
+    let n = x.len() as u32;
+    let base = group.id() * SCAN_TILE;
+    let mut acc = 0u32;
+    rgpu::unroll!(R in 0..8 => {
+        let i = base + R as u32 * THREADS + group.thread();
+        if i < n {
+            // SAFETY: i < n.
+            acc = acc.wrapping_add(unsafe { x.load_unchecked(i) });
+        }
+    });
+    let total = workgroup_sum(group, acc, sums);
+    if group.thread() == 0 {
+        // SAFETY: one invocation writes element `id`, which exists (one per workgroup).
+        unsafe { tile_sums.write(group.id(), total) };
+    }
+}
+
+/// The exclusive prefix sum of `value` over the workgroup, in invocation order, and the
+/// workgroup's total: each subgroup scans itself, invocation 0 scans the subgroups' totals
+/// in `totals` (`totals[subgroups]` is the workgroup's total).
+#[inline(always)]
+fn workgroup_exclusive_scan(group: Group, value: u32, totals: Shared<u32, 257>) -> (u32, u32) {
+    let prefix = group.subgroup_exclusive_add(value);
+    let last = group.subgroup_size() - 1;
+    if group.subgroup_lane() == last || group.thread() == group.size() - 1 {
+        totals.store(group.subgroup_id(), prefix.wrapping_add(value));
+    }
+    group.barrier();
+    let subgroups = group.size().div_ceil(group.subgroup_size());
+    if group.thread() == 0 {
+        let mut running = 0u32;
+        let mut s = 0;
+        while s < subgroups {
+            let t = totals.load(s);
+            totals.store(s, running);
+            running = running.wrapping_add(t);
+            s += 1;
+        }
+        totals.store(subgroups, running);
+    }
+    group.barrier();
+    let result = (
+        prefix.wrapping_add(totals.load(group.subgroup_id())),
+        totals.load(subgroups),
+    );
+    // The next scan writes `totals` again only after every invocation has read it.
+    group.barrier();
+    result
+}
+
+/// Scan, step 2 (one workgroup): `tile_sums` becomes its exclusive prefix sum.
+#[rgpu::kernel(threads = 256)]
+pub fn scan_tile_offsets(group: Group, tile_sums: Global<u32>, totals: Shared<u32, 257>) {
+    let n = tile_sums.len();
+    let mut carry = 0u32;
+    let mut base = 0u32;
+    while base < n {
+        let i = base + group.thread();
+        // SAFETY: i < n; invocation `thread` alone reads and writes element i this round.
+        let value = if i < n {
+            unsafe { tile_sums.read(i) }
+        } else {
+            0
+        };
+        let (prefix, total) = workgroup_exclusive_scan(group, value, totals);
+        if i < n {
+            // SAFETY: as above.
+            unsafe { tile_sums.write(i, carry.wrapping_add(prefix)) };
+        }
+        carry = carry.wrapping_add(total);
+        base += THREADS;
+    }
+}
+
+/// Scan, step 3: `out[i]` = the sum of `x[..i]` (wrapping), each tile from its offset.
+#[rgpu::kernel(threads = 256)]
+pub fn scan_tiles(
+    group: Group,
+    x: &[u32],
+    tile_offsets: &[u32],
+    out: Global<u32>,
+    totals: Shared<u32, 257>,
+) {
+    let n = x.len() as u32;
+    let base = group.id() * SCAN_TILE;
+    // SAFETY: one offset per workgroup (step 2 wrote them).
+    let mut carry = unsafe { tile_offsets.load_unchecked(group.id()) };
+    let mut round = 0;
+    while round < SCAN_ROUNDS {
+        let i = base + round * THREADS + group.thread();
+        // SAFETY: i < n.
+        let value = if i < n {
+            unsafe { x.load_unchecked(i) }
+        } else {
+            0
+        };
+        let (prefix, total) = workgroup_exclusive_scan(group, value, totals);
+        if i < n {
+            // SAFETY: i < n = out.len(); element i is this invocation's alone.
+            unsafe { out.write(i, carry.wrapping_add(prefix)) };
+        }
+        carry = carry.wrapping_add(total);
+        round += 1;
+    }
+}
+
+/// `hist[b]` += how many bytes of `words` (4 per word, little end first) equal `b`:
+/// per-workgroup counts in workgroup memory (atomics), then one global atomic per bin.
+#[rgpu::kernel(threads = 256)]
+pub fn histogram(group: Group, words: &[u32], bins: Shared<u32, 256>, hist: Global<u32>) {
+    bins.store(group.thread(), 0);
+    group.barrier();
+    let n = words.len() as u32;
+    let stride = group.count() * group.size();
+    let mut i = group.global_thread();
+    while i < n {
+        // SAFETY: i < n.
+        let w = unsafe { words.load_unchecked(i) };
+        bins.atomic_add(w & 0xff, 1);
+        bins.atomic_add((w >> 8) & 0xff, 1);
+        bins.atomic_add((w >> 16) & 0xff, 1);
+        bins.atomic_add(w >> 24, 1);
+        i += stride;
+    }
+    group.barrier();
+    let count = bins.load(group.thread());
+    if count != 0 {
+        hist.atomic_add(group.thread(), count);
+    }
+}
+
+/// `c = a * b` for row-major `a` (`m x k`) and `b` (`k x n`), each workgroup one 16x16 tile
+/// of `c` through 16x16 tiles of `a` and `b` in workgroup memory; `m`, `n`, `k` multiples
+/// of 16, launched with `(n / 16, m / 16)` workgroups.
+#[rgpu::kernel(threads = 256)]
+pub fn sgemm(
+    group: Group<2>,
+    n: u32,
+    k: u32,
+    a: &[f32],
+    b: &[f32],
+    c: Global<f32>,
+    tile_a: Shared<f32, 256>,
+    tile_b: Shared<f32, 256>,
+) {
+    let (tx, ty) = (group.thread() % TILE, group.thread() / TILE);
+    let row = group.y() * TILE + ty;
+    let col = group.x() * TILE + tx;
+    let mut acc = 0.0f32;
+    let mut t = 0;
+    while t < k {
+        // SAFETY: row < m and t + tx < k; t + ty < k and col < n.
+        unsafe {
+            tile_a.store(ty * TILE + tx, a.load_unchecked(row * k + t + tx));
+            tile_b.store(ty * TILE + tx, b.load_unchecked((t + ty) * n + col));
+        }
+        group.barrier();
+        rgpu::unroll!(J in 0..16 => {
+            let j = J as u32;
+            acc = tile_a.load(ty * TILE + j).mul_add(tile_b.load(j * TILE + tx), acc);
+        });
+        group.barrier();
+        t += TILE;
+    }
+    // SAFETY: row < m, col < n; one invocation per element of c.
+    unsafe { c.write(row * n + col, acc) };
+}
+
+/// A 5-point blur of a `width x height` image: `0.5 * centre + 0.125 * (left + right + up +
+/// down)`, edges repeating the border pixel.
+#[rgpu::kernel]
+pub fn blur(item: Item<2>, src: &[f32], #[item] dst: &mut f32) {
+    let (x, y, i) = (item.x(), item.y(), item.index());
+    let left = if x > 0 { i - 1 } else { i };
+    let right = if x + 1 < item.width() { i + 1 } else { i };
+    let up = if y > 0 { i - item.width() } else { i };
+    let down = if y + 1 < item.height() {
+        i + item.width()
+    } else {
+        i
+    };
+    // SAFETY: every neighbour index is a pixel of the image (src holds width * height).
+    let (c, l, r, u, d) = unsafe {
+        (
+            src.load_unchecked(i),
+            src.load_unchecked(left),
+            src.load_unchecked(right),
+            src.load_unchecked(up),
+            src.load_unchecked(down),
+        )
+    };
+    *dst = 0.5 * c + 0.125 * (((l + r) + u) + d);
+}
+
+/// `out[i] = src[index[i]]` (every index below `src.len()`).
+#[rgpu::kernel]
+pub fn gather(#[item] index: &u32, src: &[f32], #[item] out: &mut f32) {
+    // SAFETY: the caller passes indices below src.len().
+    *out = unsafe { src.load_unchecked(*index) };
+}
+
+/// `dst[index[i]] = value[i]` (the indices a permutation of `0..dst.len()`).
+#[rgpu::kernel]
+pub fn scatter(#[item] index: &u32, #[item] value: &f32, dst: Global<f32>) {
+    // SAFETY: a permutation: each element of dst is written by one invocation.
+    unsafe { dst.write(*index, *value) };
+}

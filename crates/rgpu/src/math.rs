@@ -1,0 +1,65 @@
+//! Float operations a kernel crate cannot reach in `no_std`: `mul_add`, one fused
+//! multiply-add (one rounding) on every codegen.
+//!
+//! `f32::mul_add` is a method of std, which a `#![no_std]` kernel crate does not have on the
+//! GPU targets (rustc: "no method named `mul_add` found for type `f32`"). [`MulAdd`] gives
+//! the same method to kernels: `use rgpu::prelude::*;` then `x.mul_add(y, z)`. It lowers to
+//! LLVM's `llvm.fma` on nvptx (PTX `fma.rn.f32`/`.f64`), to GLSL.std.450 `Fma` on rust-gpu,
+//! and on the host (the cpu backend) std's own `mul_add`, correctly rounded. On the host
+//! std's method is found first; it computes the same thing.
+
+/// `self * a + b` with one rounding (a fused multiply-add), on every codegen.
+///
+/// ```ignore
+/// use rgpu::prelude::*;
+///
+/// #[rgpu::kernel]
+/// pub fn saxpy_fma(a: f32, #[item] x: &f32, #[item] y: &mut f32) {
+///     *y = a.mul_add(*x, *y);
+/// }
+/// ```
+///
+/// Floats stay bit-identical across the cpu, cuda, wgpu and ash backends: a kernel gets a
+/// fused multiply-add where it writes `mul_add`, and nowhere else (`a * b + c` rounds twice
+/// on every backend; see the README on float contraction).
+pub trait MulAdd: Copy {
+    /// `self * a + b`, rounded once.
+    fn mul_add(self, a: Self, b: Self) -> Self;
+}
+
+macro_rules! mul_add {
+    ($t:ty, $intrinsic:ident) => {
+        impl MulAdd for $t {
+            #[inline(always)]
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                #[cfg(rgpu_codegen = "host")]
+                {
+                    <$t>::mul_add(self, a, b)
+                }
+                // nvptx: llvm.fma (fma.rn); rust-gpu: GLSL.std.450 Fma. The intrinsic is a
+                // safe fn on current nightlies and an unsafe one on older ones (nvvm's).
+                #[cfg(all(
+                    not(rgpu_codegen = "host"),
+                    any(target_arch = "nvptx64", target_arch = "spirv")
+                ))]
+                #[allow(unused_unsafe)]
+                // SAFETY: a float operation; no memory is touched.
+                unsafe {
+                    core::intrinsics::$intrinsic(self, a, b)
+                }
+                // `check-spirv`/`check-nvvm`: the GPU code type-checked on the host with a
+                // stable compiler, never run.
+                #[cfg(all(
+                    not(rgpu_codegen = "host"),
+                    not(any(target_arch = "nvptx64", target_arch = "spirv"))
+                ))]
+                {
+                    self * a + b
+                }
+            }
+        }
+    };
+}
+
+mul_add!(f32, fmaf32);
+mul_add!(f64, fmaf64);
