@@ -8,11 +8,12 @@ tests can pass ``env={}``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from rgpu.errors import ConfigError
+from rgpu.backends import BACKENDS, Backend, check_codegen, parse_backends
+from rgpu.errors import ConfigError, did_you_mean
 
 TABLE = "[workspace.metadata.rgpu]"
 PROFILES = ("release", "debug")
@@ -28,7 +29,7 @@ BOOL_WORDS = {
 }
 # The build options in [workspace.metadata.rgpu]; their defaults.
 DEFAULTS: dict[str, Any] = {
-    "backend": ("cpu",),
+    "backend": (BACKENDS["cpu"],),
     "profile": "release",
     "codegen": None,
     # sm_75 is CUDA 13's oldest arch (its ptxas rejects sm_70); PTX for sm_75 still JIT-
@@ -66,7 +67,7 @@ ENV_VARS: dict[str, str] = {
 
 
 class Options(NamedTuple):
-    backends: tuple[str, ...]
+    backends: tuple[Backend, ...]
     profile: str
     codegen: str | None
     cuda_archs: tuple[str, ...]
@@ -83,7 +84,7 @@ class Options(NamedTuple):
     float_contraction: bool = False
 
     @property
-    def backend(self) -> str:
+    def backend(self) -> Backend:
         """The first backend (the one `rgpu run` prefers)."""
         return self.backends[0]
 
@@ -136,19 +137,19 @@ def _string(value: Any, where: str, forms: str) -> str:
     return value.strip()
 
 
-def _backends(value: Any, where: str) -> tuple[str, ...]:
-    from rgpu.backends import BACKENDS
-
+def _backends(value: Any, where: str) -> tuple[Backend, ...]:
     forms = f'backend = "cuda" or backend = ["cuda", "wgpu"] (names: {", ".join(BACKENDS)})'
-    return _known(_names(value, where, forms), tuple(BACKENDS), "backend", where, forms)
+    return parse_backends(_names(value, where, forms), where, ConfigError)
+
+
+def _codegen(value: Any, where: str) -> str:
+    return check_codegen(_string(value, where, 'codegen = "nvptx"'), where, ConfigError)
 
 
 def _known(
     names: tuple[str, ...], known: tuple[str, ...], what: str, where: str, forms: str
 ) -> tuple[str, ...]:
     """``names``, each one of ``known`` (else which is not, and the nearest name)."""
-    from rgpu.backends import did_you_mean
-
     for name in names:
         if name not in known:
             raise ConfigError(
@@ -159,8 +160,6 @@ def _known(
 
 
 def _profile(value: Any, where: str) -> str:
-    from rgpu.backends import did_you_mean
-
     text = _string(value, where, 'profile = "release" or "debug"')
     if text not in PROFILES:
         raise ConfigError(
@@ -218,16 +217,10 @@ def parse_platforms(value: Any, where: str) -> tuple[str, ...]:
     return _known(_names(value, where, forms), tuple(PLATFORMS), "platform", where, forms)
 
 
-def _codegen_forms() -> str:
-    from rgpu.codegens import REGISTRY
-
-    return " or ".join(f'codegen = "{e.name}" ({", ".join(e.backends)})' for e in REGISTRY)
-
-
 PARSERS: dict[str, Callable[[Any, str], Any]] = {
     "backend": _backends,
     "profile": _profile,
-    "codegen": lambda v, w: _string(v, w, _codegen_forms()),
+    "codegen": _codegen,
     "cuda-archs": _archs,
     "docker": parse_bool,
     "image": lambda v, w: _string(v, w, 'image = "registry/name:tag"'),
@@ -240,8 +233,6 @@ PARSERS: dict[str, Callable[[Any, str], Any]] = {
 
 
 def check_metadata_keys(metadata: Mapping[str, Any]) -> None:
-    from rgpu.backends import did_you_mean
-
     known = (*DEFAULTS, *LAYOUT_KEYS)
     for key in metadata:
         if key not in known and not isinstance(metadata[key], dict):
@@ -300,9 +291,3 @@ def cache_dir(env: Mapping[str, str]) -> Path:
         return Path(env["RGPU_CACHE_DIR"])
     base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".cache")
     return Path(base) / "rgpu"
-
-
-def split_names(values: Sequence[str]) -> list[str]:
-    """`--backend a,b --backend c` -> [a, b, c] (order kept, duplicates dropped)."""
-    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
-    return list(dict.fromkeys(names))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rgpu import __version__
+from rgpu.backends import BACKENDS, Backend, parse_backends
 from rgpu.errors import DestinationError, UsageError
 from rgpu.util.files import atomic_write_text
 
@@ -53,7 +54,7 @@ def job_commands(
 
 # webgpu is asked for by name (`--backends ...,webgpu`): its kernels need WGSL from rust-gpu's
 # SPIR-V that browsers accept (docs/reference.md, WebGPU).
-DEFAULT_BACKENDS: tuple[str, ...] = ("cpu", "wgpu", "ash", "cuda")
+DEFAULT_BACKENDS: tuple[Backend, ...] = tuple(BACKENDS[n] for n in ("cpu", "wgpu", "ash", "cuda"))
 
 # Action majors, confirmed current in November 2026 (release notes and dependabot bumps):
 # checkout v6 (Nov 2025), cache v5 (Dec 2025), upload-artifact v7 (Feb 2026),
@@ -86,35 +87,28 @@ class Job:
     commands: tuple[str, ...]
 
 
-def jobs_for(backends: Sequence[str], ci_run: Sequence[str] | None = None) -> list[Job]:
+def jobs_for(backends: Sequence[Backend], ci_run: Sequence[str] | None = None) -> list[Job]:
     """One job per backend and codegen (the codegen's pinned toolchain is its setup)."""
     from rgpu import codegens
-    from rgpu.backends import get_backend
+    from rgpu.backends import codegens_for
 
     jobs = []
     for backend in backends:
-        artifact = get_backend(backend).artifact
-        kind = {None: "cpu", "spirv": "vulkan", "ptx": "cuda", "wgsl": "web"}[artifact]
-        names = codegens.for_backend(backend)
+        kind = {None: "cpu", "spirv": "vulkan", "ptx": "cuda", "wgsl": "web"}[backend.artifact]
+        names = codegens_for(backend.name)
         for name in names or (None,):
             codegen = codegens.get(name) if name else None
-            job_id = f"{backend}-{name}" if len(names) > 1 else backend
+            job_id = f"{backend.name}-{name}" if len(names) > 1 else backend.name
             setup = tuple(shell_line(c) for c in (codegen.ci_setup if codegen else ()))
             args = codegen.ci_build_args if codegen else ()
-            lines = tuple(shell_line(c) for c in job_commands(backend, args, ci_run))
-            jobs.append(Job(job_id, kind, backend, name, setup=setup, commands=lines))
+            lines = tuple(shell_line(c) for c in job_commands(backend.name, args, ci_run))
+            jobs.append(Job(job_id, kind, backend.name, name, setup=setup, commands=lines))
     return jobs
 
 
-def parse_backends(values: Sequence[str]) -> tuple[str, ...]:
-    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
-    if not names:
-        return DEFAULT_BACKENDS
-    from rgpu.backends import get_backend
-
-    for name in names:
-        get_backend(name)  # unknown names fail with a did-you-mean
-    return tuple(dict.fromkeys(names))
+def chosen_backends(values: Sequence[str]) -> tuple[Backend, ...]:
+    """`--backends` as typed (checked), or the default jobs."""
+    return parse_backends(values, "--backends") or DEFAULT_BACKENDS
 
 
 def toolchains_key(env: Mapping[str, str] | None = None) -> str:
@@ -144,7 +138,10 @@ def repository_root(workspace: Path) -> Path:
 
 
 def render(
-    workspace: Path, backends: Sequence[str], rgpu_source: str, ci_run: Sequence[str] | None = None
+    workspace: Path,
+    backends: Sequence[Backend],
+    rgpu_source: str,
+    ci_run: Sequence[str] | None = None,
 ) -> Rendered:
     import jinja2
 

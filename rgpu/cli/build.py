@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from rgpu.cli.main import (
+from rgpu.backends import (
+    check_codegen,
+    codegen_choices,
+    get_backend,
+    names_help,
+    parse_backends,
+    split_names,
+)
+from rgpu.cli.group import (
     ChildExit,
     cli,
     dir_option,
@@ -20,24 +28,13 @@ from rgpu.cli.main import (
     step_summary,
     summary_of_failure,
 )
-from rgpu.codegens import codegen_choices
-from rgpu.config import split_names
 from rgpu.errors import RgpuError
 from rgpu.util.output import reporter
 
 if TYPE_CHECKING:
     from rgpu.host.test import BackendResult
 
-BACKEND_HELP = "cpu, cuda, wgpu or ash; repeat or comma-separate"
-
-
-def _backends(values: tuple[str, ...]) -> list[str]:
-    from rgpu.backends import get_backend
-
-    names = split_names(values)
-    for name in names:
-        get_backend(name)  # unknown names fail here with a did-you-mean
-    return names
+BACKEND_HELP = f"{names_help()}; repeat or comma-separate"
 
 
 def _archs(values: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -141,20 +138,21 @@ def build(
     ws = load_workspace(directory)
     options = options_for(
         ws,
+        backend=parse_backends(backends, "--backend") or None,
         profile=profile_of(release),
         yes=yes,
         docker=docker,
         image=image,
-        codegen=codegen,
+        codegen=check_codegen(codegen, "--codegen") if codegen is not None else None,
         cuda_archs=_archs(archs),
         require_platforms=_platforms(require_platforms),
     )
-    names = _backends(backends) or list(options.backends)
+    names = [b.name for b in options.backends]
     try:
         result = pipeline.build(
             ws,
             options,
-            names,
+            options.backends,
             dry_run=dry_run,
             kernel_artifacts=kernel_artifacts,
             recompile=recompile,
@@ -198,9 +196,8 @@ def run(
 
     ws = load_workspace(directory)
     options = options_for(ws, profile=profile_of(release))
-    if backend is not None:
-        _backends((backend,))
-    code = run_program(ws, options, backend, binary, example, args)
+    chosen = get_backend(backend, "--backend") if backend is not None else None
+    code = run_program(ws, options, chosen, binary, example, args)
     if code != 0:
         raise ChildExit(code)
 
@@ -221,7 +218,7 @@ def test(directory: Path | None, backends: tuple[str, ...], release: bool | None
 
     ws = load_workspace(directory)
     options = options_for(ws, profile=profile_of(release))
-    asked = _backends(backends)
+    asked = parse_backends(backends, "--backend")
     try:
         results = testing.run_tests(ws, options, asked)
     except testing.TestsFailed as failed:

@@ -20,7 +20,7 @@ from typing import Any
 
 from rgpu import __version__
 from rgpu import codegens as registry
-from rgpu.backends import BACKENDS, get_backend
+from rgpu.backends import BACKENDS, Backend, codegen_names, resolve_codegen
 from rgpu.doctor.check import Check
 from rgpu.doctor.checks import (
     check_containers,
@@ -104,7 +104,7 @@ def codegen_checks(name: str, pin: Pin, env: Mapping[str, str]) -> list[Check]:
 def _codegen_probes(
     pins: Mapping[str, Pin], env: Mapping[str, str]
 ) -> list[Callable[[], list[Check]]]:
-    return [partial(codegen_checks, n, pins[n], env) for n in registry.names() if n in pins]
+    return [partial(codegen_checks, n, pins[n], env) for n in codegen_names() if n in pins]
 
 
 def _probes(pins: Mapping[str, Pin], env: Mapping[str, str]) -> list[Callable[[], list[Check]]]:
@@ -142,9 +142,8 @@ def _safely(probe: Callable[[], list[Check]]) -> list[Check]:
         return [Check(area, "fail", error.message, error.hint or "run `rgpu --debug doctor`")]
 
 
-def verdict_for(backend_name: str, codegen: str | None, checks: list[Check]) -> Verdict:
-    backend = get_backend(backend_name)
-    codegen = registry.resolve(backend.name, codegen)
+def verdict_for(backend: Backend, codegen: str | None, checks: list[Check]) -> Verdict:
+    codegen = resolve_codegen(backend.name, codegen)
     build_keys = {
         "cargo",
         *([codegen] if codegen else []),
@@ -175,14 +174,14 @@ def verdict_for(backend_name: str, codegen: str | None, checks: list[Check]) -> 
 def diagnose(
     env: Mapping[str, str] | None = None,
     *,
-    backend: str | None = None,
+    backend: Backend | None = None,
     codegen: str | None = None,
 ) -> Report:
-    if backend is not None:  # fail on a bad name before probing anything
-        registry.resolve(get_backend(backend).name, codegen)
+    if backend is not None:  # fail on a codegen that cannot build it before probing anything
+        resolve_codegen(backend.name, codegen)
     checks = run_checks(env)
-    names = [backend] if backend else list(BACKENDS)
-    verdicts = [verdict_for(n, codegen if n == backend else None, checks) for n in names]
+    chosen = [backend] if backend else list(BACKENDS.values())
+    verdicts = [verdict_for(b, codegen if b == backend else None, checks) for b in chosen]
     return Report(tuple(checks), tuple(verdicts), ci_note(os.environ if env is None else env))
 
 

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from rgpu.backends import BACKENDS, Backend
 from rgpu.util.files import write_text_if_changed
 
 BUILD_STATE = "build.json"
@@ -22,14 +23,14 @@ class Target(NamedTuple):
 
 
 class State(NamedTuple):
-    backends: tuple[str, ...]
+    backends: tuple[Backend, ...]
     profile: str
     features: tuple[str, ...] = ()
     targets: tuple[Target, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "backends": list(self.backends),
+            "backends": [b.name for b in self.backends],
             "profile": self.profile,
             "features": list(self.features),
             "targets": [t._asdict() for t in self.targets],
@@ -38,7 +39,8 @@ class State(NamedTuple):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> State:
         return cls(
-            backends=tuple(str(b) for b in data["backends"]),
+            # A name this rgpu does not know (a newer rgpu wrote it): KeyError, no state.
+            backends=tuple(BACKENDS[str(b)] for b in data["backends"]),
             profile=str(data["profile"]),
             features=tuple(str(f) for f in data.get("features", [])),
             targets=tuple(Target(**t) for t in data.get("targets", [])),

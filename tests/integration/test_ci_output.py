@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from rgpu.artifacts import manifest
+from rgpu.backends import parse_backends
 from rgpu.ci import workflow
 from rgpu.errors import ExitCode
 from tests.conftest import run_rgpu
@@ -144,7 +145,7 @@ def test_the_gpu_jobs_lines_are_commands_rgpu_accepts(tmp_path: Path) -> None:
 
 
 def test_the_cuda_job_uploads_what_a_cuda_build_writes(cuda_ws: Path) -> None:
-    rendered = workflow.render(cuda_ws, ("cuda",), SOURCE)
+    rendered = workflow.render(cuda_ws, parse_backends(("cuda",)), SOURCE)
     jobs = yaml.safe_load(rendered.text)["jobs"]
     upload = next(s for s in jobs["cuda-nvptx"]["steps"] if "upload-artifact" in s.get("uses", ""))
     patterns = upload["with"]["path"].split()

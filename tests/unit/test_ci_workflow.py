@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from rgpu.backends import parse_backends
 from rgpu.ci import source, workflow
 from rgpu.cli import main
 from rgpu.errors import DestinationError, UsageError
@@ -22,7 +23,7 @@ from tests.unit.projects import write_workspace
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 SOURCE = f"rgpu-cli @ git+https://github.com/example/rgpu@{SHA}"
-ALL = ("cpu", "wgpu", "ash", "cuda")
+ALL = parse_backends(("cpu", "wgpu", "ash", "cuda"))
 COMBINATIONS = [
     combo
     for n in range(1, len(workflow.DEFAULT_BACKENDS) + 1)
@@ -75,27 +76,31 @@ def test_ci_run_adds_an_rgpu_run_step_where_the_backend_runs() -> None:
 
 
 def test_the_webgpu_job_builds_and_runs_the_page_in_headless_chrome(tmp_path: Path) -> None:
-    (job,) = workflow.jobs_for(("webgpu",), ci_run=("--", "--check"))
+    (job,) = workflow.jobs_for(parse_backends(("webgpu",)), ci_run=("--", "--check"))
     assert (job.id, job.kind, job.codegen) == ("webgpu", "web", "spirv")
     assert job.setup == ("rgpu toolchain install spirv --yes",)
     assert job.commands == (
         "rgpu build --backend webgpu",
         "rgpu run --backend webgpu -- --check",
     )
-    (bare,) = workflow.jobs_for(("webgpu",))
+    (bare,) = workflow.jobs_for(parse_backends(("webgpu",)))
     assert bare.commands == ("rgpu build --backend webgpu",)
-    block = job_blocks(workflow.render(tmp_path, ("webgpu",), SOURCE, ("--", "--check")).text)
+    block = job_blocks(
+        workflow.render(tmp_path, parse_backends(("webgpu",)), SOURCE, ("--", "--check")).text
+    )
     assert "name: webgpu in headless Chrome" in block["webgpu"]
     assert "run: google-chrome --version" in block["webgpu"]
     assert "~/.cache/rust-gpu" in block["webgpu"]
     out = tmp_path / "rgpu.yml"
-    out.write_text(workflow.render(tmp_path, ("cpu", "webgpu"), SOURCE, ("--",)).text)
+    out.write_text(
+        workflow.render(tmp_path, parse_backends(("cpu", "webgpu")), SOURCE, ("--",)).text
+    )
     proc = subprocess.run([actionlint(), str(out)], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_cuda_jobs_compile_then_check_the_ptx() -> None:
-    by_id = {j.id: j for j in workflow.jobs_for(("cuda",))}
+    by_id = {j.id: j for j in workflow.jobs_for(parse_backends(("cuda",)))}
     assert by_id["cuda-nvptx"].commands == (
         "rgpu build --backend cuda --codegen nvptx",
         "rgpu ci check-ptx",
@@ -126,10 +131,10 @@ def test_setup_steps_install_the_toolchains_rgpu_pins(
 
 
 def test_backends_are_parsed_and_checked() -> None:
-    assert workflow.parse_backends(()) == workflow.DEFAULT_BACKENDS
-    assert workflow.parse_backends(("cuda,cpu", "cpu")) == ("cuda", "cpu")
+    assert workflow.chosen_backends(()) == workflow.DEFAULT_BACKENDS
+    assert [b.name for b in workflow.chosen_backends(("cuda,cpu", "cpu"))] == ["cuda", "cpu"]
     with pytest.raises(UsageError, match="did you mean `wgpu`"):
-        workflow.parse_backends(("cpu,wgpy",))
+        workflow.chosen_backends(("cpu,wgpy",))
 
 
 # --- the rendered workflow ----------------------------------------------------------------
@@ -138,7 +143,7 @@ def test_backends_are_parsed_and_checked() -> None:
 def test_every_backend_combination_passes_actionlint(tmp_path: Path) -> None:
     files = []
     for combo in COMBINATIONS:
-        out = tmp_path / "-".join(combo) / "rgpu.yml"
+        out = tmp_path / "-".join(b.name for b in combo) / "rgpu.yml"
         out.parent.mkdir()
         out.write_text(workflow.render(tmp_path, combo, SOURCE, ("--",)).text, encoding="utf-8")
         files.append(str(out))
@@ -191,7 +196,10 @@ def test_rgpus_own_demo_jobs_are_the_jobs_ci_init_generates(tmp_path: Path) -> N
     (repo / "sortdemo").mkdir()
     generated = yaml.safe_load(
         workflow.render(
-            repo / "sortdemo", ("wgpu", "ash", "cuda", "webgpu"), "x", ("--", "--verify")
+            repo / "sortdemo",
+            parse_backends(("wgpu", "ash", "cuda", "webgpu")),
+            "x",
+            ("--", "--verify"),
         ).text
     )
     assert set(generated["jobs"]) == {"wgpu", "ash", "cuda-nvptx", "cuda-nvvm", "webgpu"}
@@ -209,7 +217,7 @@ def test_rgpus_own_demo_jobs_are_the_jobs_ci_init_generates(tmp_path: Path) -> N
     assert "--codegen nvvm --docker" in str(ours["demo-cuda-nvvm"]["steps"])
 
 
-@pytest.mark.parametrize("combo", COMBINATIONS, ids=lambda c: "-".join(c))
+@pytest.mark.parametrize("combo", COMBINATIONS, ids=lambda c: "-".join(b.name for b in c))
 def test_job_run_lines_are_the_jobs_commands(tmp_path: Path, combo: tuple[str, ...]) -> None:
     blocks = job_blocks(workflow.render(tmp_path, combo, SOURCE).text)
     expected = {job.id: list(job.commands) for job in workflow.jobs_for(combo)}
@@ -254,7 +262,7 @@ def test_workspace_below_the_repository_root_gets_working_directory(tmp_path: Pa
     (tmp_path / ".git").mkdir()
     ws = tmp_path / "gpu" / "sortdemo"
     ws.mkdir(parents=True)
-    rendered = workflow.render(ws, ("cpu",), SOURCE)
+    rendered = workflow.render(ws, parse_backends(("cpu",)), SOURCE)
     assert rendered.path == tmp_path / ".github" / "workflows" / "rgpu.yml"
     assert "    working-directory: gpu/sortdemo\n" in rendered.text
     assert "hashFiles('gpu/sortdemo/**/Cargo.lock'" in rendered.text
@@ -263,7 +271,7 @@ def test_workspace_below_the_repository_root_gets_working_directory(tmp_path: Pa
 
 def test_write_workflow_never_overwrites_without_force(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
-    rendered = workflow.render(tmp_path, ("cpu",), SOURCE)
+    rendered = workflow.render(tmp_path, parse_backends(("cpu",)), SOURCE)
     assert workflow.write_workflow(rendered, force=False) == "create"
     assert workflow.write_workflow(rendered, force=False) == "identical"
     rendered.path.write_text("# my own edits\n", encoding="utf-8")

@@ -10,16 +10,17 @@ import pytest
 from rgpu.codegens import KernelBuild, nvptx
 from rgpu.containers.placement import Placement
 from rgpu.errors import ArtifactError
+from rgpu.toolchains import nvptx_routes
 from tests.unit.projects import demo_workspace, fake_program, kernel_build, options, pin, tiny_ptx
 
-NIGHTLY = nvptx.NvptxToolchain(
+NIGHTLY = nvptx_routes.NvptxToolchain(
     kind="rustup-nightly", cargo=("cargo", "+nightly-2026-11-01"), rustc_version="1.97.0"
 )
 CONTAINER = Placement(True, "rgpu-toolchain:test", "--docker (--docker)")
 
 
-def build(tmp_path: Path, toolchain: nvptx.NvptxToolchain = NIGHTLY, archs: str = "sm_80,sm_90",
-          where: Placement | None = None) -> KernelBuild:  # fmt: skip
+def build(tmp_path: Path, toolchain: nvptx_routes.NvptxToolchain = NIGHTLY,
+          archs: str = "sm_80,sm_90", where: Placement | None = None) -> KernelBuild:  # fmt: skip
     ws = demo_workspace(tmp_path / "ws")
     opts = options({"RGPU_CUDA_ARCHS": archs})
     return kernel_build(ws, "nvptx", toolchain, opts, where)
@@ -60,7 +61,7 @@ def test_the_artifacts_go_to_the_kernels_dir_by_arch(tmp_path: Path) -> None:
 def test_a_container_build_uses_the_images_toolchain_without_probing(tmp_path: Path) -> None:
     # An empty PATH: probing this machine would find no rustup and no system rustc.
     found = nvptx.CODEGEN.toolchain(pin("nvptx"), CONTAINER, {"PATH": str(tmp_path)})
-    assert found is nvptx.IMAGE_TOOLCHAIN
+    assert found is nvptx_routes.IMAGE_TOOLCHAIN
     plan = nvptx.CODEGEN.plan(build(tmp_path, found, archs="sm_80", where=CONTAINER))
     (step,) = plan.steps
     assert step.argv[:2] == ("/usr/bin/cargo", "rustc")
@@ -120,7 +121,7 @@ def system_pin(tmp_path: Path, major: int = 22) -> object:
 def test_without_a_rustup_nightly_the_system_rustc_is_used_with_bootstrap(tmp_path: Path) -> None:
     fake_program(tmp_path / "bin", "rustup", "echo 'error: no default toolchain' >&2\nexit 1\n")
     env = {"PATH": str(tmp_path / "bin"), "RGPU_CACHE_DIR": str(tmp_path / "cache")}
-    found = nvptx.find_toolchain(system_pin(tmp_path), env)  # type: ignore[arg-type]
+    found = nvptx_routes.find_toolchain(system_pin(tmp_path), env)  # type: ignore[arg-type]
     assert found.kind == "system" and found.ready
     assert found.env["RUSTC"] == str(tmp_path / "sys" / "rustc")
     assert found.env["RUSTC_BOOTSTRAP"] == "1"
@@ -135,7 +136,7 @@ def test_a_system_rustc_of_another_llvm_major_fails_with_the_package_to_install(
     tmp_path: Path,
 ) -> None:
     env = {"PATH": str(tmp_path / "bin"), "RGPU_CACHE_DIR": str(tmp_path / "cache")}
-    found = nvptx.find_toolchain(system_pin(tmp_path, major=21), env)  # type: ignore[arg-type]
+    found = nvptx_routes.find_toolchain(system_pin(tmp_path, major=21), env)  # type: ignore[arg-type]
     assert not found.ready
     failed = next(c for c in found.checks if c.failed)
     assert failed.name == "nvptx llvm tools" and failed.fix.startswith("apt-get install llvm-21")
