@@ -149,7 +149,8 @@ def checker_identity(kind: str, env: Mapping[str, str]) -> str:
 
 
 def _key(kernel: KernelPlan, env: Mapping[str, str]) -> str:
-    parts = [kernel.codegen.name, str(kernel.build.placement)]
+    where = kernel.build.placement  # where and in which image; not why (a message)
+    parts = [kernel.codegen.name, str(where.in_container), str(where.image)]
     parts.append(checker_identity(kernel.codegen.artifact_kind, env))
     for step in kernel.plan.steps:
         parts += [*step.argv, *sorted(f"{k}={v}" for k, v in step.env.items())]

@@ -201,6 +201,7 @@ def build(
                 profile=options.profile,
                 features=features,
                 targets=targets,
+                settings=build_state.settings_of(options),
             ),
         )
     return BuildResult(

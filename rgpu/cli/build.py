@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -51,6 +51,15 @@ def _platforms(values: tuple[str, ...]) -> tuple[str, ...] | None:
     from rgpu.config import parse_platforms
 
     return parse_platforms(split_names(values), "--require-platform")
+
+
+def last_build_options(ws: Any, release: bool | None) -> Any:
+    """`rgpu run` and `rgpu test` build what the last build built: its settings (archs,
+    codegen, ...; host/state.py), and its profile unless --release/--debug says otherwise."""
+    from rgpu.host import state
+
+    options = options_for(ws, profile=profile_of(release))
+    return state.again(options, state.read(ws.rgpu_dir), profile_given=release is not None)
 
 
 release_option = click.option(
@@ -195,7 +204,7 @@ def run(
     from rgpu.host.run import run as run_program
 
     ws = load_workspace(directory)
-    options = options_for(ws, profile=profile_of(release))
+    options = last_build_options(ws, release)
     chosen = get_backend(backend, "--backend") if backend is not None else None
     code = run_program(ws, options, chosen, binary, example, args)
     if code != 0:
@@ -217,7 +226,7 @@ def test(directory: Path | None, backends: tuple[str, ...], release: bool | None
     from rgpu.host import test as testing
 
     ws = load_workspace(directory)
-    options = options_for(ws, profile=profile_of(release))
+    options = last_build_options(ws, release)
     asked = parse_backends(backends, "--backend")
     try:
         results = testing.run_tests(ws, options, asked)

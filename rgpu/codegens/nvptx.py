@@ -16,6 +16,7 @@ rgpu/toolchains/nvptx_routes.py: this module only plans with the route it is giv
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -212,8 +213,30 @@ class NvptxCodegen:
             if checked.ptxas != "accepted":
                 reporter().warn(f"{dest.name}: ptxas check {checked.ptxas}")
             write_bytes_if_changed(dest, source.read_bytes())
-            produced.append(describe_ptx(dest, build.out_dir, checked, codegen=self.name))
+            artifact = describe_ptx(dest, build.out_dir, checked, codegen=self.name)
+            artifact.extra.update(built_by(build, arch))
+            produced.append(artifact)
         return produced
+
+
+def built_by(build: KernelBuild, arch: str) -> dict[str, str]:
+    """Which route built this PTX (`pinned`, `system` or `image`: toolchains/nvptx_routes.py)
+    and the rustc that did, as cargo recorded it in the kernel target directory
+    (`.rustc_info.json`, its cache of `rustc -vV`): the manifest says which compiler made
+    each PTX, wherever it ran."""
+    toolchain: NvptxToolchain = build.toolchain
+    found = {"route": toolchain.kind}
+    try:
+        info = json.loads((target_dir(build, arch) / ".rustc_info.json").read_text("utf-8"))
+        outputs = [o.get("stdout", "") for o in info["outputs"].values()]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return found
+    for text in outputs:
+        if text.startswith("rustc ") and "\nrelease: " in text:
+            fields = dict(ln.split(": ", 1) for ln in text.splitlines()[1:] if ": " in ln)
+            llvm = fields.get("LLVM version")
+            found["rustc"] = text.splitlines()[0] + (f", LLVM {llvm}" if llvm else "")
+    return found
 
 
 def describe_ptx(

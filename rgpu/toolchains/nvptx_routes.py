@@ -6,7 +6,9 @@ library sources, nightly flags through RUSTC_BOOTSTRAP=1 (said in a plan note), 
 dir on PATH, and an llvm-bitcode-linker built once from the rustc source package into
 rgpu's cache; else, with --yes, rgpu installs one: the pinned nightly through rustup, or
 (without rustup, or when rustup fails) the pin's [system] packages through apt-get as root.
-In a container: the image's toolchain (IMAGE_TOOLCHAIN).
+In a container: the image's toolchain (IMAGE_TOOLCHAIN). RGPU_NVPTX_TOOLCHAIN=pinned or
+=system takes that route only (its install with --yes, else its failing checks): a build that
+must be made by one compiler says so, instead of getting whichever this machine has.
 
 `find_toolchain` is the one answer: the codegen (rgpu/codegens/nvptx.py) builds with it,
 `rgpu doctor` shows its checks, and `rgpu build --yes` and `rgpu toolchain install nvptx`
@@ -23,7 +25,7 @@ from typing import NamedTuple
 
 from rgpu.config import cache_dir
 from rgpu.doctor.check import Check
-from rgpu.errors import RgpuError, ToolchainError
+from rgpu.errors import ConfigError, RgpuError, ToolchainError
 from rgpu.toolchains import apt, rustup, tools
 from rgpu.toolchains.pins import Pin, split_host
 from rgpu.util import cmd
@@ -39,12 +41,15 @@ SYSTEM_DEFAULTS = {
     "bitcode_linker_source": "/usr/src/rustc-{version}/src/tools/llvm-bitcode-linker",
 }
 LLVM_TOOLS = ("llc", "opt", "llvm-link")
+# Which route a build may take: "auto" (the order above), "pinned" or "system" only.
+ROUTE_ENV = "RGPU_NVPTX_TOOLCHAIN"
+ROUTES = ("auto", "pinned", "system")
 
 
 class NvptxToolchain(NamedTuple):
     """How to run the nvptx build, and doctor's lines about it (ready: none failed)."""
 
-    kind: str  # "rustup-nightly", "system", "image", or "install" (none yet: see installs)
+    kind: str  # "pinned", "system", "image", or "install" (none yet: see installs)
     cargo: tuple[str, ...]  # argv prefix: ("cargo", "+nightly-...") or ("/usr/bin/cargo",)
     rustc_version: str
     env: Mapping[str, str] = MappingProxyType({})
@@ -68,7 +73,7 @@ class NvptxToolchain(NamedTuple):
             return "install with --yes: " + ", else ".join(
                 f"`{cmd.format_argv(a)}`" for a in self.installs
             )
-        return {"rustup-nightly": "the pinned rustup nightly", "image": "the image's rustc"}.get(
+        return {"pinned": "the pinned rustup nightly", "image": "the image's rustc"}.get(
             self.kind, "the system rustc"
         )
 
@@ -104,13 +109,30 @@ def install_fix(pin: Pin, found: rustup.Status | None) -> str:
     )
 
 
+def chosen_route(env: Mapping[str, str]) -> str:
+    """RGPU_NVPTX_TOOLCHAIN: auto (unset), pinned or system."""
+    value = env.get(ROUTE_ENV, "").strip().lower() or "auto"
+    if value not in ROUTES:
+        raise ConfigError(
+            f"{ROUTE_ENV}={env[ROUTE_ENV]} is not one of {', '.join(ROUTES)}",
+            f"set {ROUTE_ENV} to pinned (the pinned rustup nightly), system (the system rustc) "
+            "or auto (the pinned nightly when installed, else the system rustc), or unset it",
+        )
+    return value
+
+
 def find_toolchain(pin: Pin, env: Mapping[str, str], *, root: bool | None = None) -> NvptxToolchain:
     """The one answer to "how does an nvptx build run here", for build and doctor alike:
     1. the pinned nightly, installed with its components (rustup);
     2. else the system rustc, when it has everything (Debian's rustc-web + llvm-22);
     3. else what --yes would install: the pinned nightly through rustup, then (as root with
        apt-get) the [system] packages; the toolchain is "install" and not ready;
-    4. else the system toolchain's failing checks, with both fixes."""
+    4. else the system toolchain's failing checks, with both fixes.
+    RGPU_NVPTX_TOOLCHAIN=pinned keeps to 1 (and its rustup install), =system to 2 (and its
+    apt-get install)."""
+    route = chosen_route(env)
+    if route == "system":
+        return _system_only(pin, env, root)
     try:
         found: rustup.Status | None = rustup.status(pin, env)
         problem = None
@@ -121,7 +143,7 @@ def find_toolchain(pin: Pin, env: Mapping[str, str], *, root: bool | None = None
         release = found.rustc.get("release", "?")
         comps = ", ".join(pin.components)
         return NvptxToolchain(
-            kind="rustup-nightly",
+            kind="pinned",
             cargo=("cargo", f"+{name}"),
             rustc_version=release,
             checks=(
@@ -146,6 +168,8 @@ def find_toolchain(pin: Pin, env: Mapping[str, str], *, root: bool | None = None
         problem = found.summary() if found is not None else f"{pin.channel} is not installed"
     fix = install_fix(pin, found)
     why = f"the pinned {problem}" if pin.channel in problem else f"pinned {pin.channel}: {problem}"
+    if route == "pinned":
+        return _pinned_missing(pin, found, f"{ROUTE_ENV}=pinned: {why}")
     system = system_toolchain(pin, env, why, fix)
     if system.ready:
         return system
@@ -158,18 +182,53 @@ def find_toolchain(pin: Pin, env: Mapping[str, str], *, root: bool | None = None
     if not installs:
         return system
     missing = next(c for c in system.checks if c.failed)
-    plan = NvptxToolchain(
-        kind="install",
+    return _install_plan(pin, f"{why}; system rustc: {missing.detail}", tuple(installs))
+
+
+def _system_only(pin: Pin, env: Mapping[str, str], root: bool | None) -> NvptxToolchain:
+    """RGPU_NVPTX_TOOLCHAIN=system: the system rustc, or its apt-get install (as root)."""
+    packages = " ".join(pin.table("system").get("packages", ["rustc-web"]))
+    fix = f"on Debian as root `apt-get install {packages}`, or unset {ROUTE_ENV}"
+    system = system_toolchain(pin, env, f"{ROUTE_ENV}=system", fix)
+    apt = apt_argv(pin, env, root=root)
+    if system.ready or apt is None:
+        return system
+    missing = next(c for c in system.checks if c.failed)
+    return _install_plan(pin, f"{ROUTE_ENV}=system: {missing.detail}", (apt,))
+
+
+def _pinned_missing(pin: Pin, found: rustup.Status | None, why: str) -> NvptxToolchain:
+    """RGPU_NVPTX_TOOLCHAIN=pinned and the pinned nightly is not ready: its rustup install,
+    or (without a usable rustup) a failing check."""
+    argv = found.install_argv() if found is not None and not found.rustup_missing else None
+    if argv and found is not None and found.hash_ok is not False:
+        return _install_plan(pin, why, (tuple(argv),))
+    return NvptxToolchain(
+        kind="pinned",
         cargo=("cargo", f"+{pin.channel}"),
         rustc_version="none",
-        installs=tuple(installs),
+        checks=(
+            Check(
+                "nvptx toolchain",
+                "fail",
+                why,
+                f"{install_fix(pin, found)}; or unset {ROUTE_ENV}",
+                NEED,
+            ),
+        ),
+    )
+
+
+def _install_plan(pin: Pin, why: str, installs: tuple[tuple[str, ...], ...]) -> NvptxToolchain:
+    plan = NvptxToolchain(
+        kind="install", cargo=("cargo", f"+{pin.channel}"), rustc_version="none", installs=installs
     )
     return plan._replace(
         checks=(
             Check(
                 "nvptx toolchain",
                 "fail",
-                f"{why}; system rustc: {missing.detail}; route: {plan.route}",
+                f"{why}; route: {plan.route}",
                 "rgpu build --backend cuda --yes (or `rgpu toolchain install nvptx --yes`) "
                 "installs it",
                 NEED,
@@ -360,7 +419,7 @@ def system_toolchain(pin: Pin, env: Mapping[str, str], why: str, fix: str) -> Nv
         rustc_version=rust.release,
         env={"RUSTC": rust.rustc, "RUSTC_BOOTSTRAP": "1", "PATH": path},
         notes=(
-            f"the pinned {pin.channel} is not installed: using the system rustc "
+            f"{why}: using the system rustc "
             f"{rust.release} with RUSTC_BOOTSTRAP=1 to allow nightly flags (-Zbuild-std, "
             "abi_ptx); `rgpu toolchain install nvptx --yes` installs the pin",
         ),

@@ -17,7 +17,7 @@ from rgpu.host import run as host_run
 from rgpu.host import state
 from rgpu.host import test as host_test
 from rgpu.workspace import Workspace
-from tests.unit.projects import demo_workspace
+from tests.unit.projects import demo_workspace, options
 
 
 def workspace(root: Path, default_binary: str | None = None) -> Workspace:
@@ -277,3 +277,19 @@ def test_build_state_round_trips_and_a_broken_one_reads_as_none(tmp_path: Path) 
     assert state.read(tmp_path) == built
     (tmp_path / state.BUILD_STATE).write_text("{}")
     assert state.read(tmp_path) is None
+
+
+def test_rgpu_test_and_run_build_again_with_the_last_builds_settings(tmp_path: Path) -> None:
+    built = options(cuda_archs=("sm_90",), codegen="nvvm", docker=True)
+    recorded = state.State(
+        backends=(BACKENDS["cuda"],), profile="debug", settings=state.settings_of(built)
+    )
+    state.write(tmp_path, recorded)
+    back = state.read(tmp_path)
+    assert back is not None and back.settings["cuda_archs"] == ["sm_90"]
+    now = options()  # the defaults: what `rgpu test` resolved before it read build.json
+    again = state.again(now, back, profile_given=False)
+    assert (again.cuda_archs, again.codegen, again.docker) == (("sm_90",), "nvvm", True)
+    assert again.profile == "debug" and "last build" in again.docker_source
+    assert state.again(now, back, profile_given=True).profile == now.profile  # --release wins
+    assert state.again(now, None, profile_given=False) == now  # no build yet

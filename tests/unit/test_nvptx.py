@@ -3,6 +3,7 @@ toolchain choice (against fake programs) and what it collects (with the real ptx
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from rgpu.toolchains import nvptx_routes
 from tests.unit.projects import demo_workspace, fake_program, kernel_build, options, pin, tiny_ptx
 
 NIGHTLY = nvptx_routes.NvptxToolchain(
-    kind="rustup-nightly", cargo=("cargo", "+nightly-2026-11-01"), rustc_version="1.97.0"
+    kind="pinned", cargo=("cargo", "+nightly-2026-11-01"), rustc_version="1.97.0"
 )
 CONTAINER = Placement(True, "rgpu-toolchain:test", "--docker (--docker)")
 
@@ -150,8 +151,28 @@ def test_collect_checks_and_copies_each_archs_ptx(tmp_path: Path) -> None:
     (found,) = nvptx.CODEGEN.collect(b)
     assert (found.path, found.codegen, found.target) == ("demo_kernel-sm_80.ptx", "nvptx", "sm_80")
     assert found.entry_points == ("add_one",)
-    assert found.extra == {"ptx_isa": "7.0", "ptxas": "accepted"}
+    assert found.extra == {"ptx_isa": "7.0", "ptxas": "accepted", "route": "pinned"}
     assert nvptx.artifact_path(b, "sm_80").read_bytes() == source.read_bytes()
+
+
+def test_the_manifest_names_the_route_and_the_rustc_cargo_ran(tmp_path: Path) -> None:
+    """cargo's own record of `rustc -vV` in the kernel target directory (.rustc_info.json) is
+    the compiler that made the PTX, here or in a container."""
+    b = build(tmp_path, nvptx_routes.IMAGE_TOOLCHAIN, archs="sm_80")
+    source = nvptx.built_ptx(b, "sm_80")
+    source.parent.mkdir(parents=True)
+    source.write_text(tiny_ptx("sm_80", entry="add_one"))
+    vv = (
+        "rustc 1.96.0 (ac68faa20 2026-05-25) (built from a source tarball)\nbinary: rustc\n"
+        "commit-hash: ac68faa20c58\nrelease: 1.96.0\nLLVM version: 22.1.8\n"
+    )
+    info = {"rustc_fingerprint": 1, "outputs": {"1": {"stdout": "___.ptx\n"}, "2": {"stdout": vv}}}
+    (nvptx.target_dir(b, "sm_80") / ".rustc_info.json").write_text(json.dumps(info))
+    (found,) = nvptx.CODEGEN.collect(b)
+    assert found.extra["route"] == "image"
+    assert found.extra["rustc"] == (
+        "rustc 1.96.0 (ac68faa20 2026-05-25) (built from a source tarball), LLVM 22.1.8"
+    )
 
 
 def test_collect_refuses_ptx_of_the_wrong_arch(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rgpu.errors import ToolchainError
+from rgpu.errors import ConfigError, ToolchainError
 from rgpu.toolchains import nvptx_routes
 from rgpu.toolchains.pins import Pin
 from tests.unit.projects import fake_program, pin
@@ -115,7 +115,7 @@ def test_without_consent_nothing_is_installed_and_the_commands_are_named(tmp_pat
 def test_yes_installs_the_pinned_nightly_and_the_build_uses_it(tmp_path: Path) -> None:
     env = machine(tmp_path, {})
     found = nvptx_routes.install_toolchain(no_system(PIN, tmp_path), env, yes=True, root=False)
-    assert found.kind == "rustup-nightly" and found.ready
+    assert found.kind == "pinned" and found.ready
     assert found.cargo == ("cargo", "+nightly-2026-10-30")
 
 
@@ -166,7 +166,58 @@ def test_toolchain_install_installs_the_pin_even_where_the_system_rustc_would_do
     with pytest.raises(ToolchainError, match="asks before installing"):
         nvptx_routes.install_toolchain(target, env, yes=False, root=False, pinned=True)  # type: ignore[arg-type]
     found = nvptx_routes.install_toolchain(target, env, yes=True, root=False, pinned=True)  # type: ignore[arg-type]
-    assert found.kind == "rustup-nightly" and found.cargo == ("cargo", "+nightly-2026-10-30")
+    assert found.kind == "pinned" and found.cargo == ("cargo", "+nightly-2026-10-30")
     # A build (pinned=False) on the same machine uses what is there and installs nothing.
     again = machine(tmp_path / "b", {})
     assert nvptx_routes.install_toolchain(target, again, yes=True, root=False).kind == "system"  # type: ignore[arg-type]
+
+
+# --- RGPU_NVPTX_TOOLCHAIN: one route, chosen -----------------------------------------------
+
+
+def test_the_system_route_chosen_is_taken_even_with_the_pinned_nightly_installed(
+    tmp_path: Path,
+) -> None:
+    env = machine(tmp_path, {f"nightly-2026-10-30-{HOST}": ALL})
+    both = system_pin(tmp_path)
+    assert nvptx_routes.find_toolchain(both, env).kind == "pinned"  # type: ignore[arg-type]
+    env[nvptx_routes.ROUTE_ENV] = "system"
+    found = nvptx_routes.find_toolchain(both, env)  # type: ignore[arg-type]
+    assert found.kind == "system" and found.ready
+    assert "RGPU_NVPTX_TOOLCHAIN=system" in found.checks[0].detail
+
+
+def test_the_system_route_chosen_without_a_system_rustc_installs_packages_or_fails(
+    tmp_path: Path,
+) -> None:
+    env = {
+        **machine(tmp_path, {f"nightly-2026-10-30-{HOST}": ALL}),
+        "RGPU_NVPTX_TOOLCHAIN": "system",
+    }
+    bare = nvptx_routes.find_toolchain(no_system(PIN, tmp_path), env, root=False)
+    assert bare.kind == "system" and not bare.ready and bare.installs == ()
+    assert "apt-get install rustc-web" in (bare.checks[0].fix or "")
+    fake_program(tmp_path / "bin", "apt-get", "exit 0\n")
+    as_root = nvptx_routes.find_toolchain(no_system(PIN, tmp_path), env, root=True)
+    assert as_root.kind == "install"
+    assert [a[:2] for a in as_root.installs] == [("apt-get", "install")]  # never rustup
+
+
+def test_the_pinned_route_chosen_never_takes_the_system_rustc(tmp_path: Path) -> None:
+    env = {**machine(tmp_path, {}), "RGPU_NVPTX_TOOLCHAIN": "pinned"}
+    system = system_pin(tmp_path)  # a complete system toolchain, not taken
+    found = nvptx_routes.find_toolchain(system, env)  # type: ignore[arg-type]
+    assert found.kind == "install" and not found.ready
+    (argv,) = found.installs
+    assert argv[:4] == ("rustup", "toolchain", "install", "nightly-2026-10-30")
+    assert "RGPU_NVPTX_TOOLCHAIN=pinned" in found.checks[0].detail
+    no_rustup = {**machine(tmp_path / "none", None), "RGPU_NVPTX_TOOLCHAIN": "pinned"}
+    missing = nvptx_routes.find_toolchain(system, no_rustup)  # type: ignore[arg-type]
+    assert missing.kind == "pinned" and not missing.ready and missing.installs == ()
+    assert "https://rustup.rs" in (missing.checks[0].fix or "")
+
+
+def test_an_unknown_route_is_a_configuration_error(tmp_path: Path) -> None:
+    env = {**machine(tmp_path, {}), "RGPU_NVPTX_TOOLCHAIN": "nightly"}
+    with pytest.raises(ConfigError, match="RGPU_NVPTX_TOOLCHAIN=nightly is not one of"):
+        nvptx_routes.find_toolchain(PIN, env)

@@ -314,7 +314,7 @@ def test_nvptx_prefers_a_rustup_nightly_with_its_components(tmp_path: Path) -> N
         commit=PINS["nvptx"].commit_hash,
     )
     toolchain = nvptx_routes.find_toolchain(PINS["nvptx"], env)
-    assert toolchain.kind == "rustup-nightly"
+    assert toolchain.kind == "pinned"
     assert toolchain.cargo == ("cargo", "+nightly-2026-10-30")  # the pin, not another nightly
     assert toolchain.checks[0].detail.startswith("route: the pinned rustup nightly-2026-10-30")
     assert toolchain.env == {} and toolchain.ready
