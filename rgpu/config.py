@@ -45,6 +45,9 @@ DEFAULTS: dict[str, Any] = {
     # Platforms (webgpu, metal, dx12) a kernel that naga cannot translate for is an error
     # for, not a warning (artifacts/portability.py).
     "require-platforms": (),
+    # The platforms the project targets: naga's findings for the others are not shown as
+    # warnings (they stay in `rgpu build --json`). None: every platform.
+    "target-platforms": None,
     # The spirv codegen's post-processing of rust-gpu's modules (codegens/spirv_post.py):
     # spirv-opt's passes, and float arithmetic left free to fuse (no NoContraction).
     "spirv-opt": True,
@@ -61,6 +64,7 @@ ENV_VARS: dict[str, str] = {
     "RGPU_IMAGE": "image",
     "RGPU_SPIRV_CAPABILITIES": "spirv-capabilities",
     "RGPU_REQUIRE_PLATFORMS": "require-platforms",
+    "RGPU_TARGET_PLATFORMS": "target-platforms",
     "RGPU_SPIRV_OPT": "spirv-opt",
     "RGPU_FLOAT_CONTRACTION": "float-contraction",
 }
@@ -80,6 +84,8 @@ class Options(NamedTuple):
     ci_run: tuple[str, ...] | None = None
     spirv_capabilities: tuple[str, ...] = ()
     require_platforms: tuple[str, ...] = ()
+    # None: every platform is a target (naga's findings for each are warnings).
+    target_platforms: tuple[str, ...] | None = None
     spirv_opt: bool = True
     float_contraction: bool = False
 
@@ -217,6 +223,20 @@ def parse_platforms(value: Any, where: str) -> tuple[str, ...]:
     return _known(_names(value, where, forms), tuple(PLATFORMS), "platform", where, forms)
 
 
+# Platforms a project may target beyond those naga checks: they are always built for.
+BUILT_PLATFORMS = ("cuda", "vulkan")
+
+
+def parse_target_platforms(value: Any, where: str) -> tuple[str, ...]:
+    from rgpu.artifacts.portability import PLATFORMS
+
+    known = (*BUILT_PLATFORMS, *PLATFORMS)
+    forms = f'target-platforms = ["cuda", "vulkan"] (names: {", ".join(known)})'
+    if value == [] or value == ():
+        return ()
+    return _known(_names(value, where, forms), known, "platform", where, forms)
+
+
 PARSERS: dict[str, Callable[[Any, str], Any]] = {
     "backend": _backends,
     "profile": _profile,
@@ -227,6 +247,7 @@ PARSERS: dict[str, Callable[[Any, str], Any]] = {
     "ci-run": _ci_run,
     "spirv-capabilities": _capabilities,
     "require-platforms": parse_platforms,
+    "target-platforms": parse_target_platforms,
     "spirv-opt": parse_bool,
     "float-contraction": parse_bool,
 }
@@ -278,6 +299,7 @@ def resolve(
         ci_run=values["ci-run"],
         spirv_capabilities=tuple(values["spirv-capabilities"]),
         require_platforms=tuple(values["require-platforms"]),
+        target_platforms=values["target-platforms"],
         spirv_opt=values["spirv-opt"],
         float_contraction=values["float-contraction"],
         yes=bool(cli.get("yes")) or parse_bool(env.get("RGPU_YES", "0") or "0", "RGPU_YES"),

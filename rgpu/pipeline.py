@@ -29,6 +29,7 @@ from rgpu.workspace import Workspace
 
 if TYPE_CHECKING:
     from rgpu.artifacts.manifest import Artifact
+    from rgpu.artifacts.portability import Finding
     from rgpu.codegens import Codegen
 
 
@@ -224,10 +225,20 @@ def report_portability(produced: Sequence[Artifact], options: Options) -> list[d
     from rgpu.artifacts import portability
 
     found = portability.findings_of(produced)
-    for finding in found:
+    for finding in shown_findings(found, options):
         reporter().warn(finding.line())
     portability.require(found, options.require_platforms)
     return [f.to_dict() for f in found]
+
+
+def shown_findings(found: Sequence[Finding], options: Options) -> list[Finding]:
+    """The findings that are warnings: those for the platforms the project targets
+    (`target-platforms`; unset: every platform) or requires (`require-platforms`: an error
+    anyway). The others stay in the result (`--json`), silently."""
+    if options.target_platforms is None:
+        return list(found)
+    wanted = {*options.target_platforms, *options.require_platforms}
+    return [f for f in found if f.platform in wanted]
 
 
 def compile_kernels(

@@ -53,6 +53,14 @@ def _platforms(values: tuple[str, ...]) -> tuple[str, ...] | None:
     return parse_platforms(split_names(values), "--require-platform")
 
 
+def _targets(values: tuple[str, ...]) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    from rgpu.config import parse_target_platforms
+
+    return parse_target_platforms(split_names(values), "--target-platform")
+
+
 def last_build_options(ws: Any, release: bool | None) -> Any:
     """`rgpu run` and `rgpu test` build what the last build built: its settings (archs,
     codegen, ...; host/state.py), and its profile unless --release/--debug says otherwise."""
@@ -124,6 +132,15 @@ release_option = click.option(
     "warning.",
 )
 @click.option(
+    "--target-platform",
+    "target_platforms",
+    multiple=True,
+    metavar="P",
+    help="A platform the project targets (cuda, vulkan, webgpu, metal, dx12; repeat or "
+    "comma-separate): kernels that cannot be translated for the others are not warned about. "
+    "Default: `target-platforms` in [workspace.metadata.rgpu]; else every platform.",
+)
+@click.option(
     "--yes", "-y", is_flag=True, default=None, help="Allow toolchain installs (RGPU_YES)."
 )
 def build(
@@ -139,6 +156,7 @@ def build(
     kernel_artifacts: tuple[Path, ...],
     recompile: bool,
     require_platforms: tuple[str, ...],
+    target_platforms: tuple[str, ...],
     yes: bool | None,
 ) -> None:
     """Compile the kernels for the backends, then build every binary, example and test."""
@@ -155,6 +173,7 @@ def build(
         codegen=check_codegen(codegen, "--codegen") if codegen is not None else None,
         cuda_archs=_archs(archs),
         require_platforms=_platforms(require_platforms),
+        target_platforms=_targets(target_platforms),
     )
     names = [b.name for b in options.backends]
     try:
