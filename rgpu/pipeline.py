@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from rgpu.backends import Backend
 from rgpu.config import Options
 from rgpu.host import build as host
+from rgpu.host import lockfile
 from rgpu.host import state as build_state
 from rgpu.kernel_build import KernelPlan, kernel_plan
 from rgpu.plan import Plan
@@ -179,22 +180,28 @@ def build(
     if not dry_run:
         for note in parts.notes:
             reporter().info(f"note: {note}")
-        produced = compile_kernels(ws, options, parts, env)
-        found = report_portability(produced, options)
-        if any(b.host_target for b in parts.backends):
-            from rgpu.artifacts.manifest import read_manifest
-            from rgpu.web import build as web_build
+        lock_before = lockfile.read_bytes(ws.root)
+        try:
+            produced = compile_kernels(ws, options, parts, env)
+            found = report_portability(produced, options)
+            if any(b.host_target for b in parts.backends):
+                from rgpu.artifacts.manifest import read_manifest
+                from rgpu.web import build as web_build
 
-            web_build.check_wgsl(ws, read_manifest(ws.kernels_dir))
-        step = parts.host_plan.steps[0]
-        built = host.run(ws, step, env)
-        previous = build_state.read(ws.rgpu_dir)
-        kept = previous.targets if previous else ()
-        targets = kept if built is None else tuple(built)
-        if any(b.host_target for b in parts.backends):
-            from rgpu.web import build as web_build
+                web_build.check_wgsl(ws, read_manifest(ws.kernels_dir))
+            step = parts.host_plan.steps[0]
+            built = host.run(ws, step, env)
+            previous = build_state.read(ws.rgpu_dir)
+            kept = previous.targets if previous else ()
+            targets = kept if built is None else tuple(built)
+            if any(b.host_target for b in parts.backends):
+                from rgpu.web import build as web_build
 
-            web_build.build_pages(ws, options.profile, env, options.yes)
+                web_build.build_pages(ws, options.profile, env, options.yes)
+        finally:
+            # What cargo moved in the user's Cargo.lock, said even when the build failed.
+            for line in lockfile.changes(lock_before, lockfile.read_bytes(ws.root)):
+                reporter().info(line)
         build_state.write(
             ws.rgpu_dir,
             build_state.State(
