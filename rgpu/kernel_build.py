@@ -154,6 +154,7 @@ def _key(kernel: KernelPlan, env: Mapping[str, str]) -> str:
     parts.append(checker_identity(kernel.codegen.artifact_kind, env))
     for step in kernel.plan.steps:
         parts += [*step.argv, *sorted(f"{k}={v}" for k, v in step.env.items())]
+        parts += [f"{rel}={text}" for rel, text in sorted(step.files.items())]
     return stamp.request_key(parts, env)
 
 
