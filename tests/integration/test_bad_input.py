@@ -264,6 +264,17 @@ def console_script() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "rgpu"]
 
 
+def start_doctor() -> subprocess.Popen[str]:
+    """`rgpu doctor` as a user starts it, its output kept (for a signal while it runs)."""
+    return subprocess.Popen(
+        [*console_script(), "doctor"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def python_startup_ms() -> float:
     """How long this Python takes to start and import what the console script imports
     before rgpu's first line (`re`): a Ctrl-C before that reaches Python, not rgpu."""
@@ -288,13 +299,7 @@ def test_ctrl_c_while_rgpu_starts_is_one_line_and_exit_130() -> None:
         # take longer than it took a moment ago: such a signal is Python's, not rgpu's, so
         # that delay is tried again (a few times) instead of failing.
         for _attempt in range(5):
-            proc = subprocess.Popen(
-                [*console_script(), "doctor"],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
+            proc = start_doctor()
             time.sleep(delay / 1000)
             proc.send_signal(signal.SIGINT)
             _, stderr = proc.communicate(timeout=120)
@@ -330,13 +335,7 @@ def test_ctrl_c_at_any_moment_of_a_run_is_never_a_traceback() -> None:
     assert "Traceback" not in whole.stderr
     for fraction in (0.2, 0.4, 0.6, 0.8, 0.9, 0.95, 1.0):
         for signals in (1, 2):
-            proc = subprocess.Popen(
-                [*console_script(), "doctor"],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
+            proc = start_doctor()
             time.sleep(took * fraction)
             for _ in range(signals):
                 if proc.poll() is None:
