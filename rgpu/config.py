@@ -308,8 +308,10 @@ def resolve(
 
 def cache_dir(env: Mapping[str, str]) -> Path:
     """rgpu's own cache (toolchain helpers, cargo-gpu, builder crates): RGPU_CACHE_DIR, else
-    $XDG_CACHE_HOME/rgpu, else ~/.cache/rgpu."""
+    rgpu under the system's cache directory ($XDG_CACHE_HOME, ~/.cache, ~/Library/Caches on
+    macOS, %LOCALAPPDATA% on Windows: util/platform.py)."""
     if env.get("RGPU_CACHE_DIR"):
         return Path(env["RGPU_CACHE_DIR"])
-    base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".cache")
-    return Path(base) / "rgpu"
+    from rgpu.util.platform import cache_base
+
+    return cache_base(env) / "rgpu"

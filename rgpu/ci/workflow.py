@@ -71,6 +71,24 @@ PYTHON_VERSION = "3.12"
 # Mesa's software Vulkan driver on the ubuntu runners (package mesa-vulkan-drivers).
 LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 CPU_RUNNERS = ("ubuntu-latest", "macos-latest", "windows-latest")
+# The wgpu backend also runs where wgpu reaches the GPU through Metal (macOS: the runner's
+# Apple GPU) and DX12 (Windows: WARP, Microsoft's DirectX on the CPU), its kernels through
+# naga (MSL, HLSL). NOT RUN BY rgpu's DEVELOPERS (no macOS or Windows machine): written to
+# GitHub's documented runners, checked by actionlint.
+PLATFORM_JOBS: dict[str, tuple[tuple[str, str], ...]] = {
+    "wgpu": (("metal", "macos-latest"), ("dx12", "windows-latest")),
+}
+RUNNER = {"cpu": "", "vulkan": "ubuntu-latest", "web": "ubuntu-latest", "cuda": "ubuntu-latest"}
+# Where rgpu's cache and cargo-gpu's (rust-gpu's codegen) are on each runner's system:
+# rgpu/util/platform.py's cache_base (and cargo-gpu's own, the same convention).
+CACHES = {
+    "ubuntu-latest": "~/.cache",
+    "macos-latest": "~/Library/Caches",
+    "windows-latest": "~/AppData/Local",
+}
+# The Vulkan SDK carries SPIRV-Tools for Windows (spirv-opt and spirv-val, which rgpu runs on
+# rust-gpu's modules); the version is LunarG's of 2025-08.
+VULKAN_SDK_WINDOWS = "1.4.321.1"
 
 
 def shell_line(command: Command) -> str:
@@ -80,11 +98,18 @@ def shell_line(command: Command) -> str:
 @dataclass(frozen=True)
 class Job:
     id: str
-    kind: str  # "cpu", "vulkan", "cuda" or "web": which setup steps it gets
+    # "cpu", "vulkan", "cuda", "web", "metal" or "dx12": which setup steps it gets
+    kind: str
     backend: str
     codegen: str | None
     setup: tuple[str, ...]
     commands: tuple[str, ...]
+    runs_on: str = "ubuntu-latest"  # "" for the cpu job (a matrix of CPU_RUNNERS)
+
+    @property
+    def caches(self) -> str:
+        """The directory that holds rgpu's and cargo-gpu's caches on its runner."""
+        return CACHES.get(self.runs_on, "~/.cache")
 
 
 def jobs_for(backends: Sequence[Backend], ci_run: Sequence[str] | None = None) -> list[Job]:
@@ -102,7 +127,12 @@ def jobs_for(backends: Sequence[Backend], ci_run: Sequence[str] | None = None) -
             setup = tuple(shell_line(c) for c in (codegen.ci_setup if codegen else ()))
             args = codegen.ci_build_args if codegen else ()
             lines = tuple(shell_line(c) for c in job_commands(backend.name, args, ci_run))
-            jobs.append(Job(job_id, kind, backend.name, name, setup=setup, commands=lines))
+            jobs.append(Job(job_id, kind, backend.name, name, setup, lines, runs_on=RUNNER[kind]))
+            for platform, runner in PLATFORM_JOBS.get(backend.name, ()):
+                jobs.append(
+                    Job(f"{job_id}-{platform}", platform, backend.name, name, setup, lines,
+                        runs_on=runner)
+                )  # fmt: skip
     return jobs
 
 
@@ -169,6 +199,7 @@ def render(
         python_version=PYTHON_VERSION,
         lavapipe_icd=LAVAPIPE_ICD,
         cpu_runners=CPU_RUNNERS,
+        vulkan_sdk_windows=VULKAN_SDK_WINDOWS,
         rgpu_source=json.dumps(rgpu_source),  # a quoted YAML scalar
         rgpu_version=__version__,
         working_directory=workdir,

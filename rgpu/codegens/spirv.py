@@ -55,6 +55,7 @@ from rgpu.plan import CARGO_INSTALL_NOTES, Plan, Step
 from rgpu.toolchains import naga, rustup
 from rgpu.toolchains.pins import Pin
 from rgpu.util.files import write_bytes_if_changed
+from rgpu.util.platform import executable
 
 CARGO_GPU_MANIFEST = "manifest.json"
 # spirv-builder passes this variable to rustc_codegen_spirv as its codegen args (it takes
@@ -176,7 +177,7 @@ class SpirvCodegen:
             status, problem, fix = rustup.status(pin, env), None, None
         except RgpuError as error:
             status, problem, fix = None, error.message, error.hint
-        cargo_gpu = cargo_gpu_root(p, env) / "bin" / "cargo-gpu"
+        cargo_gpu = cargo_gpu_root(p, env) / "bin" / executable("cargo-gpu")
         return SpirvToolchain(p, cargo_gpu, status, problem, fix, naga.find(pin, env))
 
     def install(self, build: KernelBuild, env: Mapping[str, str]) -> None:

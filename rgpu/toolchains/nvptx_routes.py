@@ -30,6 +30,7 @@ from rgpu.toolchains import apt, rustup, tools
 from rgpu.toolchains.pins import Pin, split_host
 from rgpu.util import cmd
 from rgpu.util.output import reporter
+from rgpu.util.platform import executable
 
 LINKER = "llvm-bitcode-linker"
 NEED = ("nvptx",)
@@ -384,7 +385,7 @@ def system_toolchain(pin: Pin, env: Mapping[str, str], why: str, fix: str) -> Nv
         )
     linker_root = cache_dir(env) / f"{LINKER}-{rust.release}"
     on_path = cmd.which(LINKER, env)
-    built = linker_root / "bin" / LINKER
+    built = linker_root / "bin" / executable(LINKER)
     source: Path | None = None
     if on_path or built.is_file():
         checks.append(Check("nvptx bitcode linker", "ok", f"{on_path or built}", None, NEED))

@@ -20,6 +20,7 @@ from rgpu.errors import ArtifactError, ToolMissingError
 from rgpu.plan import CARGO_INSTALL_NOTES
 from rgpu.util import cmd
 from rgpu.util.files import write_atomic
+from rgpu.util.platform import executable
 from rgpu.web.page import PAGE_JS, index_html, page_js
 from rgpu.workspace import Workspace
 
@@ -38,7 +39,7 @@ def wasm_bindgen_version(ws: Workspace) -> str | None:
 
 
 def wasm_bindgen_path(version: str, env: Mapping[str, str]) -> Path:
-    return cache_dir(env) / f"wasm-bindgen-{version}" / "bin" / "wasm-bindgen"
+    return cache_dir(env) / f"wasm-bindgen-{version}" / "bin" / executable("wasm-bindgen")
 
 
 def install_wasm_bindgen_argv(version: str, env: Mapping[str, str]) -> list[str]:

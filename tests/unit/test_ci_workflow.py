@@ -53,9 +53,30 @@ def actionlint() -> str:
 
 def test_one_job_per_backend_and_cuda_codegen() -> None:
     jobs = workflow.jobs_for(ALL)
-    assert [j.id for j in jobs] == ["cpu", "wgpu", "ash", "cuda-nvptx", "cuda-nvvm"]
-    assert [j.kind for j in jobs] == ["cpu", "vulkan", "vulkan", "cuda", "cuda"]
-    assert [j.codegen for j in jobs] == [None, "spirv", "spirv", "nvptx", "nvvm"]
+    assert [j.id for j in jobs] == [
+        "cpu", "wgpu", "wgpu-metal", "wgpu-dx12", "ash", "cuda-nvptx", "cuda-nvvm",
+    ]  # fmt: skip
+    assert [j.kind for j in jobs] == [
+        "cpu", "vulkan", "metal", "dx12", "vulkan", "cuda", "cuda",
+    ]  # fmt: skip
+    assert [j.codegen for j in jobs] == [None, "spirv", "spirv", "spirv", "spirv", "nvptx", "nvvm"]
+
+
+def test_wgpu_also_runs_on_metal_and_dx12_runners() -> None:
+    """wgpu's other platforms (README, "Platforms"): the same commands as on lavapipe, on a
+    macOS runner (Metal) and a Windows runner (DX12 on WARP), each with its caches where
+    rgpu and cargo-gpu keep them on that system."""
+    by_id = {j.id: j for j in workflow.jobs_for(ALL, ci_run=("--", "--verify"))}
+    for job_id, runner, caches in (
+        ("wgpu-metal", "macos-latest", "~/Library/Caches"),
+        ("wgpu-dx12", "windows-latest", "~/AppData/Local"),
+    ):
+        job = by_id[job_id]
+        assert (job.runs_on, job.caches, job.backend) == (runner, caches, "wgpu")
+        assert job.commands == by_id["wgpu"].commands
+        assert "rgpu test --backend wgpu" in job.commands
+    assert by_id["wgpu"].caches == "~/.cache" and by_id["ash"].runs_on == "ubuntu-latest"
+    assert not any(j.id.startswith("ash-") for j in by_id.values())  # ash is Vulkan only
 
 
 def test_runner_backends_build_then_test_without_ci_run() -> None:
@@ -119,6 +140,8 @@ def test_setup_steps_install_the_toolchains_rgpu_pins(
     assert setups == {
         "cpu": (),
         "wgpu": ("rgpu toolchain install spirv --yes",),
+        "wgpu-metal": ("rgpu toolchain install spirv --yes",),
+        "wgpu-dx12": ("rgpu toolchain install spirv --yes",),
         "ash": ("rgpu toolchain install spirv --yes",),
         "cuda-nvptx": ("rgpu toolchain install nvptx --yes",),
         "cuda-nvvm": (),
@@ -156,7 +179,15 @@ def test_the_rendered_workflow_parses_as_yaml(tmp_path: Path) -> None:
     import yaml
 
     data = yaml.safe_load(workflow.render(tmp_path, ALL, SOURCE).text)
-    assert list(data["jobs"]) == ["cpu", "wgpu", "ash", "cuda-nvptx", "cuda-nvvm"]
+    assert list(data["jobs"]) == [
+        "cpu", "wgpu", "wgpu-metal", "wgpu-dx12", "ash", "cuda-nvptx", "cuda-nvvm",
+    ]  # fmt: skip
+    assert data["jobs"]["wgpu-metal"]["runs-on"] == "macos-latest"
+    assert data["jobs"]["wgpu-dx12"]["runs-on"] == "windows-latest"
+    steps = [s.get("run", "") for s in data["jobs"]["wgpu-dx12"]["steps"]]
+    assert any("vulkansdk-windows-X64" in s and "GITHUB_PATH" in s for s in steps)
+    assert any("brew install spirv-tools" in s for s in (
+        st.get("run", "") for st in data["jobs"]["wgpu-metal"]["steps"]))  # fmt: skip
 
 
 def test_rgpus_own_workflow_passes_actionlint_and_runs_the_ci_command() -> None:
@@ -202,7 +233,9 @@ def test_rgpus_own_demo_jobs_are_the_jobs_ci_init_generates(tmp_path: Path) -> N
             ("--", "--verify"),
         ).text
     )
-    assert set(generated["jobs"]) == {"wgpu", "ash", "cuda-nvptx", "cuda-nvvm", "webgpu"}
+    assert set(generated["jobs"]) == {
+        "wgpu", "wgpu-metal", "wgpu-dx12", "ash", "cuda-nvptx", "cuda-nvvm", "webgpu",
+    }  # fmt: skip
     for job_id, job in generated["jobs"].items():
         mine = ours[f"demo-{job_id}"]
         steps = [s for s in mine["steps"] if not str(s.get("name", "")).startswith("rgpu's CI")]
