@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -75,15 +75,19 @@ release_option = click.option(
 )
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def backends_option(help: str) -> Callable[[F], F]:
+    """`--backend B`, repeatable, each possibly `a,b` (checked by backends.parse_backends)."""
+    return click.option("--backend", "backends", multiple=True, metavar="B", help=help)
+
+
 @cli.command()
 @dir_option
-@click.option(
-    "--backend",
-    "backends",
-    multiple=True,
-    metavar="B",
-    help=f"Backend to build ({BACKEND_HELP}). Default: `backend` in "
-    "[workspace.metadata.rgpu], else cpu. Backends built before stay built in.",
+@backends_option(
+    f"Backend to build ({BACKEND_HELP}). Default: `backend` in [workspace.metadata.rgpu], "
+    "else cpu. Backends built before stay built in."
 )
 @release_option
 @click.option(
@@ -232,13 +236,7 @@ def run(
 
 @cli.command()
 @dir_option
-@click.option(
-    "--backend",
-    "backends",
-    multiple=True,
-    metavar="B",
-    help=f"Test exactly these backends ({BACKEND_HELP}); a skip fails.",
-)
+@backends_option(f"Test exactly these backends ({BACKEND_HELP}); a skip fails.")
 @release_option
 def test(directory: Path | None, backends: tuple[str, ...], release: bool | None) -> None:
     """Run the workspace's tests with every backend built in; report each backend."""
