@@ -67,10 +67,12 @@ def test_ci_init_writes_the_workflow_at_the_repository_root(repo_ws: Path) -> No
     assert data["permissions"] == {"contents": "read"}
     assert data["defaults"]["run"]["working-directory"] == "gpu/cidemo"
     jobs = data["jobs"]
-    # One job per backend and codegen, from rgpu's codegen registry.
+    # One job per backend and codegen, from rgpu's codegen registry; wgpu also on Metal
+    # (macOS) and DX12 (Windows).
     expected = workflow.jobs_for(workflow.DEFAULT_BACKENDS, ("--", "--verify"))
-    assert list(jobs) == [j.id for j in expected] == ["cpu", "wgpu", "ash", "cuda-nvptx",
-                                                       "cuda-nvvm"]  # fmt: skip
+    assert list(jobs) == [j.id for j in expected] == [
+        "cpu", "wgpu", "wgpu-metal", "wgpu-dx12", "ash", "cuda-nvptx", "cuda-nvvm",
+    ]  # fmt: skip
     for job in expected:
         lines = run_lines(jobs[job.id])
         assert 'python -m pip install "$RGPU_SOURCE"' in lines
