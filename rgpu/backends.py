@@ -64,8 +64,9 @@ def names_help(names: Sequence[str] | None = None) -> str:
 
 
 def summary() -> str:
-    """What the backends run on, in one phrase: "the CPU, CUDA, ..."."""
-    return ", ".join(b.runs_on for b in BACKENDS.values())
+    """What the backends run on, in one phrase: "the CPU, CUDA, ... and WebGPU in a browser"."""
+    parts = [b.runs_on for b in BACKENDS.values()]
+    return f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 def get_backend(name: str, where: str = "", error: type[RgpuError] = UsageError) -> Backend:

@@ -209,7 +209,7 @@ def build(
     "--backend",
     default=None,
     metavar="B",
-    help="Backend the program uses (RGPU_BACKEND); built in first if needed.",
+    help=f"Backend the program uses ({names_help()}; RGPU_BACKEND); built in first if needed.",
 )
 @click.option("--bin", "binary", default=None, metavar="NAME", help="The binary to run.")
 @click.option("--example", default=None, metavar="NAME", help="The example to run.")

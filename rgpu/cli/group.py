@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from rgpu import __version__
+from rgpu.backends import summary
 from rgpu.errors import RgpuError
 
 dir_option = click.option(
@@ -57,12 +58,14 @@ def summary_of_failure(label: str, error: RgpuError) -> None:
     step_summary(lambda s: s.failure_markdown(label, error))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help=f"rgpu: build plain-Rust GPU kernels for {summary()}.",
+)
 @click.version_option(__version__, prog_name="rgpu")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
-    """rgpu: build plain-Rust GPU kernels for CUDA, Vulkan (wgpu, ash) and the CPU."""
     ctx.obj = {"debug": debug}
 
 
