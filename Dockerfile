@@ -31,12 +31,19 @@ RUN printf '%s\n' \
         > /etc/apt/sources.list.d/debian.sources \
     && rm -f /etc/apt/sources.list
 
-# Versions are not pinned: Debian's security suite replaces them, and a pin would stop
-# building as soon as the pinned version leaves the mirror.
+# Versions are not pinned by default: Debian's security suite replaces them, and a fixed pin
+# would stop building as soon as the pinned version leaves the mirror. scripts/setup-docker.sh
+# passes the versions this machine has (RUST_WEB_VERSION: rustc-web, cargo-web and
+# rust-web-src, one source package; LLVM_22_VERSION), so that `rgpu build --docker` and the
+# system route here (RGPU_NVPTX_TOOLCHAIN=system) compile with the same rustc and LLVM.
+ARG RUST_WEB_VERSION=""
+ARG LLVM_22_VERSION=""
 # hadolint ignore=DL3008
-RUN apt-get update \
+RUN rust="${RUST_WEB_VERSION:+=$RUST_WEB_VERSION}" llvm="${LLVM_22_VERSION:+=$LLVM_22_VERSION}" \
+    && apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        ca-certificates rustc-web cargo-web rust-web-src llvm-22 python3 python3-venv \
+        ca-certificates "rustc-web$rust" "cargo-web$rust" "rust-web-src$rust" "llvm-22$llvm" \
+        python3 python3-venv \
     && rm -rf /var/lib/apt/lists/*
 
 # Extra CA certificates (PEM) for a TLS-intercepting proxy in front of the registries, as on

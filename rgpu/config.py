@@ -8,11 +8,12 @@ tests can pass ``env={}``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from rgpu.errors import ConfigError
+from rgpu.backends import BACKENDS, Backend, check_codegen, parse_backends
+from rgpu.errors import ConfigError, did_you_mean
 
 TABLE = "[workspace.metadata.rgpu]"
 PROFILES = ("release", "debug")
@@ -28,7 +29,7 @@ BOOL_WORDS = {
 }
 # The build options in [workspace.metadata.rgpu]; their defaults.
 DEFAULTS: dict[str, Any] = {
-    "backend": ("cpu",),
+    "backend": (BACKENDS["cpu"],),
     "profile": "release",
     "codegen": None,
     # sm_75 is CUDA 13's oldest arch (its ptxas rejects sm_70); PTX for sm_75 still JIT-
@@ -44,6 +45,9 @@ DEFAULTS: dict[str, Any] = {
     # Platforms (webgpu, metal, dx12) a kernel that naga cannot translate for is an error
     # for, not a warning (artifacts/portability.py).
     "require-platforms": (),
+    # The platforms the project targets: naga's findings for the others are not shown as
+    # warnings (they stay in `rgpu build --json`). None: every platform.
+    "target-platforms": None,
     # The spirv codegen's post-processing of rust-gpu's modules (codegens/spirv_post.py):
     # spirv-opt's passes, and float arithmetic left free to fuse (no NoContraction).
     "spirv-opt": True,
@@ -60,13 +64,14 @@ ENV_VARS: dict[str, str] = {
     "RGPU_IMAGE": "image",
     "RGPU_SPIRV_CAPABILITIES": "spirv-capabilities",
     "RGPU_REQUIRE_PLATFORMS": "require-platforms",
+    "RGPU_TARGET_PLATFORMS": "target-platforms",
     "RGPU_SPIRV_OPT": "spirv-opt",
     "RGPU_FLOAT_CONTRACTION": "float-contraction",
 }
 
 
 class Options(NamedTuple):
-    backends: tuple[str, ...]
+    backends: tuple[Backend, ...]
     profile: str
     codegen: str | None
     cuda_archs: tuple[str, ...]
@@ -79,11 +84,13 @@ class Options(NamedTuple):
     ci_run: tuple[str, ...] | None = None
     spirv_capabilities: tuple[str, ...] = ()
     require_platforms: tuple[str, ...] = ()
+    # None: every platform is a target (naga's findings for each are warnings).
+    target_platforms: tuple[str, ...] | None = None
     spirv_opt: bool = True
     float_contraction: bool = False
 
     @property
-    def backend(self) -> str:
+    def backend(self) -> Backend:
         """The first backend (the one `rgpu run` prefers)."""
         return self.backends[0]
 
@@ -136,19 +143,19 @@ def _string(value: Any, where: str, forms: str) -> str:
     return value.strip()
 
 
-def _backends(value: Any, where: str) -> tuple[str, ...]:
-    from rgpu.backends import BACKENDS
-
+def _backends(value: Any, where: str) -> tuple[Backend, ...]:
     forms = f'backend = "cuda" or backend = ["cuda", "wgpu"] (names: {", ".join(BACKENDS)})'
-    return _known(_names(value, where, forms), tuple(BACKENDS), "backend", where, forms)
+    return parse_backends(_names(value, where, forms), where, ConfigError)
+
+
+def _codegen(value: Any, where: str) -> str:
+    return check_codegen(_string(value, where, 'codegen = "nvptx"'), where, ConfigError)
 
 
 def _known(
     names: tuple[str, ...], known: tuple[str, ...], what: str, where: str, forms: str
 ) -> tuple[str, ...]:
     """``names``, each one of ``known`` (else which is not, and the nearest name)."""
-    from rgpu.backends import did_you_mean
-
     for name in names:
         if name not in known:
             raise ConfigError(
@@ -159,8 +166,6 @@ def _known(
 
 
 def _profile(value: Any, where: str) -> str:
-    from rgpu.backends import did_you_mean
-
     text = _string(value, where, 'profile = "release" or "debug"')
     if text not in PROFILES:
         raise ConfigError(
@@ -218,30 +223,37 @@ def parse_platforms(value: Any, where: str) -> tuple[str, ...]:
     return _known(_names(value, where, forms), tuple(PLATFORMS), "platform", where, forms)
 
 
-def _codegen_forms() -> str:
-    from rgpu.codegens import REGISTRY
+# Platforms a project may target beyond those naga checks: they are always built for.
+BUILT_PLATFORMS = ("cuda", "vulkan")
 
-    return " or ".join(f'codegen = "{e.name}" ({", ".join(e.backends)})' for e in REGISTRY)
+
+def parse_target_platforms(value: Any, where: str) -> tuple[str, ...]:
+    from rgpu.artifacts.portability import PLATFORMS
+
+    known = (*BUILT_PLATFORMS, *PLATFORMS)
+    forms = f'target-platforms = ["cuda", "vulkan"] (names: {", ".join(known)})'
+    if value == [] or value == ():
+        return ()
+    return _known(_names(value, where, forms), known, "platform", where, forms)
 
 
 PARSERS: dict[str, Callable[[Any, str], Any]] = {
     "backend": _backends,
     "profile": _profile,
-    "codegen": lambda v, w: _string(v, w, _codegen_forms()),
+    "codegen": _codegen,
     "cuda-archs": _archs,
     "docker": parse_bool,
     "image": lambda v, w: _string(v, w, 'image = "registry/name:tag"'),
     "ci-run": _ci_run,
     "spirv-capabilities": _capabilities,
     "require-platforms": parse_platforms,
+    "target-platforms": parse_target_platforms,
     "spirv-opt": parse_bool,
     "float-contraction": parse_bool,
 }
 
 
 def check_metadata_keys(metadata: Mapping[str, Any]) -> None:
-    from rgpu.backends import did_you_mean
-
     known = (*DEFAULTS, *LAYOUT_KEYS)
     for key in metadata:
         if key not in known and not isinstance(metadata[key], dict):
@@ -287,6 +299,7 @@ def resolve(
         ci_run=values["ci-run"],
         spirv_capabilities=tuple(values["spirv-capabilities"]),
         require_platforms=tuple(values["require-platforms"]),
+        target_platforms=values["target-platforms"],
         spirv_opt=values["spirv-opt"],
         float_contraction=values["float-contraction"],
         yes=bool(cli.get("yes")) or parse_bool(env.get("RGPU_YES", "0") or "0", "RGPU_YES"),
@@ -295,14 +308,10 @@ def resolve(
 
 def cache_dir(env: Mapping[str, str]) -> Path:
     """rgpu's own cache (toolchain helpers, cargo-gpu, builder crates): RGPU_CACHE_DIR, else
-    $XDG_CACHE_HOME/rgpu, else ~/.cache/rgpu."""
+    rgpu under the system's cache directory ($XDG_CACHE_HOME, ~/.cache, ~/Library/Caches on
+    macOS, %LOCALAPPDATA% on Windows: util/platform.py)."""
     if env.get("RGPU_CACHE_DIR"):
         return Path(env["RGPU_CACHE_DIR"])
-    base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".cache")
-    return Path(base) / "rgpu"
+    from rgpu.util.platform import cache_base
 
-
-def split_names(values: Sequence[str]) -> list[str]:
-    """`--backend a,b --backend c` -> [a, b, c] (order kept, duplicates dropped)."""
-    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
-    return list(dict.fromkeys(names))
+    return cache_base(env) / "rgpu"

@@ -5,6 +5,7 @@ Only ``cli.main()`` turns them into an exit; library code raises.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import IntEnum
 
 
@@ -100,3 +101,11 @@ class ContainerError(RgpuError):
 
 class InterruptedByUser(RgpuError):
     exit_code = ExitCode.INTERRUPTED
+
+
+def did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """ " (did you mean `x`?)" for the nearest of ``choices``, else ""."""
+    import difflib  # only on the error path
+
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f" (did you mean `{close[0]}`?)" if close else ""

@@ -1,20 +1,70 @@
-"""Run one codegen's kernel build: here or in a container, or not at all when nothing it reads
-has changed since its last run (its stamp), in which case its artifacts are kept as they are.
+"""One codegen's kernel build: its plan (`kernel_plan`: pin, placement, toolchain, then the
+codegen's commands), then running it here or in a container, or not at all when nothing it
+reads has changed since its last run (its stamp), in which case its artifacts are kept as
+they are.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
+from rgpu.config import Options
 from rgpu.host import stamp
+from rgpu.plan import Plan
 from rgpu.util.output import reporter
 from rgpu.workspace import Workspace
 
 if TYPE_CHECKING:
     from rgpu.artifacts.manifest import Artifact
-    from rgpu.pipeline import KernelPlan
+    from rgpu.codegens import Codegen, KernelBuild
     from rgpu.runner import StepRunner
+
+
+class KernelPlan(NamedTuple):
+    """One codegen's build: what it is asked, and its plan."""
+
+    codegen: Codegen
+    build: KernelBuild
+    plan: Plan
+
+
+def _with_placement_note(plan: Plan, build: KernelBuild) -> Plan:
+    where = build.placement
+    if not where.in_container:
+        return plan
+    note = f"container-capable steps run in a container of {where.image} ({where.why})"
+    return Plan(steps=plan.steps, notes=(*plan.notes, note))
+
+
+def _kernel_types(ws: Workspace) -> tuple[str, ...]:
+    from rgpu.artifacts.capabilities import types_in_crate
+
+    return types_in_crate(ws.kernel_dir)
+
+
+def kernel_plan(
+    ws: Workspace, options: Options, codegen: Codegen, env: Mapping[str, str]
+) -> KernelPlan:
+    from rgpu.codegens import KernelBuild
+    from rgpu.containers.placement import decide
+    from rgpu.toolchains import pins
+
+    pin = pins.load(codegen.name, env)
+    placement = decide(pin, options, env, image=codegen.image(pin, env))
+    toolchain = codegen.toolchain(pin, placement, env)
+    build = KernelBuild(
+        workspace=ws,
+        options=options,
+        out_dir=ws.kernels_dir,
+        pin=pin,
+        placement=placement,
+        toolchain=toolchain,
+        # Only SPIR-V's capabilities follow the source's scalar types; reading the source
+        # for the others would be wasted on every build, no-ops included.
+        kernel_types=_kernel_types(ws) if codegen.artifact_kind == "spirv" else (),
+    )
+    return KernelPlan(codegen, build, _with_placement_note(codegen.plan(build), build))
 
 
 def require_ready(kernel: KernelPlan) -> None:
@@ -99,10 +149,12 @@ def checker_identity(kind: str, env: Mapping[str, str]) -> str:
 
 
 def _key(kernel: KernelPlan, env: Mapping[str, str]) -> str:
-    parts = [kernel.codegen.name, str(kernel.build.placement)]
+    where = kernel.build.placement  # where and in which image; not why (a message)
+    parts = [kernel.codegen.name, str(where.in_container), str(where.image)]
     parts.append(checker_identity(kernel.codegen.artifact_kind, env))
     for step in kernel.plan.steps:
         parts += [*step.argv, *sorted(f"{k}={v}" for k, v in step.env.items())]
+        parts += [f"{rel}={text}" for rel, text in sorted(step.files.items())]
     return stamp.request_key(parts, env)
 
 

@@ -18,17 +18,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from rgpu.backends import Backend, get_backend
+from rgpu.backends import Backend
 from rgpu.config import Options
 from rgpu.host import build as host
+from rgpu.host import lockfile
 from rgpu.host import state as build_state
+from rgpu.kernel_build import KernelPlan, kernel_plan
 from rgpu.plan import Plan
 from rgpu.util.output import reporter
 from rgpu.workspace import Workspace
 
 if TYPE_CHECKING:
     from rgpu.artifacts.manifest import Artifact
-    from rgpu.codegens import Codegen, KernelBuild
+    from rgpu.artifacts.portability import Finding
+    from rgpu.codegens import Codegen
 
 
 class BuildResult(NamedTuple):
@@ -55,14 +58,6 @@ class BuildResult(NamedTuple):
         }
 
 
-class KernelPlan(NamedTuple):
-    """One codegen's build: what it is asked, and its plan."""
-
-    codegen: Codegen
-    build: KernelBuild
-    plan: Plan
-
-
 class BuildPlan(NamedTuple):
     backends: tuple[Backend, ...]
     kernels: tuple[KernelPlan, ...]
@@ -79,11 +74,10 @@ class BuildPlan(NamedTuple):
         return whole + self.host_plan
 
 
-def accumulated(ws: Workspace, asked: Sequence[str]) -> tuple[Backend, ...]:
+def accumulated(ws: Workspace, asked: Sequence[Backend]) -> tuple[Backend, ...]:
     """The backends asked for, then those already built in (a build never drops one)."""
     previous = build_state.read(ws.rgpu_dir)
-    names = [*asked, *(previous.backends if previous else ())]
-    return tuple(get_backend(n) for n in dict.fromkeys(names))
+    return tuple(dict.fromkeys([*asked, *(previous.backends if previous else ())]))
 
 
 def needed_kinds(backends: Sequence[Backend]) -> dict[str, tuple[str, ...]]:
@@ -94,48 +88,10 @@ def needed_kinds(backends: Sequence[Backend]) -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in kinds.items()}
 
 
-def _with_placement_note(plan: Plan, build: KernelBuild) -> Plan:
-    where = build.placement
-    if not where.in_container:
-        return plan
-    note = f"container-capable steps run in a container of {where.image} ({where.why})"
-    return Plan(steps=plan.steps, notes=(*plan.notes, note))
-
-
-def _kernel_types(ws: Workspace) -> tuple[str, ...]:
-    from rgpu.artifacts.capabilities import types_in_crate
-
-    return types_in_crate(ws.kernel_dir)
-
-
-def kernel_plan(
-    ws: Workspace, options: Options, codegen: Codegen, env: Mapping[str, str]
-) -> KernelPlan:
-    from rgpu.codegens import KernelBuild
-    from rgpu.containers.placement import decide
-    from rgpu.toolchains import pins
-
-    pin = pins.load(codegen.name, env)
-    placement = decide(pin, options, env, image=codegen.image(pin, env))
-    toolchain = codegen.toolchain(pin, placement, env)
-    build = KernelBuild(
-        workspace=ws,
-        options=options,
-        out_dir=ws.kernels_dir,
-        pin=pin,
-        placement=placement,
-        toolchain=toolchain,
-        # Only SPIR-V's capabilities follow the source's scalar types; reading the source
-        # for the others would be wasted on every build, no-ops included.
-        kernel_types=_kernel_types(ws) if codegen.artifact_kind == "spirv" else (),
-    )
-    return KernelPlan(codegen, build, _with_placement_note(codegen.plan(build), build))
-
-
 def plan_build(
     ws: Workspace,
     options: Options,
-    asked: Sequence[str],
+    asked: Sequence[Backend],
     external: Sequence[Path] = (),
     env: Mapping[str, str] | None = None,
     *,
@@ -181,25 +137,25 @@ def plan_build(
 
 def codegens_for(backends: Sequence[Backend], options: Options, covered: set[str]) -> list[Codegen]:
     """The codegen of each backend that needs a kernel artifact not already covered:
-    --codegen where it can build that backend, else the backend's default."""
+    --codegen where it can build that backend, else the backend's default. (The codegen's
+    name was checked where it entered: config.resolve or the command line.)"""
     from rgpu import codegens
+    from rgpu.backends import backends_of, codegens_for
     from rgpu.errors import UsageError
 
     asked = options.codegen
-    if asked is not None:
-        codegens.get(asked)  # an unknown name fails with a did-you-mean
-        if not any(asked in codegens.for_backend(b.name) for b in backends):
-            names = ", ".join(b.name for b in backends)
-            raise UsageError(
-                f"codegen `{asked}` builds none of the backends being built ({names})",
-                f"codegen {asked} builds {', '.join(codegens.backends_of(asked))}: add "
-                f"`--backend {codegens.backends_of(asked)[0]}`, or drop --codegen",
-            )
+    if asked is not None and not any(asked in codegens_for(b.name) for b in backends):
+        names = ", ".join(b.name for b in backends)
+        raise UsageError(
+            f"codegen `{asked}` builds none of the backends being built ({names})",
+            f"codegen {asked} builds {', '.join(backends_of(asked))}: add "
+            f"`--backend {backends_of(asked)[0]}`, or drop --codegen",
+        )
     chosen: dict[str, Codegen] = {}
     for backend in backends:
         if backend.artifact is None or backend.artifact in covered:
             continue
-        own = codegens.for_backend(backend.name)
+        own = codegens_for(backend.name)
         name = asked if asked in own else own[0]
         chosen.setdefault(name, codegens.get(name))
     return list(chosen.values())
@@ -208,7 +164,7 @@ def codegens_for(backends: Sequence[Backend], options: Options, covered: set[str
 def build(
     ws: Workspace,
     options: Options,
-    asked: Sequence[str],
+    asked: Sequence[Backend],
     *,
     dry_run: bool = False,
     kernel_artifacts: Sequence[Path] = (),
@@ -224,29 +180,36 @@ def build(
     if not dry_run:
         for note in parts.notes:
             reporter().info(f"note: {note}")
-        produced = compile_kernels(ws, options, parts, env)
-        found = report_portability(produced, options)
-        if any(b.host_target for b in parts.backends):
-            from rgpu.artifacts.manifest import read_manifest
-            from rgpu.web import build as web_build
+        lock_before = lockfile.read_bytes(ws.root)
+        try:
+            produced = compile_kernels(ws, options, parts, env)
+            found = report_portability(produced, options)
+            if any(b.host_target for b in parts.backends):
+                from rgpu.artifacts.manifest import read_manifest
+                from rgpu.web import build as web_build
 
-            web_build.check_wgsl(ws, read_manifest(ws.kernels_dir))
-        step = parts.host_plan.steps[0]
-        built = host.run(ws, step, env)
-        previous = build_state.read(ws.rgpu_dir)
-        kept = previous.targets if previous else ()
-        targets = kept if built is None else tuple(built)
-        if any(b.host_target for b in parts.backends):
-            from rgpu.web import build as web_build
+                web_build.check_wgsl(ws, read_manifest(ws.kernels_dir))
+            step = parts.host_plan.steps[0]
+            built = host.run(ws, step, env)
+            previous = build_state.read(ws.rgpu_dir)
+            kept = previous.targets if previous else ()
+            targets = kept if built is None else tuple(built)
+            if any(b.host_target for b in parts.backends):
+                from rgpu.web import build as web_build
 
-            web_build.build_pages(ws, options.profile, env, options.yes)
+                web_build.build_pages(ws, options.profile, env, options.yes)
+        finally:
+            # What cargo moved in the user's Cargo.lock, said even when the build failed.
+            for line in lockfile.changes(lock_before, lockfile.read_bytes(ws.root)):
+                reporter().info(line)
         build_state.write(
             ws.rgpu_dir,
             build_state.State(
-                backends=tuple(b.name for b in parts.backends),
+                backends=parts.backends,
                 profile=options.profile,
                 features=features,
                 targets=targets,
+                settings=build_state.settings_of(options),
             ),
         )
     return BuildResult(
@@ -269,10 +232,20 @@ def report_portability(produced: Sequence[Artifact], options: Options) -> list[d
     from rgpu.artifacts import portability
 
     found = portability.findings_of(produced)
-    for finding in found:
+    for finding in shown_findings(found, options):
         reporter().warn(finding.line())
     portability.require(found, options.require_platforms)
     return [f.to_dict() for f in found]
+
+
+def shown_findings(found: Sequence[Finding], options: Options) -> list[Finding]:
+    """The findings that are warnings: those for the platforms the project targets
+    (`target-platforms`; unset: every platform) or requires (`require-platforms`: an error
+    anyway). The others stay in the result (`--json`), silently."""
+    if options.target_platforms is None:
+        return list(found)
+    wanted = {*options.target_platforms, *options.require_platforms}
+    return [f for f in found if f.platform in wanted]
 
 
 def compile_kernels(

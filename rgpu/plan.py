@@ -9,6 +9,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import NamedTuple
 
+# `cargo install --root R` ends with this note when R/bin is not on PATH: rgpu installs its
+# tools (cargo-gpu, rgpu-naga, wasm-bindgen) into its own cache and calls them by full path,
+# so the note would tell the user to do something they need not do. Steps hide it.
+CARGO_INSTALL_NOTES = (
+    r"warning: be sure to add `.+` to your PATH to be able to run the installed binaries",
+)
+
 
 class Step(NamedTuple):
     """One command of a build: what it runs, where, and with which environment changes."""
@@ -28,6 +35,9 @@ class Step(NamedTuple):
     # Lines of its output not shown (regular expressions, whole line): warnings rgpu causes
     # itself. They stay in the kept output, and the blank line after one goes with it.
     hide: tuple[str, ...] = ()
+    # A step that writes generated files (relative path -> text) under `cwd`, each only when
+    # it changed, instead of running a command (argv is empty): rgpu writes them itself.
+    files: Mapping[str, str] = MappingProxyType({})
 
     @property
     def failure_hint(self) -> str:
@@ -44,7 +54,7 @@ class Step(NamedTuple):
         return merged
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        found: dict[str, object] = {
             "name": self.name,
             "description": self.description,
             "argv": list(self.argv),
@@ -52,8 +62,18 @@ class Step(NamedTuple):
             "env": dict(sorted(self.env.items())),
             "unset_env": list(self.unset_env),
         }
+        if self.files:
+            found["files"] = dict(sorted(self.files.items()))
+        return found
+
+    def written(self) -> str:
+        """What a files step writes, for people: the paths and sizes, not the text."""
+        sizes = ", ".join(f"{rel} ({len(text.encode())} bytes)" for rel, text in self.files.items())
+        return f"write {self.cwd}/: {sizes}"
 
     def render(self) -> str:
+        if self.files:
+            return f"# {self.description}\n({self.written()})"
         env = " ".join(f"{k}={v}" for k, v in sorted(self.env.items()))
         unset = " ".join(f"-u {k}" for k in self.unset_env)
         prefix = " ".join(p for p in ("env" if env or unset else "", unset, env) if p)

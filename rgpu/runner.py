@@ -43,6 +43,8 @@ def _run_step(
     stdout_to_stderr: bool,
 ) -> cmd.Result:
     with reporter().group(step.description):
+        if step.files:
+            return _write_files(step)
         if container is not None and step.container_ok:
             return container.run(step)
         env = step.child_env(os.environ if base_env is None else base_env)
@@ -61,6 +63,15 @@ def _run_step(
             keep_output=step.keep_output,
             hide=step.hide,
         )
+
+
+def _write_files(step: Step) -> cmd.Result:
+    """A files step: rgpu writes them (no process); says each path and whether it changed."""
+    from rgpu.util.files import write_tree
+
+    for rel, written in write_tree(step.cwd, dict(step.files)):
+        reporter().status("write" if written else "unchanged", str(step.cwd / rel))
+    return cmd.Result((), 0, "", "")
 
 
 def run_plan(

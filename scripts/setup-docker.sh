@@ -72,10 +72,19 @@ build_offline_image() {
   if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
     extra_ca="$(cat /usr/local/share/ca-certificates/*.crt)"
   fi
-  echo "+ docker build --network host --target offline -t $OFFLINE_IMAGE ."
+  # The image's rustc and LLVM are this machine's system ones (the same Debian versions), so
+  # a container build and the system route here make the same PTX (tests/integration/
+  # test_docker_build.py compares them).
+  local rust_web="" llvm_22=""
+  rust_web="$(dpkg-query -W -f='${Version}' rustc-web 2>/dev/null || true)"
+  llvm_22="$(dpkg-query -W -f='${Version}' llvm-22 2>/dev/null || true)"
+  echo "+ docker build --network host --target offline -t $OFFLINE_IMAGE . (rustc-web ${rust_web:-latest}, llvm-22 ${llvm_22:-latest})"
   $SUDO docker build --force-rm --network host --build-arg EXTRA_CA_CERTS="$extra_ca" \
+    --build-arg RUST_WEB_VERSION="$rust_web" --build-arg LLVM_22_VERSION="$llvm_22" \
     --target offline -t "$OFFLINE_IMAGE" . >/tmp/docker-build.log 2>&1 \
-    || { tail -n 40 /tmp/docker-build.log >&2; return 1; }
+    || { tail -n 40 /tmp/docker-build.log >&2
+         echo "setup-docker: if apt-get found no such version, this machine's rustc-web or llvm-22 is older than Debian's: apt-get install --only-upgrade rustc-web cargo-web rust-web-src llvm-22" >&2
+         return 1; }
 }
 
 timed "starting dockerd" start_dockerd

@@ -188,9 +188,28 @@ def interface(spv: Path, entry: str) -> dict[str, object]:
     }
 
 
-if __name__ == "__main__":
-    import sys
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python3 tests/spirv_fixture.py OUT_DIR [FIXTURE...]`: compile the fixtures (all by
+    default) into one module in OUT_DIR and print its path."""
+    import argparse
 
-    # python3 tests/spirv_fixture.py OUT_DIR [FIXTURE...]: all fixtures by default.
-    chosen = tuple(sys.argv[2:]) or tuple(FIXTURES)
-    print(compile_fixture(Path(sys.argv[1]), chosen))
+    parser = argparse.ArgumentParser(
+        prog="tests/spirv_fixture.py",
+        description="Compile the SPIR-V FIXTURES (GLSL twins of the template's kernels) into "
+        "one module, with glslangValidator and spirv-link.",
+    )
+    parser.add_argument("out_dir", type=Path, metavar="OUT_DIR", help="where the .spv goes")
+    parser.add_argument(
+        "fixtures", nargs="*", metavar="FIXTURE",
+        help=f"which fixtures ({', '.join(FIXTURES)}; default: all)",
+    )  # fmt: skip
+    args = parser.parse_args(argv)
+    unknown = [f for f in args.fixtures if f not in FIXTURES]
+    if unknown:
+        parser.error(f"unknown fixture {unknown[0]} (choose from {', '.join(FIXTURES)})")
+    print(compile_fixture(args.out_dir, tuple(args.fixtures) or tuple(FIXTURES)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

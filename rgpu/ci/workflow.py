@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rgpu import __version__
+from rgpu.backends import BACKENDS, Backend, parse_backends
 from rgpu.errors import DestinationError, UsageError
 from rgpu.util.files import atomic_write_text
 
@@ -53,7 +54,7 @@ def job_commands(
 
 # webgpu is asked for by name (`--backends ...,webgpu`): its kernels need WGSL from rust-gpu's
 # SPIR-V that browsers accept (docs/reference.md, WebGPU).
-DEFAULT_BACKENDS: tuple[str, ...] = ("cpu", "wgpu", "ash", "cuda")
+DEFAULT_BACKENDS: tuple[Backend, ...] = tuple(BACKENDS[n] for n in ("cpu", "wgpu", "ash", "cuda"))
 
 # Action majors, confirmed current in November 2026 (release notes and dependabot bumps):
 # checkout v6 (Nov 2025), cache v5 (Dec 2025), upload-artifact v7 (Feb 2026),
@@ -70,6 +71,24 @@ PYTHON_VERSION = "3.12"
 # Mesa's software Vulkan driver on the ubuntu runners (package mesa-vulkan-drivers).
 LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 CPU_RUNNERS = ("ubuntu-latest", "macos-latest", "windows-latest")
+# The wgpu backend also runs where wgpu reaches the GPU through Metal (macOS: the runner's
+# Apple GPU) and DX12 (Windows: WARP, Microsoft's DirectX on the CPU), its kernels through
+# naga (MSL, HLSL). NOT RUN BY rgpu's DEVELOPERS (no macOS or Windows machine): written to
+# GitHub's documented runners, checked by actionlint.
+PLATFORM_JOBS: dict[str, tuple[tuple[str, str], ...]] = {
+    "wgpu": (("metal", "macos-latest"), ("dx12", "windows-latest")),
+}
+RUNNER = {"cpu": "", "vulkan": "ubuntu-latest", "web": "ubuntu-latest", "cuda": "ubuntu-latest"}
+# Where rgpu's cache and cargo-gpu's (rust-gpu's codegen) are on each runner's system:
+# rgpu/util/platform.py's cache_base (and cargo-gpu's own, the same convention).
+CACHES = {
+    "ubuntu-latest": "~/.cache",
+    "macos-latest": "~/Library/Caches",
+    "windows-latest": "~/AppData/Local",
+}
+# The Vulkan SDK carries SPIRV-Tools for Windows (spirv-opt and spirv-val, which rgpu runs on
+# rust-gpu's modules); the version is LunarG's of 2025-08.
+VULKAN_SDK_WINDOWS = "1.4.321.1"
 
 
 def shell_line(command: Command) -> str:
@@ -79,42 +98,47 @@ def shell_line(command: Command) -> str:
 @dataclass(frozen=True)
 class Job:
     id: str
-    kind: str  # "cpu", "vulkan", "cuda" or "web": which setup steps it gets
+    # "cpu", "vulkan", "cuda", "web", "metal" or "dx12": which setup steps it gets
+    kind: str
     backend: str
     codegen: str | None
     setup: tuple[str, ...]
     commands: tuple[str, ...]
+    runs_on: str = "ubuntu-latest"  # "" for the cpu job (a matrix of CPU_RUNNERS)
+
+    @property
+    def caches(self) -> str:
+        """The directory that holds rgpu's and cargo-gpu's caches on its runner."""
+        return CACHES.get(self.runs_on, "~/.cache")
 
 
-def jobs_for(backends: Sequence[str], ci_run: Sequence[str] | None = None) -> list[Job]:
+def jobs_for(backends: Sequence[Backend], ci_run: Sequence[str] | None = None) -> list[Job]:
     """One job per backend and codegen (the codegen's pinned toolchain is its setup)."""
     from rgpu import codegens
-    from rgpu.backends import get_backend
+    from rgpu.backends import codegens_for
 
     jobs = []
     for backend in backends:
-        artifact = get_backend(backend).artifact
-        kind = {None: "cpu", "spirv": "vulkan", "ptx": "cuda", "wgsl": "web"}[artifact]
-        names = codegens.for_backend(backend)
+        kind = {None: "cpu", "spirv": "vulkan", "ptx": "cuda", "wgsl": "web"}[backend.artifact]
+        names = codegens_for(backend.name)
         for name in names or (None,):
             codegen = codegens.get(name) if name else None
-            job_id = f"{backend}-{name}" if len(names) > 1 else backend
+            job_id = f"{backend.name}-{name}" if len(names) > 1 else backend.name
             setup = tuple(shell_line(c) for c in (codegen.ci_setup if codegen else ()))
             args = codegen.ci_build_args if codegen else ()
-            lines = tuple(shell_line(c) for c in job_commands(backend, args, ci_run))
-            jobs.append(Job(job_id, kind, backend, name, setup=setup, commands=lines))
+            lines = tuple(shell_line(c) for c in job_commands(backend.name, args, ci_run))
+            jobs.append(Job(job_id, kind, backend.name, name, setup, lines, runs_on=RUNNER[kind]))
+            for platform, runner in PLATFORM_JOBS.get(backend.name, ()):
+                jobs.append(
+                    Job(f"{job_id}-{platform}", platform, backend.name, name, setup, lines,
+                        runs_on=runner)
+                )  # fmt: skip
     return jobs
 
 
-def parse_backends(values: Sequence[str]) -> tuple[str, ...]:
-    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
-    if not names:
-        return DEFAULT_BACKENDS
-    from rgpu.backends import get_backend
-
-    for name in names:
-        get_backend(name)  # unknown names fail with a did-you-mean
-    return tuple(dict.fromkeys(names))
+def chosen_backends(values: Sequence[str]) -> tuple[Backend, ...]:
+    """`--backends` as typed (checked), or the default jobs."""
+    return parse_backends(values, "--backends") or DEFAULT_BACKENDS
 
 
 def toolchains_key(env: Mapping[str, str] | None = None) -> str:
@@ -144,7 +168,10 @@ def repository_root(workspace: Path) -> Path:
 
 
 def render(
-    workspace: Path, backends: Sequence[str], rgpu_source: str, ci_run: Sequence[str] | None = None
+    workspace: Path,
+    backends: Sequence[Backend],
+    rgpu_source: str,
+    ci_run: Sequence[str] | None = None,
 ) -> Rendered:
     import jinja2
 
@@ -172,6 +199,7 @@ def render(
         python_version=PYTHON_VERSION,
         lavapipe_icd=LAVAPIPE_ICD,
         cpu_runners=CPU_RUNNERS,
+        vulkan_sdk_windows=VULKAN_SDK_WINDOWS,
         rgpu_source=json.dumps(rgpu_source),  # a quoted YAML scalar
         rgpu_version=__version__,
         working_directory=workdir,

@@ -1,5 +1,6 @@
 """Command line: parse, call the library, render the result. Only `main.main()` exits."""
 
-from rgpu.cli.main import cli, main
+from rgpu.cli.group import cli
+from rgpu.cli.main import main
 
 __all__ = ["cli", "main"]

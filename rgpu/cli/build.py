@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from rgpu.cli.main import (
+from rgpu.backends import (
+    check_codegen,
+    codegen_choices,
+    get_backend,
+    names_help,
+    parse_backends,
+    split_names,
+)
+from rgpu.cli.group import (
     ChildExit,
     cli,
     dir_option,
@@ -20,24 +28,13 @@ from rgpu.cli.main import (
     step_summary,
     summary_of_failure,
 )
-from rgpu.codegens import codegen_choices
-from rgpu.config import split_names
 from rgpu.errors import RgpuError
 from rgpu.util.output import reporter
 
 if TYPE_CHECKING:
     from rgpu.host.test import BackendResult
 
-BACKEND_HELP = "cpu, cuda, wgpu or ash; repeat or comma-separate"
-
-
-def _backends(values: tuple[str, ...]) -> list[str]:
-    from rgpu.backends import get_backend
-
-    names = split_names(values)
-    for name in names:
-        get_backend(name)  # unknown names fail here with a did-you-mean
-    return names
+BACKEND_HELP = f"{names_help()}; repeat or comma-separate"
 
 
 def _archs(values: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -56,20 +53,41 @@ def _platforms(values: tuple[str, ...]) -> tuple[str, ...] | None:
     return parse_platforms(split_names(values), "--require-platform")
 
 
+def _targets(values: tuple[str, ...]) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    from rgpu.config import parse_target_platforms
+
+    return parse_target_platforms(split_names(values), "--target-platform")
+
+
+def last_build_options(ws: Any, release: bool | None) -> Any:
+    """`rgpu run` and `rgpu test` build what the last build built: its settings (archs,
+    codegen, ...; host/state.py), and its profile unless --release/--debug says otherwise."""
+    from rgpu.host import state
+
+    options = options_for(ws, profile=profile_of(release))
+    return state.again(options, state.read(ws.rgpu_dir), profile_given=release is not None)
+
+
 release_option = click.option(
     "--release/--debug", "release", default=None, help="Cargo profile (default release)."
 )
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def backends_option(help: str) -> Callable[[F], F]:
+    """`--backend B`, repeatable, each possibly `a,b` (checked by backends.parse_backends)."""
+    return click.option("--backend", "backends", multiple=True, metavar="B", help=help)
+
+
 @cli.command()
 @dir_option
-@click.option(
-    "--backend",
-    "backends",
-    multiple=True,
-    metavar="B",
-    help=f"Backend to build ({BACKEND_HELP}). Default: `backend` in "
-    "[workspace.metadata.rgpu], else cpu. Backends built before stay built in.",
+@backends_option(
+    f"Backend to build ({BACKEND_HELP}). Default: `backend` in [workspace.metadata.rgpu], "
+    "else cpu. Backends built before stay built in."
 )
 @release_option
 @click.option(
@@ -118,6 +136,15 @@ release_option = click.option(
     "warning.",
 )
 @click.option(
+    "--target-platform",
+    "target_platforms",
+    multiple=True,
+    metavar="P",
+    help="A platform the project targets (cuda, vulkan, webgpu, metal, dx12; repeat or "
+    "comma-separate): kernels that cannot be translated for the others are not warned about. "
+    "Default: `target-platforms` in [workspace.metadata.rgpu]; else every platform.",
+)
+@click.option(
     "--yes", "-y", is_flag=True, default=None, help="Allow toolchain installs (RGPU_YES)."
 )
 def build(
@@ -133,6 +160,7 @@ def build(
     kernel_artifacts: tuple[Path, ...],
     recompile: bool,
     require_platforms: tuple[str, ...],
+    target_platforms: tuple[str, ...],
     yes: bool | None,
 ) -> None:
     """Compile the kernels for the backends, then build every binary, example and test."""
@@ -141,20 +169,22 @@ def build(
     ws = load_workspace(directory)
     options = options_for(
         ws,
+        backend=parse_backends(backends, "--backend") or None,
         profile=profile_of(release),
         yes=yes,
         docker=docker,
         image=image,
-        codegen=codegen,
+        codegen=check_codegen(codegen, "--codegen") if codegen is not None else None,
         cuda_archs=_archs(archs),
         require_platforms=_platforms(require_platforms),
+        target_platforms=_targets(target_platforms),
     )
-    names = _backends(backends) or list(options.backends)
+    names = [b.name for b in options.backends]
     try:
         result = pipeline.build(
             ws,
             options,
-            names,
+            options.backends,
             dry_run=dry_run,
             kernel_artifacts=kernel_artifacts,
             recompile=recompile,
@@ -179,7 +209,7 @@ def build(
     "--backend",
     default=None,
     metavar="B",
-    help="Backend the program uses (RGPU_BACKEND); built in first if needed.",
+    help=f"Backend the program uses ({names_help()}; RGPU_BACKEND); built in first if needed.",
 )
 @click.option("--bin", "binary", default=None, metavar="NAME", help="The binary to run.")
 @click.option("--example", default=None, metavar="NAME", help="The example to run.")
@@ -197,31 +227,24 @@ def run(
     from rgpu.host.run import run as run_program
 
     ws = load_workspace(directory)
-    options = options_for(ws, profile=profile_of(release))
-    if backend is not None:
-        _backends((backend,))
-    code = run_program(ws, options, backend, binary, example, args)
+    options = last_build_options(ws, release)
+    chosen = get_backend(backend, "--backend") if backend is not None else None
+    code = run_program(ws, options, chosen, binary, example, args)
     if code != 0:
         raise ChildExit(code)
 
 
 @cli.command()
 @dir_option
-@click.option(
-    "--backend",
-    "backends",
-    multiple=True,
-    metavar="B",
-    help=f"Test exactly these backends ({BACKEND_HELP}); a skip fails.",
-)
+@backends_option(f"Test exactly these backends ({BACKEND_HELP}); a skip fails.")
 @release_option
 def test(directory: Path | None, backends: tuple[str, ...], release: bool | None) -> None:
     """Run the workspace's tests with every backend built in; report each backend."""
     from rgpu.host import test as testing
 
     ws = load_workspace(directory)
-    options = options_for(ws, profile=profile_of(release))
-    asked = _backends(backends)
+    options = last_build_options(ws, release)
+    asked = parse_backends(backends, "--backend")
     try:
         results = testing.run_tests(ws, options, asked)
     except testing.TestsFailed as failed:

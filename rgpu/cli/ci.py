@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from rgpu.cli.main import cli, dir_option, load_workspace, options_for
+from rgpu.backends import names_help
+from rgpu.cli.group import cli, dir_option, load_workspace, options_for
 from rgpu.util.output import reporter
 
 
@@ -22,7 +23,8 @@ def ci() -> None:
     "backends",
     multiple=True,
     metavar="B",
-    help="Backends to prove in CI (comma-separated or repeated). Default: cpu,wgpu,ash,cuda.",
+    help=f"Backends to prove in CI ({names_help()}; comma-separated or repeated). Default: "
+    "cpu,wgpu,ash,cuda.",
 )
 @click.option(
     "--rgpu-source",
@@ -39,7 +41,7 @@ def ci_init(
     from rgpu.ci import workflow
 
     ws = load_workspace(directory)
-    names = workflow.parse_backends(backends)
+    names = workflow.chosen_backends(backends)
     ci_run = options_for(ws).ci_run  # `ci-run` in [workspace.metadata.rgpu]
     rendered = workflow.render(ws.root, names, workflow.require_source(rgpu_source), ci_run)
     word = workflow.write_workflow(rendered, force=force)

@@ -6,12 +6,10 @@ import sys
 
 import click
 
-from rgpu.cli.main import ChildExit, cli, emit_json
-from rgpu.codegens import codegen_choices
+from rgpu.backends import check_codegen, codegen_choices, get_backend, names_help
+from rgpu.cli.group import ChildExit, cli, emit_json
 from rgpu.errors import ExitCode
 from rgpu.util.output import reporter
-
-BACKEND_CHOICES = ("cpu", "cuda", "wgpu", "ash", "webgpu")
 
 
 @cli.command()
@@ -21,7 +19,7 @@ BACKEND_CHOICES = ("cpu", "cuda", "wgpu", "ash", "webgpu")
     default=None,
     metavar="B",
     help=f"Exit {int(ExitCode.BACKEND_UNAVAILABLE)} unless rgpu can build backend B "
-    f"({', '.join(BACKEND_CHOICES)}) here.",
+    f"({names_help()}) here.",
 )
 @click.option(
     "--codegen",
@@ -35,7 +33,10 @@ def doctor(backend: str | None, codegen: str | None, as_json: bool) -> None:
     from rgpu.doctor import report as doc
     from rgpu.errors import BackendUnavailableError
 
-    report = doc.diagnose(backend=backend, codegen=codegen)
+    chosen = get_backend(backend) if backend is not None else None
+    report = doc.diagnose(
+        backend=chosen, codegen=check_codegen(codegen) if codegen is not None else None
+    )
     if as_json:
         emit_json({**report.to_dict(), "backend": backend})
     else:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from rgpu.cli.main import cli, dir_option, load_workspace
+from rgpu.cli.group import cli, dir_option, load_workspace
 from rgpu.util.output import reporter
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from rgpu.cli.main import cli, emit_json
+from rgpu.cli.group import cli, emit_json
 from rgpu.util.output import reporter
 
 
@@ -146,7 +146,8 @@ def toolchain_install(name: str, yes: bool) -> None:
 def _codegen_installer(name: str) -> Any:
     """The codegen's own `install_toolchain` when it has one (routes beyond rustup)."""
     from rgpu import codegens
+    from rgpu.backends import codegen_names
 
-    if name not in codegens.names():  # a pin without a codegen: rustup alone installs it
+    if name not in codegen_names():  # a pin without a codegen: rustup alone installs it
         return None
     return getattr(codegens.get(name), "install_toolchain", None)

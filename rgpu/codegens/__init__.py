@@ -5,7 +5,8 @@ A codegen module defines `CODEGEN`, an object following `Codegen`: which pin fil
 (`toolchain`), the lines `rgpu doctor` shows for it (`checks`, derived from the same
 toolchain), its own container image choice, its plan of commands (pure: the placement and
 the toolchain are decided before and carried in `KernelBuild`), and how it collects its
-artifacts. Adding a codegen is its module, its pin file and one line in `REGISTRY`.
+artifacts. Adding a codegen is its module, its pin file and one line in `REGISTRY`
+(rgpu/backends.py, the table of backends and codegens).
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from rgpu.errors import UsageError
-
 if TYPE_CHECKING:
     from rgpu.artifacts.manifest import Artifact
     from rgpu.config import Options
@@ -25,20 +24,6 @@ if TYPE_CHECKING:
     from rgpu.plan import Plan
     from rgpu.toolchains.pins import Pin
     from rgpu.workspace import Workspace
-
-
-class Entry(NamedTuple):
-    name: str
-    module: str
-    backends: tuple[str, ...]  # the backends it compiles for
-
-
-# One line per codegen. A backend's default codegen is the first entry that lists it.
-REGISTRY: tuple[Entry, ...] = (
-    Entry("nvptx", "rgpu.codegens.nvptx", ("cuda",)),
-    Entry("nvvm", "rgpu.codegens.nvvm", ("cuda",)),
-    Entry("spirv", "rgpu.codegens.spirv", ("wgpu", "ash", "webgpu")),
-)
 
 
 class KernelBuild(NamedTuple):
@@ -100,63 +85,21 @@ class Codegen(Protocol):
         ...
 
 
-def names() -> tuple[str, ...]:
-    return tuple(e.name for e in REGISTRY)
-
-
-def codegen_choices() -> str:
-    """The codegens per backend, for help texts: "cuda: nvptx, nvvm; wgpu/ash: spirv"."""
-    groups: dict[tuple[str, ...], list[str]] = {}
-    for e in REGISTRY:
-        groups.setdefault(e.backends, []).append(e.name)
-    return "; ".join(f"{'/'.join(b)}: {', '.join(n)}" for b, n in groups.items())
-
-
-def for_backend(backend: str) -> tuple[str, ...]:
-    return tuple(e.name for e in REGISTRY if backend in e.backends)
-
-
-def backends_of(codegen: str) -> tuple[str, ...]:
-    return next((e.backends for e in REGISTRY if e.name == codegen), ())
-
-
 def get(name: str) -> Codegen:
-    entry = next((e for e in REGISTRY if e.name == name), None)
-    if entry is None:
-        from rgpu.backends import did_you_mean
+    """The codegen called ``name`` (its module is imported now); an unknown name fails
+    with the nearest one."""
+    from rgpu.backends import REGISTRY, check_codegen
 
-        raise UsageError(
-            f"unknown codegen `{name}`{did_you_mean(name, names())}",
-            f"available codegens: {', '.join(names())}",
-        )
+    check_codegen(name)
+    entry = next(e for e in REGISTRY if e.name == name)
     codegen: Codegen = importlib.import_module(entry.module).CODEGEN
     return codegen
 
 
 def all_codegens() -> list[Codegen]:
-    return [get(n) for n in names()]
+    from rgpu.backends import codegen_names
 
-
-def resolve(backend: str, codegen: str | None) -> str | None:
-    """The codegen that builds `backend`: the one asked for, else its default (None for a
-    backend that needs no kernel artifact, like cpu)."""
-    allowed = for_backend(backend)
-    if codegen is None or not allowed:
-        if codegen is not None and not allowed:
-            raise UsageError(
-                f"codegen `{codegen}` cannot build for the {backend} backend",
-                f"the {backend} backend compiles no kernel: drop --codegen",
-            )
-        return allowed[0] if allowed else None
-    if codegen not in allowed:
-        from rgpu.backends import did_you_mean
-
-        raise UsageError(
-            f"codegen `{codegen}` cannot build for the {backend} backend"
-            f"{did_you_mean(codegen, allowed)}",
-            f"codegens for {backend}: {', '.join(allowed)}",
-        )
-    return codegen
+    return [get(n) for n in codegen_names()]
 
 
 def first_failure(checks: Sequence[Check]) -> Check | None:

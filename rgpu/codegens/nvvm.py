@@ -310,8 +310,8 @@ class NvvmCodegen:
                 cwd=cwd,
                 container_ok=True,
             ),
-            write_step(kernel_dir(build), kernel_files(build, p), cwd, "nvvm kernel package"),
-            write_step(root, builder_files(build, p, archs), cwd, "cuda_builder crate"),
+            write_step(kernel_dir(build), kernel_files(build, p), "nvvm kernel package"),
+            write_step(root, builder_files(build, p, archs), "cuda_builder crate"),
             Step(
                 name="nvvm-build",
                 description=f"kernel -> PTX for {', '.join(archs)} (rustc_codegen_nvvm)",

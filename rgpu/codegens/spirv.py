@@ -34,7 +34,6 @@ workspace's config.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,10 +51,11 @@ from rgpu.config import cache_dir
 from rgpu.containers.placement import Placement
 from rgpu.doctor.check import Check
 from rgpu.errors import ArtifactError, RgpuError
-from rgpu.plan import Plan, Step
+from rgpu.plan import CARGO_INSTALL_NOTES, Plan, Step
 from rgpu.toolchains import naga, rustup
 from rgpu.toolchains.pins import Pin
 from rgpu.util.files import write_bytes_if_changed
+from rgpu.util.platform import executable
 
 CARGO_GPU_MANIFEST = "manifest.json"
 # spirv-builder passes this variable to rustc_codegen_spirv as its codegen args (it takes
@@ -148,19 +148,15 @@ def shader_crate(build: KernelBuild, p: SpirvPin) -> dict[str, str]:
     return {"Cargo.toml": standalone.render(data, "rust-gpu (cargo-gpu)")}
 
 
-def write_step(directory: Path, files: Mapping[str, str], cwd: Path, what: str) -> Step:
-    """A plan step that writes generated files (only those that changed)."""
+def write_step(directory: Path, files: Mapping[str, str], what: str) -> Step:
+    """A plan step that writes generated files under ``directory`` (only those that
+    changed; rgpu writes them itself, runner.py)."""
     return Step(
         name="write-crate",
         description=f"write the {what} into {directory}",
-        argv=(
-            sys.executable,
-            "-m",
-            "rgpu.codegens.write_files",
-            str(directory),
-            json.dumps(dict(files), sort_keys=True),
-        ),
-        cwd=cwd,
+        argv=(),
+        cwd=directory,
+        files=dict(files),
     )
 
 
@@ -181,7 +177,7 @@ class SpirvCodegen:
             status, problem, fix = rustup.status(pin, env), None, None
         except RgpuError as error:
             status, problem, fix = None, error.message, error.hint
-        cargo_gpu = cargo_gpu_root(p, env) / "bin" / "cargo-gpu"
+        cargo_gpu = cargo_gpu_root(p, env) / "bin" / executable("cargo-gpu")
         return SpirvToolchain(p, cargo_gpu, status, problem, fix, naga.find(pin, env))
 
     def install(self, build: KernelBuild, env: Mapping[str, str]) -> None:
@@ -257,6 +253,8 @@ class SpirvCodegen:
                     ),
                     cwd=root,
                     unset_env=UNSET_ENV,
+                    keep_output=True,
+                    hide=CARGO_INSTALL_NOTES,
                 )
             )
         tool = tc.translator
@@ -269,9 +267,11 @@ class SpirvCodegen:
                     argv=tool.install_argv(),
                     cwd=root,
                     unset_env=UNSET_ENV,
+                    keep_output=True,
+                    hide=CARGO_INSTALL_NOTES,
                 )
             )
-        steps.append(write_step(crate_dir(build), shader_crate(build, p), root, "shader crate"))
+        steps.append(write_step(crate_dir(build), shader_crate(build, p), "shader crate"))
         caps = tuple(a for c in self.capabilities(build) for a in ("--capabilities", c))
         consent = ("--auto-install-rust-toolchain",) if build.options.yes else ()
         steps.append(

@@ -60,7 +60,9 @@ class Mounts:
 def cargo_home(env: Mapping[str, str]) -> Path:
     if env.get("CARGO_HOME"):
         return Path(env["CARGO_HOME"])
-    return Path(env.get("HOME", str(Path.home()))) / ".cargo"
+    from rgpu.util.platform import home
+
+    return home(env) / ".cargo"
 
 
 def _dedupe(paths: Sequence[Path]) -> tuple[Path, ...]:
@@ -212,8 +214,9 @@ class ContainerRunner:
             mounts=mounts,
             env=container_env(step, self.env, cargo_home(self.env)),
             cwd=step.cwd,
-            uid=os.getuid(),
-            gid=os.getgid(),
+            # Docker Desktop on Windows has no users to map to: its containers' root.
+            uid=os.getuid() if hasattr(os, "getuid") else 0,
+            gid=os.getgid() if hasattr(os, "getgid") else 0,
             tty=sys.stdout.isatty() and sys.stdin.isatty(),
             keep=_keep(self.env),
             labels={LABEL: "1", f"{LABEL}.workspace": str(self.workspace)},

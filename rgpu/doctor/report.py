@@ -20,7 +20,7 @@ from typing import Any
 
 from rgpu import __version__
 from rgpu import codegens as registry
-from rgpu.backends import BACKENDS, get_backend
+from rgpu.backends import BACKENDS, Backend, codegen_names, resolve_codegen
 from rgpu.doctor import devices as device_lists
 from rgpu.doctor.check import Check
 from rgpu.doctor.checks import (
@@ -108,7 +108,7 @@ def codegen_checks(name: str, pin: Pin, env: Mapping[str, str]) -> list[Check]:
 def _codegen_probes(
     pins: Mapping[str, Pin], env: Mapping[str, str]
 ) -> list[Callable[[], list[Check]]]:
-    return [partial(codegen_checks, n, pins[n], env) for n in registry.names() if n in pins]
+    return [partial(codegen_checks, n, pins[n], env) for n in codegen_names() if n in pins]
 
 
 def _probes(pins: Mapping[str, Pin], env: Mapping[str, str]) -> list[Callable[[], list[Check]]]:
@@ -146,9 +146,8 @@ def _safely(probe: Callable[[], list[Check]]) -> list[Check]:
         return [Check(area, "fail", error.message, error.hint or "run `rgpu --debug doctor`")]
 
 
-def verdict_for(backend_name: str, codegen: str | None, checks: list[Check]) -> Verdict:
-    backend = get_backend(backend_name)
-    codegen = registry.resolve(backend.name, codegen)
+def verdict_for(backend: Backend, codegen: str | None, checks: list[Check]) -> Verdict:
+    codegen = resolve_codegen(backend.name, codegen)
     build_keys = {
         "cargo",
         *([codegen] if codegen else []),
@@ -179,17 +178,17 @@ def verdict_for(backend_name: str, codegen: str | None, checks: list[Check]) -> 
 def diagnose(
     env: Mapping[str, str] | None = None,
     *,
-    backend: str | None = None,
+    backend: Backend | None = None,
     codegen: str | None = None,
 ) -> Report:
-    if backend is not None:  # fail on a bad name before probing anything
-        registry.resolve(get_backend(backend).name, codegen)
+    if backend is not None:  # fail on a codegen that cannot build it before probing anything
+        resolve_codegen(backend.name, codegen)
     checks = run_checks(env)
-    names = [backend] if backend else list(BACKENDS)
-    verdicts = [verdict_for(n, codegen if n == backend else None, checks) for n in names]
+    chosen = [backend] if backend else list(BACKENDS.values())
+    verdicts = [verdict_for(b, codegen if b == backend else None, checks) for b in chosen]
     listings = device_lists.list_all(child_env(env))
     if backend:
-        listings = tuple(d for d in listings if d.backend == backend)
+        listings = tuple(d for d in listings if d.backend == backend.name)
     return Report(
         tuple(checks),
         tuple(verdicts),

@@ -12,6 +12,7 @@ import os
 import signal
 from collections.abc import Sequence
 
+from rgpu.backends import Backend
 from rgpu.config import Options
 from rgpu.errors import UsageError
 from rgpu.host.state import Target
@@ -48,7 +49,7 @@ def _named(targets: Sequence[Target], kind: str, name: str) -> Target:
         if target.kind == kind and target.name == name:
             return target
     have = ", ".join(t.name for t in targets if t.kind == kind) or "none"
-    from rgpu.backends import did_you_mean
+    from rgpu.errors import did_you_mean
 
     raise UsageError(
         f"no {kind} named `{name}` in the workspace{did_you_mean(name, have.split(', '))}",
@@ -76,7 +77,7 @@ def exit_code(returncode: int, program: str) -> int:
 def run(
     ws: Workspace,
     options: Options,
-    backend: str | None,
+    backend: Backend | None,
     binary: str | None,
     example: str | None,
     args: Sequence[str],
@@ -84,19 +85,21 @@ def run(
     from rgpu import pipeline
     from rgpu.host import state as build_state
 
-    if backend == "webgpu":
-        return run_web(ws, options, binary, args)
+    if backend is not None and backend.host_target:
+        return run_web(ws, options, backend, binary, args)
     previous = build_state.read(ws.rgpu_dir)
     asked = [backend] if backend else list(previous.backends if previous else options.backends)
     result = pipeline.build(ws, options, asked)
     target = choose(result.targets, ws, binary, example)
     env = dict(os.environ)
     if backend is not None:
-        env[BACKEND_ENV] = backend
+        env[BACKEND_ENV] = backend.name
     return exit_code(cmd.exec_replace([target.path, *args], env=env), target.path)
 
 
-def run_web(ws: Workspace, options: Options, binary: str | None, args: Sequence[str]) -> int:
+def run_web(
+    ws: Workspace, options: Options, backend: Backend, binary: str | None, args: Sequence[str]
+) -> int:
     """`rgpu run --backend webgpu`: the programs built for the browser with the WGSL the
     kernel manifest lists, the page of `binary` (or the workspace's) served on 127.0.0.1
     and run in headless Chromium; its output streams here and its status is returned."""
@@ -104,7 +107,7 @@ def run_web(ws: Workspace, options: Options, binary: str | None, args: Sequence[
     from rgpu.web import browser
     from rgpu.web import build as web_build
 
-    pipeline.build(ws, options, ["webgpu"])
+    pipeline.build(ws, options, [backend])
     env = dict(os.environ)
     name = (binary or ws.default_binary or "").replace("-", "_")
     pages = sorted(p for p in web_build.web_dir(ws).iterdir() if (p / "index.html").is_file())

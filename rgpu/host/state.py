@@ -1,18 +1,36 @@
-"""What the last successful build made: target/rgpu/build.json.
+"""What the last successful build made, and with which settings: target/rgpu/build.json.
 
 Backends accumulate: a binary keeps every backend built into it, so choosing one of them
-later (`rgpu run --backend cpu` after a cuda build) never rebuilds.
+later (`rgpu run --backend cpu` after a cuda build) never rebuilds. `rgpu test` and
+`rgpu run` build again with the last build's settings (`again`): the CUDA archs, codegen,
+container and SPIR-V options it was given, so that testing what was built never compiles
+other kernels or relinks the program.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from rgpu.backends import BACKENDS, Backend
+from rgpu.config import Options
 from rgpu.util.files import write_text_if_changed
 
 BUILD_STATE = "build.json"
+# The Options fields a build records and `again` restores (profile is State.profile).
+SETTINGS = (
+    "codegen",
+    "cuda_archs",
+    "docker",
+    "image",
+    "spirv_capabilities",
+    "require_platforms",
+    "target_platforms",
+    "spirv_opt",
+    "float_contraction",
+)
 
 
 class Target(NamedTuple):
@@ -22,27 +40,56 @@ class Target(NamedTuple):
 
 
 class State(NamedTuple):
-    backends: tuple[str, ...]
+    backends: tuple[Backend, ...]
     profile: str
     features: tuple[str, ...] = ()
     targets: tuple[Target, ...] = ()
+    # The build's settings (SETTINGS of its Options), as JSON values.
+    settings: Mapping[str, Any] = {}
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "backends": list(self.backends),
+            "backends": [b.name for b in self.backends],
             "profile": self.profile,
             "features": list(self.features),
             "targets": [t._asdict() for t in self.targets],
+            "settings": dict(self.settings),
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> State:
         return cls(
-            backends=tuple(str(b) for b in data["backends"]),
+            # A name this rgpu does not know (a newer rgpu wrote it): KeyError, no state.
+            backends=tuple(BACKENDS[str(b)] for b in data["backends"]),
             profile=str(data["profile"]),
             features=tuple(str(f) for f in data.get("features", [])),
             targets=tuple(Target(**t) for t in data.get("targets", [])),
+            settings=dict(data.get("settings", {})),
         )
+
+
+def settings_of(options: Options) -> dict[str, Any]:
+    """The settings a build records (tuples as lists: JSON)."""
+    values = options._asdict()
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in values.items() if k in SETTINGS}
+
+
+def again(options: Options, state: State | None, *, profile_given: bool) -> Options:
+    """``options`` with the last build's settings, for `rgpu test` and `rgpu run`: what was
+    built is what they build (a no-op when nothing changed). Only their own command line
+    (--release/--debug) wins; a build with other settings is `rgpu build`'s to make."""
+    if state is None:
+        return options
+    recorded: dict[str, Any] = {
+        k: tuple(v) if isinstance(v, list) else v
+        for k, v in state.settings.items()
+        if k in SETTINGS and k in options._fields
+    }
+    if "docker" in recorded:
+        recorded["docker_source"] = "the last build's (target/rgpu/build.json)"
+    if not profile_given:
+        recorded["profile"] = state.profile
+    return options._replace(**recorded)
 
 
 def read(rgpu_dir: Path) -> State | None:

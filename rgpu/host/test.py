@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rgpu.backends import get_backend
+from rgpu.backends import BACKENDS, Backend
 from rgpu.config import Options
 from rgpu.errors import BackendUnavailableError, CommandFailedError, UsageError
 from rgpu.host import build as host
@@ -39,7 +39,8 @@ class BackendResult:
 def test_plan(ws: Workspace, state: build_state.State, env_extra: Mapping[str, str]) -> Plan:
     step = Step(
         name="test",
-        description=f"workspace tests ({', '.join(state.backends)}; {state.profile})",
+        description=f"workspace tests ({', '.join(b.name for b in state.backends)}; "
+        f"{state.profile})",
         argv=(
             "cargo",
             "test",
@@ -54,24 +55,25 @@ def test_plan(ws: Workspace, state: build_state.State, env_extra: Mapping[str, s
 
 
 # The runtime always has the cpu backend: every host build can test it.
-ALWAYS_BUILT = ("cpu",)
+ALWAYS_BUILT = (BACKENDS["cpu"],)
 
 
-def require_built(asked: Sequence[str], state: build_state.State) -> None:
-    missing = [b for b in asked if b not in state.backends and b not in ALWAYS_BUILT]
+def require_built(asked: Sequence[Backend], state: build_state.State) -> None:
+    missing = [b.name for b in asked if b not in state.backends and b not in ALWAYS_BUILT]
     if missing:
+        built = ", ".join(b.name for b in state.backends)
         raise BackendUnavailableError(
-            f"backend {', '.join(missing)} is not built in (built: {', '.join(state.backends)})",
+            f"backend {', '.join(missing)} is not built in (built: {built})",
             f"build it first: `rgpu build --backend {','.join(missing)}`",
         )
 
 
-def test_env(asked: Sequence[str], report: Path, env: Mapping[str, str]) -> dict[str, str]:
+def test_env(asked: Sequence[Backend], report: Path, env: Mapping[str, str]) -> dict[str, str]:
     extra = {REPORT_ENV: str(report)}
     if asked:
-        required = [*env.get(REQUIRE_ENV, "").split(","), *asked]
+        required = [*env.get(REQUIRE_ENV, "").split(","), *(b.name for b in asked)]
         extra[REQUIRE_ENV] = ",".join(dict.fromkeys(r for r in required if r))
-        extra[ONLY_ENV] = ",".join(asked)
+        extra[ONLY_ENV] = ",".join(b.name for b in asked)
     return extra
 
 
@@ -120,7 +122,7 @@ def _tests(records: Sequence[Mapping[str, str]], with_reason: bool = False) -> s
 
 
 def run_tests(
-    ws: Workspace, options: Options, asked: Sequence[str], env: Mapping[str, str] | None = None
+    ws: Workspace, options: Options, asked: Sequence[Backend], env: Mapping[str, str] | None = None
 ) -> list[BackendResult]:
     """Build what the last build built (kernels and host; a no-op when nothing changed),
     run the workspace's tests, and return the per-backend results. A failing test run
@@ -129,7 +131,7 @@ def run_tests(
     from rgpu.runner import run_plan
 
     env = os.environ if env is None else env
-    in_browser = [b for b in asked if get_backend(b).host_target]
+    in_browser = [b.name for b in asked if b.host_target]
     if in_browser:
         raise UsageError(
             f"rgpu test runs the workspace's tests as native programs, and {in_browser[0]} "
@@ -151,8 +153,8 @@ def run_tests(
     except CommandFailedError as error:
         failure = error
     records = read_report(report)
-    native = [b for b in state.backends if not get_backend(b).host_target]
-    shown = list(asked) or [*native, *(r["backend"] for r in records)]
+    native = [b.name for b in state.backends if not b.host_target]
+    shown = [b.name for b in asked] or [*native, *(r["backend"] for r in records)]
     results = summarize(list(dict.fromkeys(shown)), records)
     if failure is not None:
         raise TestsFailed(failure, results)

@@ -284,7 +284,7 @@ def choose_hosts(project: Project, request: Request, kernel_package: str) -> lis
     if request.hosts:
         for name in request.hosts:
             if name not in names:
-                from rgpu.backends import did_you_mean
+                from rgpu.errors import did_you_mean
 
                 raise UsageError(
                     f"--host {name}: no such package in the project{did_you_mean(name, names)}",

@@ -18,6 +18,7 @@ import tomlkit
 from tomlkit.items import Table
 
 from rgpu import __version__
+from rgpu.backends import BACKENDS as TABLE
 from rgpu.errors import ConfigError, RgpuError
 from rgpu.scaffold import toml_edit
 from rgpu.scaffold.project import MANIFEST
@@ -25,7 +26,8 @@ from rgpu.scaffold.vendor import rgpu_dependency
 
 COMMAND = "rgpu init"
 DEFAULT_KERNEL = "kernel"
-BACKENDS = ("cuda", "wgpu", "ash", "webgpu")
+# The host's backend features: one per backend that has one (the cpu backend needs none).
+BACKENDS = tuple(b.name for b in TABLE.values() if b.feature)
 
 
 @dataclass(frozen=True)

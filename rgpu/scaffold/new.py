@@ -186,7 +186,7 @@ def new_workspace(
 ) -> tuple[Path, list[FileStatus]]:
     validate_crate_name(name)
     if template not in TEMPLATES:
-        from rgpu.backends import did_you_mean
+        from rgpu.errors import did_you_mean
 
         raise UsageError(
             f"unknown template `{template}`{did_you_mean(template, TEMPLATES)}",

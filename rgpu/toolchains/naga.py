@@ -18,6 +18,7 @@ from pathlib import Path
 from rgpu.config import cache_dir
 from rgpu.resources import crates_dir
 from rgpu.toolchains.pins import Pin
+from rgpu.util.platform import executable
 
 CRATE = "rgpu-naga"
 
@@ -69,4 +70,4 @@ def find(pin: Pin, env: Mapping[str, str]) -> NagaTool:
     source = crates_dir() / CRATE
     v = version(pin)
     root = cache_dir(env) / CRATE / f"{v}-{source_hash(source)}"
-    return NagaTool(version=v, source=source, root=root, binary=root / "bin" / CRATE)
+    return NagaTool(version=v, source=source, root=root, binary=root / "bin" / executable(CRATE))

@@ -121,7 +121,7 @@ def load(name: str, env: Mapping[str, str]) -> Pin:
             return pin
     pins = {p.name: p for p in load_all(env)}
     if name not in pins:
-        from rgpu.backends import did_you_mean
+        from rgpu.errors import did_you_mean
 
         raise ToolchainError(
             f"no pinned toolchain `{name}` in {toolchains_dir(env)}"

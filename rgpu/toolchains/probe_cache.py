@@ -21,7 +21,9 @@ from pathlib import Path
 
 from rgpu.util import cmd
 
-ENV_KEYS = ("PATH", "HOME", "RUSTUP_HOME", "CARGO_HOME", "RUSTUP_TOOLCHAIN", "RUSTC")
+ENV_KEYS = (
+    "PATH", "HOME", "USERPROFILE", "RUSTUP_HOME", "CARGO_HOME", "RUSTUP_TOOLCHAIN", "RUSTC",
+)  # fmt: skip
 CACHE_FILE = "probes.json"
 MAX_ENTRIES = 64
 DISABLE_ENV = "RGPU_NO_PROBE_CACHE"
@@ -32,7 +34,9 @@ _loaded: dict[Path, dict[str, dict[str, object]]] = {}
 def rustup_home(env: Mapping[str, str]) -> Path:
     if env.get("RUSTUP_HOME"):
         return Path(env["RUSTUP_HOME"])
-    return Path(env.get("HOME", str(Path.home()))) / ".rustup"
+    from rgpu.util.platform import home
+
+    return home(env) / ".rustup"  # rustup's default on every system (%USERPROFILE% on Windows)
 
 
 def rustup_watch(env: Mapping[str, str]) -> list[Path]:

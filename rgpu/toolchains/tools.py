@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from rgpu.errors import RgpuError
 from rgpu.util import cmd
+from rgpu.util.platform import executable
 
 # Where Rust-CUDA looks for the CUDA toolkit (crates/cust_raw/build/cuda_sdk.rs at the
 # pinned rev): these variables in order, then these directories. toolchains/nvvm.toml's
@@ -54,15 +55,16 @@ def find_ptxas(env: Mapping[str, str]) -> str | None:
     found = cmd.which("ptxas", env)
     if found:
         return found
+    ptxas = executable("ptxas")
     for base in _wheel_dirs():
         if not (base / "nvidia").is_dir():  # one stat instead of a glob (no-op builds ask)
             continue
-        for candidate in sorted(base.glob("nvidia/cu*/bin/ptxas"), reverse=True):
+        for candidate in sorted(base.glob(f"nvidia/cu*/bin/{ptxas}"), reverse=True):
             if candidate.is_file():
                 return str(candidate)
     for root in (env.get("CUDA_PATH"), env.get("CUDA_HOME"), "/usr/local/cuda"):
-        if root and (Path(root) / "bin" / "ptxas").is_file():
-            return str(Path(root) / "bin" / "ptxas")
+        if root and (Path(root) / "bin" / ptxas).is_file():
+            return str(Path(root) / "bin" / ptxas)
     return None
 
 

@@ -7,7 +7,7 @@ import os
 import signal
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rgpu.errors import CommandFailedError, InterruptedByUser, ToolMissingError
 from rgpu.util.output import reporter
@@ -286,6 +286,12 @@ def background(
 
     argv = [str(a) for a in argv]
     reporter().command(format_argv(argv))
+    # Its own process group (a session on POSIX), so that what it starts can be stopped too.
+    group: dict[str, Any] = (
+        {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}  # type: ignore[attr-defined]
+        if os.name == "nt"
+        else {"start_new_session": True}
+    )
     try:
         proc = subprocess.Popen(
             argv,
@@ -293,7 +299,7 @@ def background(
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            start_new_session=True,
+            **group,
         )
     except FileNotFoundError as exc:
         raise ToolMissingError(f"`{argv[0]}` could not be started: {exc}") from exc
@@ -304,17 +310,24 @@ def background(
     finally:
         # The program and what it started (a browser's renderer and GPU processes): its own
         # session, so its process group.
-        _signal_group(proc, signal.SIGTERM)
+        stop_group(proc, kill=False)
         try:
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            _signal_group(proc, signal.SIGKILL)
+            stop_group(proc, kill=True)
             proc.wait()
 
 
-def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+def stop_group(proc: subprocess.Popen[bytes], *, kill: bool) -> None:
+    """Ask a process started by `background` and its group to stop (SIGTERM), or make them
+    (SIGKILL). Windows has no process groups to signal: there the process itself is
+    terminated (TerminateProcess: asking and making are the same)."""
+    if os.name == "nt":
+        with contextlib.suppress(OSError):
+            proc.kill() if kill else proc.terminate()
+        return
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, sig)
+        os.killpg(proc.pid, signal.SIGKILL if kill else signal.SIGTERM)
 
 
 def exec_replace(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> int:

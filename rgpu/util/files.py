@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 
 def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
@@ -73,3 +74,16 @@ def is_utf8(path: Path) -> bool:
 def shown(path: Path) -> str:
     """The path for a message: bytes that are not UTF-8 as \\xNN, as `ls -b` shows them."""
     return os.fsencode(path).decode("utf-8", errors="backslashreplace")
+
+
+def write_tree(directory: Path, files: dict[str, str] | Any) -> list[tuple[str, bool]]:
+    """Write generated files (relative path -> text) under ``directory``, each only when its
+    text changed; [(relative path, written)]. A path that would leave ``directory`` is a
+    ValueError."""
+    done = []
+    for rel, text in files.items():
+        target = (directory / rel).resolve()
+        if not target.is_relative_to(directory.resolve()):
+            raise ValueError(f"{rel} would leave {directory}")
+        done.append((rel, write_text_if_changed(target, text)))
+    return done

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TextIO
 
@@ -31,13 +31,37 @@ def use_colour(stream: TextIO, env: Mapping[str, str] | None = None) -> bool:
     return stream.isatty()
 
 
+# A step that takes this long says how long it took when it ends.
+LONG_STEP_SECONDS = 5.0
+# While a step runs, a line every this many seconds says it is still running (not on a
+# terminal, where cargo draws its own progress; in logs and CI a long compile is otherwise
+# minutes of silence).
+HEARTBEAT_SECONDS = 60.0
+
+
+def duration(seconds: float) -> str:
+    """12.3 s, or 8 min 12 s."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s"
+
+
 class Reporter:
     """Writes progress for people; never prompts."""
 
-    def __init__(self, stream: TextIO | None = None, *, quiet: bool = False) -> None:
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        *,
+        quiet: bool = False,
+        heartbeat: float | None = HEARTBEAT_SECONDS,
+    ) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.quiet = quiet
         self.github = in_github_actions()
+        # Seconds between "still running" lines; None: never.
+        self.heartbeat = heartbeat
         # (title, seconds, ok) of every group, for the GitHub step summary.
         self.timings: list[tuple[str, float, bool]] = []
 
@@ -86,18 +110,51 @@ class Reporter:
 
     @contextmanager
     def group(self, title: str) -> Iterator[None]:
+        """A step: its title first, a "still running" line now and then while it runs (in
+        logs), and how long it took when that was long."""
         if self.github:
             print(f"::group::{title}", file=self.stream, flush=True)
         elif not self.quiet:
             self._write(f"==> {title}", style="bold")
         started, ok = time.perf_counter(), False
+        stop = self._heartbeat(title, started)
         try:
             yield
             ok = True
         finally:
-            self.timings.append((title, time.perf_counter() - started, ok))
+            if stop is not None:
+                stop()
+            elapsed = time.perf_counter() - started
+            self.timings.append((title, elapsed, ok))
+            if elapsed >= LONG_STEP_SECONDS and not self.quiet:
+                word = "done" if ok else "stopped"
+                self._write(f"==> {title}: {word} after {duration(elapsed)}", style="dim")
             if self.github:
                 print("::endgroup::", file=self.stream, flush=True)
+
+    def _heartbeat(self, title: str, started: float) -> Callable[[], None] | None:
+        """A thread that says every `heartbeat` seconds that the step still runs; returns
+        how to stop it. None on a terminal (cargo draws its own progress there)."""
+        every = self.heartbeat
+        if every is None or self.quiet or (self.stream.isatty() and not self.github):
+            return None
+        import threading
+
+        done = threading.Event()
+
+        def beat() -> None:
+            while not done.wait(every):
+                elapsed = duration(time.perf_counter() - started)
+                self._write(f"    ... still running: {title} ({elapsed})", style="dim")
+
+        thread = threading.Thread(target=beat, name="rgpu-heartbeat", daemon=True)
+        thread.start()
+
+        def stop() -> None:
+            done.set()
+            thread.join(timeout=1)
+
+        return stop
 
 
 _reporter: Reporter | None = None

@@ -35,7 +35,10 @@ CHROMIUM_FLAGS = (
 
 
 def find_chromium(env: dict[str, str]) -> str | None:
-    """The browser rgpu runs pages in: RGPU_BROWSER, else the first Chromium on PATH."""
+    """The browser rgpu runs pages in: RGPU_BROWSER, else the first Chromium on PATH, else
+    Chrome or Chromium where macOS and Windows install them (util/platform.py)."""
+    from rgpu.util.platform import browser_paths
+
     chosen = env.get(BROWSER_ENV)
     if chosen:
         return chosen if Path(chosen).is_file() else cmd.which(chosen, env)
@@ -43,7 +46,7 @@ def find_chromium(env: dict[str, str]) -> str | None:
         found = cmd.which(name, env)
         if found:
             return found
-    return None
+    return next((str(p) for p in browser_paths(env) if p.is_file()), None)
 
 
 def require_chromium(env: dict[str, str]) -> str:

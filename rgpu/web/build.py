@@ -17,8 +17,10 @@ from pathlib import Path
 from rgpu.artifacts.manifest import Artifact
 from rgpu.config import cache_dir
 from rgpu.errors import ArtifactError, ToolMissingError
+from rgpu.plan import CARGO_INSTALL_NOTES
 from rgpu.util import cmd
 from rgpu.util.files import write_atomic
+from rgpu.util.platform import executable
 from rgpu.web.page import PAGE_JS, index_html, page_js
 from rgpu.workspace import Workspace
 
@@ -37,7 +39,7 @@ def wasm_bindgen_version(ws: Workspace) -> str | None:
 
 
 def wasm_bindgen_path(version: str, env: Mapping[str, str]) -> Path:
-    return cache_dir(env) / f"wasm-bindgen-{version}" / "bin" / "wasm-bindgen"
+    return cache_dir(env) / f"wasm-bindgen-{version}" / "bin" / executable("wasm-bindgen")
 
 
 def install_wasm_bindgen_argv(version: str, env: Mapping[str, str]) -> list[str]:
@@ -69,7 +71,7 @@ def ensure_tools(ws: Workspace, env: Mapping[str, str], yes: bool) -> None:
     if not has_wasm_target(env, ws.root):
         argv = ["rustup", "target", "add", WASM_TARGET]
         _consent(f"the rustup target {WASM_TARGET}", argv, yes)
-        cmd.run(argv, cwd=ws.root, env=env, stdout_to_stderr=True)
+        cmd.run(argv, cwd=ws.root, env=env, keep_output=True, hide=CARGO_INSTALL_NOTES)
 
 
 def ensure_wasm_bindgen(ws: Workspace, env: Mapping[str, str], yes: bool) -> Path:
@@ -84,7 +86,7 @@ def ensure_wasm_bindgen(ws: Workspace, env: Mapping[str, str], yes: bool) -> Pat
     if not path.is_file():
         argv = install_wasm_bindgen_argv(version, env)
         _consent(f"wasm-bindgen-cli {version} (the version in Cargo.lock)", argv, yes)
-        cmd.run(argv, cwd=ws.root, env=env, stdout_to_stderr=True)
+        cmd.run(argv, cwd=ws.root, env=env, keep_output=True, hide=CARGO_INSTALL_NOTES)
     return path
 
 

@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from rgpu.artifacts import manifest
+from rgpu.backends import parse_backends
 from rgpu.ci import workflow
 from rgpu.errors import ExitCode
 from tests.conftest import run_rgpu
@@ -66,10 +67,12 @@ def test_ci_init_writes_the_workflow_at_the_repository_root(repo_ws: Path) -> No
     assert data["permissions"] == {"contents": "read"}
     assert data["defaults"]["run"]["working-directory"] == "gpu/cidemo"
     jobs = data["jobs"]
-    # One job per backend and codegen, from rgpu's codegen registry.
+    # One job per backend and codegen, from rgpu's codegen registry; wgpu also on Metal
+    # (macOS) and DX12 (Windows).
     expected = workflow.jobs_for(workflow.DEFAULT_BACKENDS, ("--", "--verify"))
-    assert list(jobs) == [j.id for j in expected] == ["cpu", "wgpu", "ash", "cuda-nvptx",
-                                                       "cuda-nvvm"]  # fmt: skip
+    assert list(jobs) == [j.id for j in expected] == [
+        "cpu", "wgpu", "wgpu-metal", "wgpu-dx12", "ash", "cuda-nvptx", "cuda-nvvm",
+    ]  # fmt: skip
     for job in expected:
         lines = run_lines(jobs[job.id])
         assert 'python -m pip install "$RGPU_SOURCE"' in lines
@@ -144,7 +147,7 @@ def test_the_gpu_jobs_lines_are_commands_rgpu_accepts(tmp_path: Path) -> None:
 
 
 def test_the_cuda_job_uploads_what_a_cuda_build_writes(cuda_ws: Path) -> None:
-    rendered = workflow.render(cuda_ws, ("cuda",), SOURCE)
+    rendered = workflow.render(cuda_ws, parse_backends(("cuda",)), SOURCE)
     jobs = yaml.safe_load(rendered.text)["jobs"]
     upload = next(s for s in jobs["cuda-nvptx"]["steps"] if "upload-artifact" in s.get("uses", ""))
     patterns = upload["with"]["path"].split()

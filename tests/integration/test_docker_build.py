@@ -24,8 +24,10 @@ from pathlib import Path
 
 import pytest
 
+from rgpu.artifacts import manifest
 from rgpu.containers import engine as engines
 from rgpu.errors import ContainerError, ExitCode
+from rgpu.toolchains.nvptx_routes import ROUTE_ENV
 from rgpu.toolchains.tools import find_ptxas
 from tests.conftest import REPO, TARGET_DIR, run_rgpu
 from tests.integration.conftest import assert_clean_failure, kernels_dir
@@ -94,13 +96,24 @@ def wait_for(predicate: Callable[[], object], limit: float) -> bool:
     return False
 
 
+def ptx_entry(workspace: Path) -> manifest.Artifact:
+    (entry,) = [a for a in manifest.read_manifest(kernels_dir(workspace)) if a.target == ARCH]
+    return entry
+
+
 def test_a_docker_build_gives_the_native_builds_ptx(engine: engines.Engine, scratch: Path) -> None:
+    """Like with like: the image compiles with Debian's rustc-web and llvm-22, so the native
+    build takes the system route explicitly (RGPU_NVPTX_TOOLCHAIN=system), whatever else this
+    machine has (a pinned nightly makes other PTX, e.g. its `.shared` declarations in another
+    order); the manifest says which route and which rustc made each PTX."""
     ws = new_ws(scratch / "same")
     kernel_target = TARGET_DIR / "rgpu-nvptx" / ARCH
     shutil.rmtree(kernel_target, ignore_errors=True)
-    native = run_rgpu(*BUILD, "--no-docker", cwd=ws)
+    native = run_rgpu(*BUILD, "--no-docker", cwd=ws, env={ROUTE_ENV: "system"})
     assert " run --name rgpu-" not in native.stderr
     native_ptx = ptx_file(ws).read_bytes()
+    here = ptx_entry(ws).extra
+    assert here["route"] == "system", here
     # Compile again from nothing, in the container.
     shutil.rmtree(kernel_target)
     in_docker = run_rgpu(*BUILD, "--docker", cwd=ws)
@@ -109,10 +122,16 @@ def test_a_docker_build_gives_the_native_builds_ptx(engine: engines.Engine, scra
     assert f"container-capable steps run in a container of {engines.DEFAULT_IMAGE}" in (
         in_docker.stderr
     )
+    there = ptx_entry(ws).extra
+    assert there["route"] == "image", there
+    assert here["rustc"] == there["rustc"], (
+        f"the image's rustc ({there['rustc']}) is not this machine's system rustc "
+        f"({here['rustc']}): rebuild the image with scripts/setup-docker.sh"
+    )
     assert ptx_file(ws).read_bytes() == native_ptx
     ptxas_accepts(ptx_file(ws))
-    # Same PTX bytes: the host build has nothing to do.
-    assert "up to date, cargo not started" in in_docker.stderr
+    # (The manifest, which the program embeds, now names the image's route: the host is
+    # rebuilt with the same PTX.)
     assert leftovers(engine, ws) == []
 
 

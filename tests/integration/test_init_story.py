@@ -401,3 +401,25 @@ def test_rgpu_build_cuda_makes_ptx_that_ptxas_accepts(story: Story) -> None:
     assert ptxas is not None, "ptxas missing: pip install nvidia-cuda-nvcc"
     file = story.root / "target" / "rgpu" / "kernels" / artifact["path"]
     assert ptx.check_with_ptxas(ptxas, file, "sm_80", os.environ, file.name) == "accepted"
+
+
+def test_a_build_that_moves_a_locked_dependency_says_so(tmp_path: Path) -> None:
+    """rgpu's crates need a newer bytemuck than the project had locked: cargo moves it at
+    the first build, and rgpu says which package moved, from what to what, and for whom."""
+    root = tmp_path / "locked"
+    (root / "src").mkdir(parents=True)
+    (root / "Cargo.toml").write_text(
+        '[package]\nname = "locked"\nversion = "0.1.0"\nedition = "2021"\n\n'
+        '[dependencies]\nbytemuck = "1.17"\n'
+    )
+    (root / "src" / "main.rs").write_text("fn main() {}\n")
+    cargo("generate-lockfile", cwd=root)
+    cargo("update", "-p", "bytemuck", "--precise", "1.17.0", cwd=root)
+    run_rgpu("init", "-C", str(root))
+    built = run_rgpu("build", "-C", str(root))
+    moved = [ln for ln in built.stderr.splitlines() if ln.startswith("Cargo.lock: bytemuck ")]
+    assert len(moved) == 1, built.stderr[-3000:]
+    assert moved[0].startswith("Cargo.lock: bytemuck 1.17.0 -> 1.")
+    assert "(needed by " in moved[0] and "rgpu" in moved[0]
+    again = run_rgpu("build", "-C", str(root))
+    assert "Cargo.lock:" not in again.stderr  # nothing moved this time

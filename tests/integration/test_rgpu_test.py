@@ -5,6 +5,7 @@ into a failure; `--backend cpu` tests the backend every build has (rgpu/host/tes
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 
 from rgpu.errors import ExitCode
 from tests.conftest import has_nvidia_gpu, run_rgpu
+from tests.integration.conftest import manifest_of, new_workspace
 
 pytestmark = pytest.mark.skipif(has_nvidia_gpu(), reason="checks the answers without a GPU")
 NO_DRIVER = "cuda backend unavailable: no CUDA driver found"
@@ -57,3 +59,20 @@ def test_rgpu_require_backends_makes_the_skip_a_failure(cuda_ws: Path) -> None:
 def test_backend_cpu_tests_only_the_cpu(cuda_ws: Path) -> None:
     proc = run_rgpu("test", "--backend", "cpu", cwd=cuda_ws)
     assert summary(proc.stderr) == {"cpu": ("passed", "parity, parity-radix, radix-pass")}
+
+
+def test_rgpu_test_builds_what_the_last_build_built(tmp_path: Path) -> None:
+    """The adoption story's surprise: `rgpu test` after `rgpu build --arch sm_90` rebuilt PTX
+    for the default archs and relinked the program, and the next build deleted it again. Now
+    it builds with the last build's settings (target/rgpu/build.json): nothing to do."""
+    ws = new_workspace(tmp_path, "archdemo")
+    run_rgpu("build", "--backend", "cuda", "--arch", "sm_90", cwd=ws)
+    state = json.loads((ws / "target" / "rgpu" / "build.json").read_text())
+    assert state["settings"]["cuda_archs"] == ["sm_90"]
+    tested = run_rgpu("test", cwd=ws)
+    assert "nvptx kernels: up to date, not compiled" in tested.stderr, tested.stderr
+    assert "up to date, cargo not started" in tested.stderr
+    assert [a.target for a in manifest_of(ws)] == ["sm_90"]
+    again = run_rgpu("build", "--backend", "cuda", "--arch", "sm_90", cwd=ws)
+    assert "nvptx kernels: up to date, not compiled" in again.stderr
+    assert "up to date, cargo not started" in again.stderr

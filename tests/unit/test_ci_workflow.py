@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from rgpu.backends import parse_backends
 from rgpu.ci import source, workflow
 from rgpu.cli import main
 from rgpu.errors import DestinationError, UsageError
@@ -22,7 +23,7 @@ from tests.unit.projects import write_workspace
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 SOURCE = f"rgpu-cli @ git+https://github.com/example/rgpu@{SHA}"
-ALL = ("cpu", "wgpu", "ash", "cuda")
+ALL = parse_backends(("cpu", "wgpu", "ash", "cuda"))
 COMBINATIONS = [
     combo
     for n in range(1, len(workflow.DEFAULT_BACKENDS) + 1)
@@ -52,9 +53,30 @@ def actionlint() -> str:
 
 def test_one_job_per_backend_and_cuda_codegen() -> None:
     jobs = workflow.jobs_for(ALL)
-    assert [j.id for j in jobs] == ["cpu", "wgpu", "ash", "cuda-nvptx", "cuda-nvvm"]
-    assert [j.kind for j in jobs] == ["cpu", "vulkan", "vulkan", "cuda", "cuda"]
-    assert [j.codegen for j in jobs] == [None, "spirv", "spirv", "nvptx", "nvvm"]
+    assert [j.id for j in jobs] == [
+        "cpu", "wgpu", "wgpu-metal", "wgpu-dx12", "ash", "cuda-nvptx", "cuda-nvvm",
+    ]  # fmt: skip
+    assert [j.kind for j in jobs] == [
+        "cpu", "vulkan", "metal", "dx12", "vulkan", "cuda", "cuda",
+    ]  # fmt: skip
+    assert [j.codegen for j in jobs] == [None, "spirv", "spirv", "spirv", "spirv", "nvptx", "nvvm"]
+
+
+def test_wgpu_also_runs_on_metal_and_dx12_runners() -> None:
+    """wgpu's other platforms (README, "Platforms"): the same commands as on lavapipe, on a
+    macOS runner (Metal) and a Windows runner (DX12 on WARP), each with its caches where
+    rgpu and cargo-gpu keep them on that system."""
+    by_id = {j.id: j for j in workflow.jobs_for(ALL, ci_run=("--", "--verify"))}
+    for job_id, runner, caches in (
+        ("wgpu-metal", "macos-latest", "~/Library/Caches"),
+        ("wgpu-dx12", "windows-latest", "~/AppData/Local"),
+    ):
+        job = by_id[job_id]
+        assert (job.runs_on, job.caches, job.backend) == (runner, caches, "wgpu")
+        assert job.commands == by_id["wgpu"].commands
+        assert "rgpu test --backend wgpu" in job.commands
+    assert by_id["wgpu"].caches == "~/.cache" and by_id["ash"].runs_on == "ubuntu-latest"
+    assert not any(j.id.startswith("ash-") for j in by_id.values())  # ash is Vulkan only
 
 
 def test_runner_backends_build_then_test_without_ci_run() -> None:
@@ -75,27 +97,31 @@ def test_ci_run_adds_an_rgpu_run_step_where_the_backend_runs() -> None:
 
 
 def test_the_webgpu_job_builds_and_runs_the_page_in_headless_chrome(tmp_path: Path) -> None:
-    (job,) = workflow.jobs_for(("webgpu",), ci_run=("--", "--check"))
+    (job,) = workflow.jobs_for(parse_backends(("webgpu",)), ci_run=("--", "--check"))
     assert (job.id, job.kind, job.codegen) == ("webgpu", "web", "spirv")
     assert job.setup == ("rgpu toolchain install spirv --yes",)
     assert job.commands == (
         "rgpu build --backend webgpu",
         "rgpu run --backend webgpu -- --check",
     )
-    (bare,) = workflow.jobs_for(("webgpu",))
+    (bare,) = workflow.jobs_for(parse_backends(("webgpu",)))
     assert bare.commands == ("rgpu build --backend webgpu",)
-    block = job_blocks(workflow.render(tmp_path, ("webgpu",), SOURCE, ("--", "--check")).text)
+    block = job_blocks(
+        workflow.render(tmp_path, parse_backends(("webgpu",)), SOURCE, ("--", "--check")).text
+    )
     assert "name: webgpu in headless Chrome" in block["webgpu"]
     assert "run: google-chrome --version" in block["webgpu"]
     assert "~/.cache/rust-gpu" in block["webgpu"]
     out = tmp_path / "rgpu.yml"
-    out.write_text(workflow.render(tmp_path, ("cpu", "webgpu"), SOURCE, ("--",)).text)
+    out.write_text(
+        workflow.render(tmp_path, parse_backends(("cpu", "webgpu")), SOURCE, ("--",)).text
+    )
     proc = subprocess.run([actionlint(), str(out)], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_cuda_jobs_compile_then_check_the_ptx() -> None:
-    by_id = {j.id: j for j in workflow.jobs_for(("cuda",))}
+    by_id = {j.id: j for j in workflow.jobs_for(parse_backends(("cuda",)))}
     assert by_id["cuda-nvptx"].commands == (
         "rgpu build --backend cuda --codegen nvptx",
         "rgpu ci check-ptx",
@@ -114,6 +140,8 @@ def test_setup_steps_install_the_toolchains_rgpu_pins(
     assert setups == {
         "cpu": (),
         "wgpu": ("rgpu toolchain install spirv --yes",),
+        "wgpu-metal": ("rgpu toolchain install spirv --yes",),
+        "wgpu-dx12": ("rgpu toolchain install spirv --yes",),
         "ash": ("rgpu toolchain install spirv --yes",),
         "cuda-nvptx": ("rgpu toolchain install nvptx --yes",),
         "cuda-nvvm": (),
@@ -126,10 +154,10 @@ def test_setup_steps_install_the_toolchains_rgpu_pins(
 
 
 def test_backends_are_parsed_and_checked() -> None:
-    assert workflow.parse_backends(()) == workflow.DEFAULT_BACKENDS
-    assert workflow.parse_backends(("cuda,cpu", "cpu")) == ("cuda", "cpu")
+    assert workflow.chosen_backends(()) == workflow.DEFAULT_BACKENDS
+    assert [b.name for b in workflow.chosen_backends(("cuda,cpu", "cpu"))] == ["cuda", "cpu"]
     with pytest.raises(UsageError, match="did you mean `wgpu`"):
-        workflow.parse_backends(("cpu,wgpy",))
+        workflow.chosen_backends(("cpu,wgpy",))
 
 
 # --- the rendered workflow ----------------------------------------------------------------
@@ -138,7 +166,7 @@ def test_backends_are_parsed_and_checked() -> None:
 def test_every_backend_combination_passes_actionlint(tmp_path: Path) -> None:
     files = []
     for combo in COMBINATIONS:
-        out = tmp_path / "-".join(combo) / "rgpu.yml"
+        out = tmp_path / "-".join(b.name for b in combo) / "rgpu.yml"
         out.parent.mkdir()
         out.write_text(workflow.render(tmp_path, combo, SOURCE, ("--",)).text, encoding="utf-8")
         files.append(str(out))
@@ -151,7 +179,15 @@ def test_the_rendered_workflow_parses_as_yaml(tmp_path: Path) -> None:
     import yaml
 
     data = yaml.safe_load(workflow.render(tmp_path, ALL, SOURCE).text)
-    assert list(data["jobs"]) == ["cpu", "wgpu", "ash", "cuda-nvptx", "cuda-nvvm"]
+    assert list(data["jobs"]) == [
+        "cpu", "wgpu", "wgpu-metal", "wgpu-dx12", "ash", "cuda-nvptx", "cuda-nvvm",
+    ]  # fmt: skip
+    assert data["jobs"]["wgpu-metal"]["runs-on"] == "macos-latest"
+    assert data["jobs"]["wgpu-dx12"]["runs-on"] == "windows-latest"
+    steps = [s.get("run", "") for s in data["jobs"]["wgpu-dx12"]["steps"]]
+    assert any("vulkansdk-windows-X64" in s and "GITHUB_PATH" in s for s in steps)
+    assert any("brew install spirv-tools" in s for s in (
+        st.get("run", "") for st in data["jobs"]["wgpu-metal"]["steps"]))  # fmt: skip
 
 
 def test_rgpus_own_workflow_passes_actionlint_and_runs_the_ci_command() -> None:
@@ -191,10 +227,15 @@ def test_rgpus_own_demo_jobs_are_the_jobs_ci_init_generates(tmp_path: Path) -> N
     (repo / "sortdemo").mkdir()
     generated = yaml.safe_load(
         workflow.render(
-            repo / "sortdemo", ("wgpu", "ash", "cuda", "webgpu"), "x", ("--", "--verify")
+            repo / "sortdemo",
+            parse_backends(("wgpu", "ash", "cuda", "webgpu")),
+            "x",
+            ("--", "--verify"),
         ).text
     )
-    assert set(generated["jobs"]) == {"wgpu", "ash", "cuda-nvptx", "cuda-nvvm", "webgpu"}
+    assert set(generated["jobs"]) == {
+        "wgpu", "wgpu-metal", "wgpu-dx12", "ash", "cuda-nvptx", "cuda-nvvm", "webgpu",
+    }  # fmt: skip
     for job_id, job in generated["jobs"].items():
         mine = ours[f"demo-{job_id}"]
         steps = [s for s in mine["steps"] if not str(s.get("name", "")).startswith("rgpu's CI")]
@@ -209,7 +250,7 @@ def test_rgpus_own_demo_jobs_are_the_jobs_ci_init_generates(tmp_path: Path) -> N
     assert "--codegen nvvm --docker" in str(ours["demo-cuda-nvvm"]["steps"])
 
 
-@pytest.mark.parametrize("combo", COMBINATIONS, ids=lambda c: "-".join(c))
+@pytest.mark.parametrize("combo", COMBINATIONS, ids=lambda c: "-".join(b.name for b in c))
 def test_job_run_lines_are_the_jobs_commands(tmp_path: Path, combo: tuple[str, ...]) -> None:
     blocks = job_blocks(workflow.render(tmp_path, combo, SOURCE).text)
     expected = {job.id: list(job.commands) for job in workflow.jobs_for(combo)}
@@ -254,7 +295,7 @@ def test_workspace_below_the_repository_root_gets_working_directory(tmp_path: Pa
     (tmp_path / ".git").mkdir()
     ws = tmp_path / "gpu" / "sortdemo"
     ws.mkdir(parents=True)
-    rendered = workflow.render(ws, ("cpu",), SOURCE)
+    rendered = workflow.render(ws, parse_backends(("cpu",)), SOURCE)
     assert rendered.path == tmp_path / ".github" / "workflows" / "rgpu.yml"
     assert "    working-directory: gpu/sortdemo\n" in rendered.text
     assert "hashFiles('gpu/sortdemo/**/Cargo.lock'" in rendered.text
@@ -263,7 +304,7 @@ def test_workspace_below_the_repository_root_gets_working_directory(tmp_path: Pa
 
 def test_write_workflow_never_overwrites_without_force(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
-    rendered = workflow.render(tmp_path, ("cpu",), SOURCE)
+    rendered = workflow.render(tmp_path, parse_backends(("cpu",)), SOURCE)
     assert workflow.write_workflow(rendered, force=False) == "create"
     assert workflow.write_workflow(rendered, force=False) == "identical"
     rendered.path.write_text("# my own edits\n", encoding="utf-8")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from rgpu import codegens
+from rgpu import backends, codegens
 from rgpu.backends import BACKENDS
 from rgpu.codegens import nvptx, nvvm, spirv, standalone
 from rgpu.doctor.check import Check
@@ -17,57 +17,57 @@ from rgpu.errors import ConfigError, UsageError
 from rgpu.toolchains import pins
 from tests.unit.projects import demo_workspace
 
-# --- the registry -------------------------------------------------------------------------
+# --- the registry (rgpu/backends.py) ---------------------------------------------------------
 
 
 def test_every_codegen_is_registered_with_its_backends() -> None:
-    assert codegens.names() == ("nvptx", "nvvm", "spirv")
-    assert codegens.for_backend("cuda") == ("nvptx", "nvvm")
-    assert codegens.for_backend("wgpu") == codegens.for_backend("ash") == ("spirv",)
-    assert codegens.for_backend("cpu") == ()
-    assert codegens.backends_of("spirv") == ("wgpu", "ash", "webgpu")
-    assert codegens.for_backend("webgpu") == ("spirv",)
-    assert codegens.backends_of("nope") == ()
+    assert backends.codegen_names() == ("nvptx", "nvvm", "spirv")
+    assert backends.codegens_for("cuda") == ("nvptx", "nvvm")
+    assert backends.codegens_for("wgpu") == backends.codegens_for("ash") == ("spirv",)
+    assert backends.codegens_for("cpu") == ()
+    assert backends.backends_of("spirv") == ("wgpu", "ash", "webgpu")
+    assert backends.codegens_for("webgpu") == ("spirv",)
+    assert backends.backends_of("nope") == ()
 
 
 def test_get_returns_each_modules_codegen() -> None:
     assert codegens.get("nvptx") is nvptx.CODEGEN
     assert codegens.get("nvvm") is nvvm.CODEGEN
     assert codegens.get("spirv") is spirv.CODEGEN
-    assert [c.name for c in codegens.all_codegens()] == list(codegens.names())
+    assert [c.name for c in codegens.all_codegens()] == list(backends.codegen_names())
 
 
 def test_an_unknown_codegen_suggests_the_close_one() -> None:
     with pytest.raises(UsageError) as err:
         codegens.get("nvpx")
     assert "did you mean `nvptx`" in err.value.message
-    assert "nvptx, nvvm, spirv" in (err.value.hint or "")
+    assert "nvptx (cuda) or nvvm (cuda) or spirv (wgpu, ash, webgpu)" in (err.value.hint or "")
 
 
 def test_every_codegen_has_a_pin_and_builds_its_backends_artifact_kind() -> None:
     pinned = {p.name for p in pins.load_all({})}
     for codegen in codegens.all_codegens():
         assert codegen.name in pinned
-        kinds = {BACKENDS[b].artifact for b in codegens.backends_of(codegen.name)}
+        kinds = {BACKENDS[b].artifact for b in backends.backends_of(codegen.name)}
         # webgpu's WGSL is written from the spirv codegen's SPIR-V, one file per kernel.
         derived = {"wgsl"} if codegen.name == "spirv" else set()
         assert kinds == {codegen.artifact_kind} | derived
 
 
 def test_resolve_picks_the_default_or_the_asked_codegen() -> None:
-    assert codegens.resolve("cuda", None) == "nvptx"
-    assert codegens.resolve("cuda", "nvvm") == "nvvm"
-    assert codegens.resolve("wgpu", None) == "spirv"
-    assert codegens.resolve("cpu", None) is None
+    assert backends.resolve_codegen("cuda", None) == "nvptx"
+    assert backends.resolve_codegen("cuda", "nvvm") == "nvvm"
+    assert backends.resolve_codegen("wgpu", None) == "spirv"
+    assert backends.resolve_codegen("cpu", None) is None
 
 
 def test_resolve_refuses_a_codegen_of_another_backend() -> None:
     with pytest.raises(UsageError) as err:
-        codegens.resolve("wgpu", "nvptx")
+        backends.resolve_codegen("wgpu", "nvptx")
     assert "cannot build for the wgpu backend" in err.value.message
     assert err.value.hint == "codegens for wgpu: spirv"
     with pytest.raises(UsageError) as cpu:
-        codegens.resolve("cpu", "nvptx")
+        backends.resolve_codegen("cpu", "nvptx")
     assert "drop --codegen" in (cpu.value.hint or "")
 
 

@@ -8,8 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from rgpu.config import DEFAULTS, TABLE, cache_dir, resolve, split_names
+from rgpu.backends import BACKENDS, Backend, parse_backends, split_names
+from rgpu.config import DEFAULTS, TABLE, cache_dir, resolve
 from rgpu.errors import ConfigError, ExitCode
+
+
+def names(backends: tuple[Backend, ...]) -> list[str]:
+    return [b.name for b in backends]
 
 
 def refused(metadata: dict[str, object] | None = None, env: dict[str, str] | None = None) -> str:
@@ -22,8 +27,8 @@ def refused(metadata: dict[str, object] | None = None, env: dict[str, str] | Non
 
 def test_defaults_apply_with_an_empty_environment() -> None:
     options = resolve(metadata={}, env={}, cli={})
-    assert options.backends == DEFAULTS["backend"] == ("cpu",)
-    assert options.backend == "cpu"
+    assert options.backends == DEFAULTS["backend"] == (BACKENDS["cpu"],)
+    assert options.backend.name == "cpu"
     assert options.profile == "release"
     assert options.cuda_archs == ("sm_75", "sm_80", "sm_90")
     assert options.docker is None and options.docker_source == "default"
@@ -46,16 +51,16 @@ def test_spirv_opt_and_float_contraction_from_the_table_and_the_environment() ->
 def test_metadata_then_env_then_cli_win_in_order() -> None:
     metadata = {"profile": "debug", "backend": "cuda", "cuda-archs": ["sm_80"]}
     env = {"RGPU_BUILD_BACKEND": "wgpu", "RGPU_CUDA_ARCHS": "sm_86, sm_90"}
-    options = resolve(metadata=metadata, env=env, cli={"backend": ("ash",)})
+    options = resolve(metadata=metadata, env=env, cli={"backend": (BACKENDS["ash"],)})
     assert options.profile == "debug"
     assert options.cuda_archs == ("sm_86", "sm_90")
-    assert options.backends == ("ash",)
+    assert names(options.backends) == ["ash"]
 
 
 def test_the_programs_rgpu_backend_is_not_a_build_setting() -> None:
     # RGPU_BACKEND picks the backend at run time (a list, `auto`): rgpu build ignores it.
     options = resolve(metadata={}, env={"RGPU_BACKEND": "auto,cpu"}, cli={})
-    assert options.backends == ("cpu",)
+    assert names(options.backends) == ["cpu"]
 
 
 def test_cli_values_left_unset_do_not_override() -> None:
@@ -106,11 +111,13 @@ def test_rgpu_yes_is_a_boolean_of_the_environment_too() -> None:
 
 @pytest.mark.parametrize("value", ["cuda,wgpu", ["cuda", "wgpu"], " cuda , wgpu,cuda "])
 def test_backend_is_a_comma_list_or_a_toml_list(value: object) -> None:
-    assert resolve(metadata={"backend": value}, env={}, cli={}).backends == ("cuda", "wgpu")
+    assert resolve(metadata={"backend": value}, env={}, cli={}).backends == parse_backends(
+        ["cuda", "wgpu"]
+    )
 
 
 def test_a_single_backend_name_is_a_list_of_one() -> None:
-    assert resolve(metadata={"backend": "cuda"}, env={}, cli={}).backends == ("cuda",)
+    assert resolve(metadata={"backend": "cuda"}, env={}, cli={}).backends == (BACKENDS["cuda"],)
 
 
 def test_unknown_backend_is_refused_with_did_you_mean() -> None:
@@ -183,7 +190,7 @@ def test_unknown_metadata_key_suggests_the_right_one() -> None:
 
 def test_layout_keys_and_sub_tables_are_not_unknown_settings() -> None:
     metadata = {"kernel": "kernel", "template": "bitonic", "extra": {"anything": 1}}
-    assert resolve(metadata=metadata, env={}, cli={}).backends == ("cpu",)
+    assert resolve(metadata=metadata, env={}, cli={}).backends == (BACKENDS["cpu"],)
 
 
 def test_cache_dir_order() -> None:

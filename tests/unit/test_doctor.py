@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rgpu.backends import BACKENDS
 from rgpu.doctor import checks as machine
 from rgpu.doctor import devices, probes, report
 from rgpu.doctor import pins as pin_lines
@@ -20,28 +21,30 @@ def _checks(*fails: tuple[str, tuple[str, ...]]) -> list[Check]:
 
 def test_a_failing_codegen_check_blocks_only_its_backends() -> None:
     checks = _checks(("spirv toolchain", ("spirv",)))
-    assert not report.verdict_for("wgpu", None, checks).builds
-    assert report.verdict_for("wgpu", None, checks).fix == "do this"
-    assert report.verdict_for("cuda", None, checks).builds
-    assert report.verdict_for("cpu", None, checks).builds
+    assert not report.verdict_for(BACKENDS["wgpu"], None, checks).builds
+    assert report.verdict_for(BACKENDS["wgpu"], None, checks).fix == "do this"
+    assert report.verdict_for(BACKENDS["cuda"], None, checks).builds
+    assert report.verdict_for(BACKENDS["cpu"], None, checks).builds
 
 
 def test_the_verdict_of_cuda_follows_the_codegen_asked_for() -> None:
     checks = _checks(("nvvm llvm", ("nvvm",)))
-    assert report.verdict_for("cuda", "nvptx", checks).builds
-    assert not report.verdict_for("cuda", "nvvm", checks).builds
+    assert report.verdict_for(BACKENDS["cuda"], "nvptx", checks).builds
+    assert not report.verdict_for(BACKENDS["cuda"], "nvvm", checks).builds
 
 
 def test_a_missing_driver_means_builds_but_does_not_run() -> None:
     checks = [*_checks(), Check("nvidia driver", "warn", "none", "get one", ("cuda-run",))]
-    verdict = report.verdict_for("cuda", "nvptx", checks)
+    verdict = report.verdict_for(BACKENDS["cuda"], "nvptx", checks)
     assert verdict.builds and not verdict.runs
     assert "does not run here" in verdict.why
 
 
 def test_render_prints_one_line_per_check_with_its_fix() -> None:
     checks = _checks(("nvvm llvm", ("nvvm",)))
-    found = report.Report(tuple(checks), (report.verdict_for("cpu", None, checks),), ("a note",))
+    found = report.Report(
+        tuple(checks), (report.verdict_for(BACKENDS["cpu"], None, checks),), ("a note",)
+    )
     lines = report.render(found)
     assert lines[0].startswith("ok    cargo")
     assert lines[1].startswith("FAIL  nvvm llvm") and lines[1].endswith("-> fix: do this")

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from rgpu.backends import BACKENDS
+from rgpu.backends import BACKENDS, parse_backends
 from rgpu.errors import BackendUnavailableError, UsageError
 from rgpu.host import build as host
 from rgpu.host import run as host_run
 from rgpu.host import state
 from rgpu.host import test as host_test
 from rgpu.workspace import Workspace
-from tests.unit.projects import demo_workspace
+from tests.unit.projects import demo_workspace, options
 
 
 def workspace(root: Path, default_binary: str | None = None) -> Workspace:
@@ -239,17 +239,19 @@ def test_the_report_file_keeps_only_backend_records(tmp_path: Path) -> None:
 
 
 def test_testing_a_backend_not_built_in_says_how_to_build_it() -> None:
-    built = state.State(backends=("cpu", "wgpu"), profile="release")
-    host_test.require_built(["cpu"], built)
+    built = state.State(backends=parse_backends(["cpu", "wgpu"]), profile="release")
+    host_test.require_built([BACKENDS["cpu"]], built)
     with pytest.raises(BackendUnavailableError) as err:
-        host_test.require_built(["wgpu", "cuda"], built)
+        host_test.require_built(parse_backends(["wgpu", "cuda"]), built)
     assert "backend cuda is not built in (built: cpu, wgpu)" in err.value.message
     assert err.value.hint == "build it first: `rgpu build --backend cuda`"
 
 
 def test_asked_backends_are_required_and_the_only_ones_tested(tmp_path: Path) -> None:
     report = tmp_path / "r.jsonl"
-    env = host_test.test_env(["wgpu", "ash"], report, {"RGPU_REQUIRE_BACKENDS": "cpu"})
+    env = host_test.test_env(
+        parse_backends(["wgpu", "ash"]), report, {"RGPU_REQUIRE_BACKENDS": "cpu"}
+    )
     assert env == {
         "RGPU_TEST_REPORT": str(report),
         "RGPU_REQUIRE_BACKENDS": "cpu,wgpu,ash",
@@ -259,7 +261,9 @@ def test_asked_backends_are_required_and_the_only_ones_tested(tmp_path: Path) ->
 
 
 def test_the_test_step_is_cargo_test_with_the_built_features(tmp_path: Path) -> None:
-    built = state.State(backends=("cpu", "cuda"), profile="debug", features=("demo-kernel/cuda",))
+    built = state.State(
+        backends=parse_backends(["cpu", "cuda"]), profile="debug", features=("demo-kernel/cuda",)
+    )
     (step,) = host_test.test_plan(workspace(tmp_path), built, {"A": "1"}).steps
     assert step.argv == ("cargo", "test", "--workspace", "--features", "demo-kernel/cuda")
     assert step.env == {"A": "1"}
@@ -267,9 +271,25 @@ def test_the_test_step_is_cargo_test_with_the_built_features(tmp_path: Path) -> 
 
 def test_build_state_round_trips_and_a_broken_one_reads_as_none(tmp_path: Path) -> None:
     built = state.State(
-        backends=("cpu",), profile="release", targets=(TARGETS[0],), features=("x/cuda",)
+        backends=(BACKENDS["cpu"],), profile="release", targets=(TARGETS[0],), features=("x/cuda",)
     )
     state.write(tmp_path, built)
     assert state.read(tmp_path) == built
     (tmp_path / state.BUILD_STATE).write_text("{}")
     assert state.read(tmp_path) is None
+
+
+def test_rgpu_test_and_run_build_again_with_the_last_builds_settings(tmp_path: Path) -> None:
+    built = options(cuda_archs=("sm_90",), codegen="nvvm", docker=True)
+    recorded = state.State(
+        backends=(BACKENDS["cuda"],), profile="debug", settings=state.settings_of(built)
+    )
+    state.write(tmp_path, recorded)
+    back = state.read(tmp_path)
+    assert back is not None and back.settings["cuda_archs"] == ["sm_90"]
+    now = options()  # the defaults: what `rgpu test` resolved before it read build.json
+    again = state.again(now, back, profile_given=False)
+    assert (again.cuda_archs, again.codegen, again.docker) == (("sm_90",), "nvvm", True)
+    assert again.profile == "debug" and "last build" in again.docker_source
+    assert state.again(now, back, profile_given=True).profile == now.profile  # --release wins
+    assert state.again(now, None, profile_given=False) == now  # no build yet

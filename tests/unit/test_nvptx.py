@@ -3,6 +3,7 @@ toolchain choice (against fake programs) and what it collects (with the real ptx
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,16 +11,17 @@ import pytest
 from rgpu.codegens import KernelBuild, nvptx
 from rgpu.containers.placement import Placement
 from rgpu.errors import ArtifactError
+from rgpu.toolchains import nvptx_routes
 from tests.unit.projects import demo_workspace, fake_program, kernel_build, options, pin, tiny_ptx
 
-NIGHTLY = nvptx.NvptxToolchain(
-    kind="rustup-nightly", cargo=("cargo", "+nightly-2026-11-01"), rustc_version="1.97.0"
+NIGHTLY = nvptx_routes.NvptxToolchain(
+    kind="pinned", cargo=("cargo", "+nightly-2026-11-01"), rustc_version="1.97.0"
 )
 CONTAINER = Placement(True, "rgpu-toolchain:test", "--docker (--docker)")
 
 
-def build(tmp_path: Path, toolchain: nvptx.NvptxToolchain = NIGHTLY, archs: str = "sm_80,sm_90",
-          where: Placement | None = None) -> KernelBuild:  # fmt: skip
+def build(tmp_path: Path, toolchain: nvptx_routes.NvptxToolchain = NIGHTLY,
+          archs: str = "sm_80,sm_90", where: Placement | None = None) -> KernelBuild:  # fmt: skip
     ws = demo_workspace(tmp_path / "ws")
     opts = options({"RGPU_CUDA_ARCHS": archs})
     return kernel_build(ws, "nvptx", toolchain, opts, where)
@@ -60,7 +62,7 @@ def test_the_artifacts_go_to_the_kernels_dir_by_arch(tmp_path: Path) -> None:
 def test_a_container_build_uses_the_images_toolchain_without_probing(tmp_path: Path) -> None:
     # An empty PATH: probing this machine would find no rustup and no system rustc.
     found = nvptx.CODEGEN.toolchain(pin("nvptx"), CONTAINER, {"PATH": str(tmp_path)})
-    assert found is nvptx.IMAGE_TOOLCHAIN
+    assert found is nvptx_routes.IMAGE_TOOLCHAIN
     plan = nvptx.CODEGEN.plan(build(tmp_path, found, archs="sm_80", where=CONTAINER))
     (step,) = plan.steps
     assert step.argv[:2] == ("/usr/bin/cargo", "rustc")
@@ -120,7 +122,7 @@ def system_pin(tmp_path: Path, major: int = 22) -> object:
 def test_without_a_rustup_nightly_the_system_rustc_is_used_with_bootstrap(tmp_path: Path) -> None:
     fake_program(tmp_path / "bin", "rustup", "echo 'error: no default toolchain' >&2\nexit 1\n")
     env = {"PATH": str(tmp_path / "bin"), "RGPU_CACHE_DIR": str(tmp_path / "cache")}
-    found = nvptx.find_toolchain(system_pin(tmp_path), env)  # type: ignore[arg-type]
+    found = nvptx_routes.find_toolchain(system_pin(tmp_path), env)  # type: ignore[arg-type]
     assert found.kind == "system" and found.ready
     assert found.env["RUSTC"] == str(tmp_path / "sys" / "rustc")
     assert found.env["RUSTC_BOOTSTRAP"] == "1"
@@ -135,7 +137,7 @@ def test_a_system_rustc_of_another_llvm_major_fails_with_the_package_to_install(
     tmp_path: Path,
 ) -> None:
     env = {"PATH": str(tmp_path / "bin"), "RGPU_CACHE_DIR": str(tmp_path / "cache")}
-    found = nvptx.find_toolchain(system_pin(tmp_path, major=21), env)  # type: ignore[arg-type]
+    found = nvptx_routes.find_toolchain(system_pin(tmp_path, major=21), env)  # type: ignore[arg-type]
     assert not found.ready
     failed = next(c for c in found.checks if c.failed)
     assert failed.name == "nvptx llvm tools" and failed.fix.startswith("apt-get install llvm-21")
@@ -149,8 +151,28 @@ def test_collect_checks_and_copies_each_archs_ptx(tmp_path: Path) -> None:
     (found,) = nvptx.CODEGEN.collect(b)
     assert (found.path, found.codegen, found.target) == ("demo_kernel-sm_80.ptx", "nvptx", "sm_80")
     assert found.entry_points == ("add_one",)
-    assert found.extra == {"ptx_isa": "7.0", "ptxas": "accepted"}
+    assert found.extra == {"ptx_isa": "7.0", "ptxas": "accepted", "route": "pinned"}
     assert nvptx.artifact_path(b, "sm_80").read_bytes() == source.read_bytes()
+
+
+def test_the_manifest_names_the_route_and_the_rustc_cargo_ran(tmp_path: Path) -> None:
+    """cargo's own record of `rustc -vV` in the kernel target directory (.rustc_info.json) is
+    the compiler that made the PTX, here or in a container."""
+    b = build(tmp_path, nvptx_routes.IMAGE_TOOLCHAIN, archs="sm_80")
+    source = nvptx.built_ptx(b, "sm_80")
+    source.parent.mkdir(parents=True)
+    source.write_text(tiny_ptx("sm_80", entry="add_one"))
+    vv = (
+        "rustc 1.96.0 (ac68faa20 2026-05-25) (built from a source tarball)\nbinary: rustc\n"
+        "commit-hash: ac68faa20c58\nrelease: 1.96.0\nLLVM version: 22.1.8\n"
+    )
+    info = {"rustc_fingerprint": 1, "outputs": {"1": {"stdout": "___.ptx\n"}, "2": {"stdout": vv}}}
+    (nvptx.target_dir(b, "sm_80") / ".rustc_info.json").write_text(json.dumps(info))
+    (found,) = nvptx.CODEGEN.collect(b)
+    assert found.extra["route"] == "image"
+    assert found.extra["rustc"] == (
+        "rustc 1.96.0 (ac68faa20 2026-05-25) (built from a source tarball), LLVM 22.1.8"
+    )
 
 
 def test_collect_refuses_ptx_of_the_wrong_arch(tmp_path: Path) -> None:

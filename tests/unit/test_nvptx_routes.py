@@ -1,5 +1,5 @@
-"""Which route an nvptx build takes (codegens.nvptx.find_toolchain, the one answer build and
-doctor share), and what `--yes` installs: each machine state made here with FAKE programs
+"""Which route an nvptx build takes (toolchains.nvptx_routes.find_toolchain, the one answer
+build and doctor share), and what `--yes` installs: each machine state made here with FAKE programs
 (a rustup, an apt-get, a system rustc as /bin/sh scripts), never this machine's toolchains.
 The real rustup install of the pinned nightly is in tests/integration/test_nvptx_install.py.
 """
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rgpu.codegens import nvptx
-from rgpu.errors import ToolchainError
+from rgpu.errors import ConfigError, ToolchainError
+from rgpu.toolchains import nvptx_routes
 from rgpu.toolchains.pins import Pin
 from tests.unit.projects import fake_program, pin
 from tests.unit.test_nvptx import system_pin
@@ -41,7 +41,7 @@ def test_the_pinned_nightly_missing_a_component_is_installed_by_rustup_with_yes(
     tmp_path: Path,
 ) -> None:
     env = machine(tmp_path, {f"nightly-2026-10-30-{HOST}": ["rust-src", "llvm-tools"]})
-    found = nvptx.find_toolchain(no_system(PIN, tmp_path), env, root=False)
+    found = nvptx_routes.find_toolchain(no_system(PIN, tmp_path), env, root=False)
     assert found.kind == "install" and not found.ready
     assert found.installs == (
         ("rustup", "component", "add", "--toolchain", f"nightly-2026-10-30-{HOST}",
@@ -57,7 +57,7 @@ def test_no_pinned_nightly_is_installed_with_every_component_and_no_self_update(
     tmp_path: Path,
 ) -> None:
     env = machine(tmp_path, {f"nightly-{HOST}": ALL})  # another nightly does not count
-    (argv,) = nvptx.find_toolchain(no_system(PIN, tmp_path), env, root=False).installs
+    (argv,) = nvptx_routes.find_toolchain(no_system(PIN, tmp_path), env, root=False).installs
     assert argv == (
         "rustup", "toolchain", "install", "nightly-2026-10-30", "--profile", "minimal",
         "--no-self-update", "-c", "rust-src", "-c", "llvm-tools", "-c", "llvm-bitcode-linker",
@@ -66,7 +66,7 @@ def test_no_pinned_nightly_is_installed_with_every_component_and_no_self_update(
 
 def test_a_ready_system_toolchain_is_used_before_installing_anything(tmp_path: Path) -> None:
     env = machine(tmp_path, {})
-    found = nvptx.find_toolchain(system_pin(tmp_path), env, root=True)  # type: ignore[arg-type]
+    found = nvptx_routes.find_toolchain(system_pin(tmp_path), env, root=True)  # type: ignore[arg-type]
     assert found.kind == "system" and found.ready and found.installs == ()
     assert found.checks[0].detail.startswith("route: the system rustc 1.96.0")
     assert "nightly-2026-10-30 is not installed" in found.checks[0].detail
@@ -75,7 +75,7 @@ def test_a_ready_system_toolchain_is_used_before_installing_anything(tmp_path: P
 def test_without_rustup_root_with_apt_get_takes_the_debian_packages(tmp_path: Path) -> None:
     env = machine(tmp_path, None)
     fake_program(tmp_path / "bin", "apt-get", "exit 0\n")
-    found = nvptx.find_toolchain(no_system(PIN, tmp_path), env, root=True)
+    found = nvptx_routes.find_toolchain(no_system(PIN, tmp_path), env, root=True)
     assert found.installs == (
         ("apt-get", "install", "-y", "--no-install-recommends", "rustc-web", "cargo-web",
          "rust-web-src", "llvm-22"),
@@ -84,7 +84,7 @@ def test_without_rustup_root_with_apt_get_takes_the_debian_packages(tmp_path: Pa
     # With rustup too, rustup comes first and apt-get is the fallback.
     env = machine(tmp_path / "r", {})
     fake_program(tmp_path / "r" / "bin", "apt-get", "exit 0\n")
-    found = nvptx.find_toolchain(no_system(PIN, tmp_path), env, root=True)
+    found = nvptx_routes.find_toolchain(no_system(PIN, tmp_path), env, root=True)
     assert [a[0] for a in found.installs] == ["rustup", "apt-get"]
 
 
@@ -93,10 +93,10 @@ def test_no_rustup_and_no_apt_is_one_message_with_both_fixes(tmp_path: Path, roo
     env = machine(tmp_path, None)  # no apt-get on PATH, or not root
     if not root:
         fake_program(tmp_path / "bin", "apt-get", "exit 0\n")
-    found = nvptx.find_toolchain(no_system(PIN, tmp_path), env, root=root)
+    found = nvptx_routes.find_toolchain(no_system(PIN, tmp_path), env, root=root)
     assert found.kind == "system" and not found.ready and found.installs == ()
     with pytest.raises(ToolchainError) as raised:
-        nvptx.install_toolchain(no_system(PIN, tmp_path), env, yes=True, root=root)
+        nvptx_routes.install_toolchain(no_system(PIN, tmp_path), env, yes=True, root=root)
     error = raised.value
     assert "no system rustc" in error.message and "rustup is not installed" in error.message
     assert error.hint is not None
@@ -106,7 +106,7 @@ def test_no_rustup_and_no_apt_is_one_message_with_both_fixes(tmp_path: Path, roo
 def test_without_consent_nothing_is_installed_and_the_commands_are_named(tmp_path: Path) -> None:
     env = machine(tmp_path, {})
     with pytest.raises(ToolchainError) as raised:
-        nvptx.install_toolchain(no_system(PIN, tmp_path), env, yes=False, root=False)
+        nvptx_routes.install_toolchain(no_system(PIN, tmp_path), env, yes=False, root=False)
     assert "asks before installing" in raised.value.message
     assert raised.value.hint is not None and "--yes" in raised.value.hint
     assert not (tmp_path / "rustup-home" / "toolchains" / f"nightly-2026-10-30-{HOST}").exists()
@@ -114,8 +114,8 @@ def test_without_consent_nothing_is_installed_and_the_commands_are_named(tmp_pat
 
 def test_yes_installs_the_pinned_nightly_and_the_build_uses_it(tmp_path: Path) -> None:
     env = machine(tmp_path, {})
-    found = nvptx.install_toolchain(no_system(PIN, tmp_path), env, yes=True, root=False)
-    assert found.kind == "rustup-nightly" and found.ready
+    found = nvptx_routes.install_toolchain(no_system(PIN, tmp_path), env, yes=True, root=False)
+    assert found.kind == "pinned" and found.ready
     assert found.cargo == ("cargo", "+nightly-2026-10-30")
 
 
@@ -145,13 +145,13 @@ def test_a_failing_rustup_falls_back_to_apt_and_its_backtrace_is_never_the_messa
     hidden = rustc.with_name("rustc.later")
     rustc.rename(hidden)
     fake_program(tmp_path / "bin", "apt-get", f'/bin/mv "{hidden}" "{rustc}"\n')
-    found = nvptx.install_toolchain(target, env, yes=True, root=True)  # type: ignore[arg-type]
+    found = nvptx_routes.install_toolchain(target, env, yes=True, root=True)  # type: ignore[arg-type]
     assert found.kind == "system" and found.ready
     # The same machine without apt-get: one message, rustup's own error line, no backtrace.
     rustc.rename(hidden)
     (tmp_path / "bin" / "apt-get").unlink()
     with pytest.raises(ToolchainError) as raised:
-        nvptx.install_toolchain(target, env, yes=True, root=True)  # type: ignore[arg-type]
+        nvptx_routes.install_toolchain(target, env, yes=True, root=True)  # type: ignore[arg-type]
     message = raised.value.message
     assert "could not download file" in message
     assert "backtrace" not in message.lower() and "rustup::" not in message
@@ -162,11 +162,62 @@ def test_toolchain_install_installs_the_pin_even_where_the_system_rustc_would_do
 ) -> None:
     env = machine(tmp_path, {})
     target = system_pin(tmp_path)
-    assert nvptx.find_toolchain(target, env, root=False).kind == "system"  # type: ignore[arg-type]
+    assert nvptx_routes.find_toolchain(target, env, root=False).kind == "system"  # type: ignore[arg-type]
     with pytest.raises(ToolchainError, match="asks before installing"):
-        nvptx.install_toolchain(target, env, yes=False, root=False, pinned=True)  # type: ignore[arg-type]
-    found = nvptx.install_toolchain(target, env, yes=True, root=False, pinned=True)  # type: ignore[arg-type]
-    assert found.kind == "rustup-nightly" and found.cargo == ("cargo", "+nightly-2026-10-30")
+        nvptx_routes.install_toolchain(target, env, yes=False, root=False, pinned=True)  # type: ignore[arg-type]
+    found = nvptx_routes.install_toolchain(target, env, yes=True, root=False, pinned=True)  # type: ignore[arg-type]
+    assert found.kind == "pinned" and found.cargo == ("cargo", "+nightly-2026-10-30")
     # A build (pinned=False) on the same machine uses what is there and installs nothing.
     again = machine(tmp_path / "b", {})
-    assert nvptx.install_toolchain(target, again, yes=True, root=False).kind == "system"  # type: ignore[arg-type]
+    assert nvptx_routes.install_toolchain(target, again, yes=True, root=False).kind == "system"  # type: ignore[arg-type]
+
+
+# --- RGPU_NVPTX_TOOLCHAIN: one route, chosen -----------------------------------------------
+
+
+def test_the_system_route_chosen_is_taken_even_with_the_pinned_nightly_installed(
+    tmp_path: Path,
+) -> None:
+    env = machine(tmp_path, {f"nightly-2026-10-30-{HOST}": ALL})
+    both = system_pin(tmp_path)
+    assert nvptx_routes.find_toolchain(both, env).kind == "pinned"  # type: ignore[arg-type]
+    env[nvptx_routes.ROUTE_ENV] = "system"
+    found = nvptx_routes.find_toolchain(both, env)  # type: ignore[arg-type]
+    assert found.kind == "system" and found.ready
+    assert "RGPU_NVPTX_TOOLCHAIN=system" in found.checks[0].detail
+
+
+def test_the_system_route_chosen_without_a_system_rustc_installs_packages_or_fails(
+    tmp_path: Path,
+) -> None:
+    env = {
+        **machine(tmp_path, {f"nightly-2026-10-30-{HOST}": ALL}),
+        "RGPU_NVPTX_TOOLCHAIN": "system",
+    }
+    bare = nvptx_routes.find_toolchain(no_system(PIN, tmp_path), env, root=False)
+    assert bare.kind == "system" and not bare.ready and bare.installs == ()
+    assert "apt-get install rustc-web" in (bare.checks[0].fix or "")
+    fake_program(tmp_path / "bin", "apt-get", "exit 0\n")
+    as_root = nvptx_routes.find_toolchain(no_system(PIN, tmp_path), env, root=True)
+    assert as_root.kind == "install"
+    assert [a[:2] for a in as_root.installs] == [("apt-get", "install")]  # never rustup
+
+
+def test_the_pinned_route_chosen_never_takes_the_system_rustc(tmp_path: Path) -> None:
+    env = {**machine(tmp_path, {}), "RGPU_NVPTX_TOOLCHAIN": "pinned"}
+    system = system_pin(tmp_path)  # a complete system toolchain, not taken
+    found = nvptx_routes.find_toolchain(system, env)  # type: ignore[arg-type]
+    assert found.kind == "install" and not found.ready
+    (argv,) = found.installs
+    assert argv[:4] == ("rustup", "toolchain", "install", "nightly-2026-10-30")
+    assert "RGPU_NVPTX_TOOLCHAIN=pinned" in found.checks[0].detail
+    no_rustup = {**machine(tmp_path / "none", None), "RGPU_NVPTX_TOOLCHAIN": "pinned"}
+    missing = nvptx_routes.find_toolchain(system, no_rustup)  # type: ignore[arg-type]
+    assert missing.kind == "pinned" and not missing.ready and missing.installs == ()
+    assert "https://rustup.rs" in (missing.checks[0].fix or "")
+
+
+def test_an_unknown_route_is_a_configuration_error(tmp_path: Path) -> None:
+    env = {**machine(tmp_path, {}), "RGPU_NVPTX_TOOLCHAIN": "nightly"}
+    with pytest.raises(ConfigError, match="RGPU_NVPTX_TOOLCHAIN=nightly is not one of"):
+        nvptx_routes.find_toolchain(PIN, env)

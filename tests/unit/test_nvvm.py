@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from rgpu.codegens import KernelBuild, nvvm, write_files
+from rgpu.codegens import KernelBuild, nvvm
 from rgpu.containers.placement import Placement
 from rgpu.errors import ConfigError
+from rgpu.runner import run_step
 from tests.unit.projects import demo_workspace, fake_program, kernel_build, options, pin
 
 REV = "946c91f080770f30d42d7c706ac8185969274073"
@@ -62,10 +63,10 @@ def test_the_plan_installs_the_pinned_nightly_writes_both_crates_and_builds(
     )  # fmt: skip
     assert install.container_ok and compile_.container_ok
     assert not write_kernel.container_ok and not write_builder.container_ok
-    assert write_kernel.argv[3] == str(tmp_path / "ws" / "target" / "rgpu" / "nvvm" / "kernel")
+    assert write_kernel.cwd == tmp_path / "ws" / "target" / "rgpu" / "nvvm" / "kernel"
     ws_hash = hashlib.sha256(str(tmp_path / "ws").encode()).hexdigest()[:12]
     root = tmp_path / "cache" / "nvvm" / REV[:12] / ws_hash
-    assert write_builder.argv[3] == str(root)
+    assert write_builder.cwd == root
     assert compile_.argv == (
         "cargo", "+nightly-2026-04-02", "build", "--release",
         "--manifest-path", str(root / "Cargo.toml"),
@@ -143,8 +144,8 @@ def test_the_kernel_package_patches_cuda_std_to_the_pinned_rev(tmp_path: Path) -
 def test_the_write_steps_write_both_crates(tmp_path: Path) -> None:
     steps = nvvm.CODEGEN.plan(build(tmp_path)).steps
     for step in steps[1:3]:
-        assert write_files.main(list(step.argv[3:])) == 0
-    kernel, builder = Path(steps[1].argv[3]), Path(steps[2].argv[3])
+        run_step(step)
+    kernel, builder = steps[1].cwd, steps[2].cwd
     assert (kernel / "Cargo.toml").is_file()
     names = sorted(p.relative_to(builder).as_posix() for p in builder.rglob("*") if p.is_file())
     assert names == ["Cargo.toml", "build.rs", "src/main.rs"]

@@ -9,7 +9,7 @@ import pytest
 
 from rgpu import pipeline
 from rgpu.artifacts import manifest
-from rgpu.backends import BACKENDS, get_backend
+from rgpu.backends import BACKENDS, check_codegen, get_backend, parse_backends
 from rgpu.errors import UsageError
 from rgpu.host import state
 from rgpu.plan import Plan, Step
@@ -49,7 +49,7 @@ def test_unknown_backend_suggests_the_close_one() -> None:
 
 def test_a_cpu_build_is_the_host_step_alone(tmp_path: Path) -> None:
     ws = demo_workspace(tmp_path / "ws")
-    parts = pipeline.plan_build(ws, options(), ["cpu"], env=hermetic_env(tmp_path))
+    parts = pipeline.plan_build(ws, options(), parse_backends(["cpu"]), env=hermetic_env(tmp_path))
     assert parts.kernels == ()
     (step,) = parts.whole.steps
     assert step.argv == (
@@ -59,9 +59,11 @@ def test_a_cpu_build_is_the_host_step_alone(tmp_path: Path) -> None:
 
 def test_backends_built_before_stay_built_in(tmp_path: Path) -> None:
     ws = demo_workspace(tmp_path / "ws")
-    state.write(ws.rgpu_dir, state.State(backends=("ash", "cpu"), profile="release"))
-    assert [b.name for b in pipeline.accumulated(ws, ["cpu"])] == ["cpu", "ash"]
-    assert pipeline.needed_kinds(pipeline.accumulated(ws, ["cuda"])) == {
+    state.write(
+        ws.rgpu_dir, state.State(backends=parse_backends(["ash", "cpu"]), profile="release")
+    )
+    assert [b.name for b in pipeline.accumulated(ws, [BACKENDS["cpu"]])] == ["cpu", "ash"]
+    assert pipeline.needed_kinds(pipeline.accumulated(ws, [BACKENDS["cuda"]])) == {
         "ptx": ("cuda",),
         "spirv": ("ash",),
     }
@@ -69,7 +71,7 @@ def test_backends_built_before_stay_built_in(tmp_path: Path) -> None:
 
 def test_without_an_artifact_wgpu_builds_the_kernel_with_cargo_gpu(tmp_path: Path) -> None:
     ws = demo_workspace(tmp_path / "ws")
-    parts = pipeline.plan_build(ws, options(), ["wgpu"], env=hermetic_env(tmp_path))
+    parts = pipeline.plan_build(ws, options(), parse_backends(["wgpu"]), env=hermetic_env(tmp_path))
     (kernel,) = parts.kernels
     assert kernel.codegen.name == "spirv" and not kernel.build.placement.in_container
     assert [s.name for s in parts.whole.steps][-2:] == ["spirv-kernel", "host-build"]
@@ -79,7 +81,9 @@ def test_without_an_artifact_wgpu_builds_the_kernel_with_cargo_gpu(tmp_path: Pat
 def test_an_external_spirv_artifact_replaces_the_codegen(tmp_path: Path) -> None:
     ws = demo_workspace(tmp_path / "ws")
     spv = tmp_path / "k.spv"
-    parts = pipeline.plan_build(ws, options(), ["wgpu", "ash"], [spv], hermetic_env(tmp_path))
+    parts = pipeline.plan_build(
+        ws, options(), parse_backends(["wgpu", "ash"]), [spv], hermetic_env(tmp_path)
+    )
     assert parts.kernels == () and parts.external == (spv,)
     assert any(f"embedding --kernel-artifact {spv}" in n for n in parts.notes)
     (host,) = parts.host_plan.steps
@@ -90,7 +94,9 @@ def test_an_external_spirv_artifact_replaces_the_codegen(tmp_path: Path) -> None
 def test_an_artifact_no_backend_being_built_uses_is_refused(tmp_path: Path) -> None:
     ws = demo_workspace(tmp_path / "ws")
     with pytest.raises(UsageError, match="which the cuda backend runs"):
-        pipeline.plan_build(ws, options(), ["wgpu"], [tmp_path / "k.ptx"], hermetic_env(tmp_path))
+        pipeline.plan_build(
+            ws, options(), parse_backends(["wgpu"]), [tmp_path / "k.ptx"], hermetic_env(tmp_path)
+        )
 
 
 def remember_external(ws: Workspace, tmp_path: Path) -> manifest.Artifact:
@@ -109,10 +115,10 @@ def test_an_artifact_given_earlier_stands_in_until_recompile(tmp_path: Path) -> 
     ws = demo_workspace(tmp_path / "ws")
     given = remember_external(ws, tmp_path)
     env = hermetic_env(tmp_path)
-    parts = pipeline.plan_build(ws, options(), ["wgpu"], env=env)
+    parts = pipeline.plan_build(ws, options(), parse_backends(["wgpu"]), env=env)
     assert parts.kernels == () and parts.reused_external == (given,)
     assert any("--recompile" in n and str(tmp_path / "k.spv") in n for n in parts.notes)
-    again = pipeline.plan_build(ws, options(), ["wgpu"], env=env, recompile=True)
+    again = pipeline.plan_build(ws, options(), parse_backends(["wgpu"]), env=env, recompile=True)
     assert [k.codegen.name for k in again.kernels] == ["spirv"]
 
 
@@ -128,5 +134,6 @@ def test_a_codegen_for_none_of_the_backends_is_refused() -> None:
         pipeline.codegens_for([BACKENDS["wgpu"]], options(codegen="nvvm"), set())
     assert "builds none of the backends being built (wgpu)" in err.value.message
     assert "--backend cuda" in (err.value.hint or "")
+    # A mistyped name never reaches the pipeline: it is refused where it enters.
     with pytest.raises(UsageError, match="did you mean `nvvm`"):
-        pipeline.codegens_for([BACKENDS["cuda"]], options(codegen="nvm"), set())
+        check_codegen("nvm", "--codegen")

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from rgpu.codegens import KernelBuild, spirv, write_files
+from rgpu.codegens import KernelBuild, spirv
 from rgpu.errors import ArtifactError
+from rgpu.runner import run_step
+from rgpu.util.files import write_tree
 from tests.unit.projects import demo_workspace, kernel_build, options, pin
 
 PIN = spirv.spirv_pin(pin("spirv"))
@@ -97,8 +99,12 @@ def test_a_consenting_build_needs_no_hint(tmp_path: Path) -> None:
 def test_the_write_step_writes_the_shader_crate(tmp_path: Path) -> None:
     b = build(tmp_path, yes=True)
     write = next(s for s in spirv.CODEGEN.plan(b).steps if s.name == "write-crate")
-    assert write.argv[1:3] == ("-m", "rgpu.codegens.write_files")
-    assert write_files.main(list(write.argv[3:])) == 0
+    assert write.argv == () and write.cwd == spirv.crate_dir(b)
+    # Shown as what it writes, never as the text of a generated Cargo.toml.
+    assert write.render().endswith(
+        f"(write {write.cwd}/: Cargo.toml ({len(write.files['Cargo.toml'].encode())} bytes))"
+    )
+    run_step(write)
     crate = spirv.crate_dir(b)
     assert sorted(p.name for p in crate.iterdir()) == ["Cargo.toml"]
     data = tomllib.loads((crate / "Cargo.toml").read_text())
@@ -118,7 +124,7 @@ def test_the_shader_crate_keeps_the_kernels_own_dependencies(tmp_path: Path) -> 
 
 def test_write_files_refuses_a_path_outside_the_crate(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="would leave"):
-        write_files.write(tmp_path / "crate", {"../escape.txt": "x"})
+        write_tree(tmp_path / "crate", {"../escape.txt": "x"})
 
 
 def test_cargo_gpu_decides_itself_what_to_rebuild(tmp_path: Path) -> None:

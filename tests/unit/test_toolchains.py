@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from rgpu.codegens import nvptx
 from rgpu.errors import ToolchainError, ToolMissingError
-from rgpu.toolchains import pins, rustup, tools
+from rgpu.toolchains import nvptx_routes, pins, rustup, tools
 from tests.unit.projects import fake_program
 
 PINS = {p.name: p for p in pins.load_all({})}
@@ -314,8 +313,8 @@ def test_nvptx_prefers_a_rustup_nightly_with_its_components(tmp_path: Path) -> N
         {f"nightly-2026-11-01-{HOST}": components, f"nightly-2026-10-30-{HOST}": components},
         commit=PINS["nvptx"].commit_hash,
     )
-    toolchain = nvptx.find_toolchain(PINS["nvptx"], env)
-    assert toolchain.kind == "rustup-nightly"
+    toolchain = nvptx_routes.find_toolchain(PINS["nvptx"], env)
+    assert toolchain.kind == "pinned"
     assert toolchain.cargo == ("cargo", "+nightly-2026-10-30")  # the pin, not another nightly
     assert toolchain.checks[0].detail.startswith("route: the pinned rustup nightly-2026-10-30")
     assert toolchain.env == {} and toolchain.ready

@@ -1,16 +1,33 @@
 // The baseline of the radix sort benchmark: CUB's DeviceRadixSort::SortKeys on n random u32
 // keys (keys only, ascending), device time with CUDA events, median of 20 runs after a
-// warm-up. Build and run on the GPU machine (CUB ships with the CUDA toolkit):
-//   nvcc -O3 -arch=sm_90 -o radix_cub_baseline benchmarks/radix_cub_baseline.cu && ./radix_cub_baseline
+// warm-up, for n = 2^P of each argument (default 20 24). Build and run on the GPU machine
+// (CUB ships with the CUDA toolkit):
+//   nvcc -O3 -arch=sm_90 -o cub_radix_sort_cxx benchmarks/cub_radix_sort_cxx.cu
+//   ./cub_radix_sort_cxx [P...]
+// The same sort through CuPy is benchmarks/cub_radix_sort_cupy.py.
 #include <cub/cub.cuh>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
 
-int main() {
-  for (int p : {20, 24}) {
+int main(int argc, char** argv) {
+  std::vector<int> powers;
+  for (int i = 1; i < argc; i++) {
+    char* end = nullptr;
+    long p = std::strtol(argv[i], &end, 10);
+    if (end == argv[i] || *end != '\0' || p < 1 || p > 30) {
+      std::fprintf(stderr, "usage: %s [P...]  (sort 2^P keys, 1 <= P <= 30; default 20 24)\n"
+                   "error: not a power: %s\n", argv[0], argv[i]);
+      return 2;
+    }
+    powers.push_back(int(p));
+  }
+  if (powers.empty()) powers = {20, 24};
+  for (int p : powers) {
     size_t n = size_t(1) << p;
     std::vector<unsigned> host(n);
     std::mt19937 rng(p);

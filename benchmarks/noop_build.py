@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Issue 11 benchmark: `rgpu build` with nothing to do, the way users meet it.
+"""rgpu's own overhead: `rgpu build` with nothing to do, the way users meet it (and, with
+--new, the time of `rgpu new`).
 
 For each backend (cpu, cuda) in a fresh `rgpu new` workspace: build once, then time in
 turn `rgpu build --backend B` and the exact `cargo build` that rgpu's plan wraps
@@ -11,7 +12,10 @@ medians and the ratio rgpu / cargo.
 Needs rgpu on PATH (installed as users install it: `pip install .`), cargo, and for cuda
 the nvptx toolchain and ptxas (`scripts/setup-test-env.sh`).
 
-    python3 benchmarks/noop.py [--rounds 30] [--backend cpu --backend cuda]
+    python3 benchmarks/noop_build.py [--rounds 30] [--backend cpu --backend cuda] [--new]
+
+--new also times `rgpu new` of the sort demo into an empty directory (median and min of
+--rounds), what the first benchmark of rgpu measured with hyperfine.
 """
 
 from __future__ import annotations
@@ -73,11 +77,26 @@ def measure(parent: Path, backend: str, rounds: int, env: dict[str, str]) -> dic
     return result
 
 
-def main() -> None:
+def time_new(parent: Path, rounds: int, env: dict[str, str]) -> list[float]:
+    """`rgpu new` of the sort demo into a directory that does not exist yet, ROUNDS times."""
+    import shutil
+
+    times = []
+    for i in range(rounds + 1):
+        target = parent / "fresh"
+        shutil.rmtree(target, ignore_errors=True)
+        elapsed = run(["rgpu", "new", "fresh", "--dir", str(parent)], parent, env)
+        if i:  # the first run warms the file cache
+            times.append(elapsed)
+    return times
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=30, help="timed runs of each (default 30)")
     parser.add_argument("--backend", action="append", choices=("cpu", "cuda"))
-    args = parser.parse_args()
+    parser.add_argument("--new", action="store_true", help="also time `rgpu new`")
+    args = parser.parse_args(argv)
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # measure rgpu as installed: bytecode cached
     env.pop("CARGO_TARGET_DIR", None)
@@ -85,6 +104,7 @@ def main() -> None:
         rows = [
             (b, measure(Path(tmp), b, args.rounds, env)) for b in args.backend or ["cpu", "cuda"]
         ]
+        new = time_new(Path(tmp), args.rounds, env) if args.new else []
     print("| backend | `rgpu build` no-op (median, min) | the `cargo build` it wraps (median, min) "
           "| rgpu / cargo |")  # fmt: skip
     print("|---|---|---|---|")
@@ -93,7 +113,10 @@ def main() -> None:
             f"| {backend} | {r['rgpu']:.1f} ms ({r['rgpu_min']:.1f}) "
             f"| {r['cargo']:.1f} ms ({r['cargo_min']:.1f}) | **{r['rgpu'] / r['cargo']:.2f}** |"
         )
+    if new:
+        print(f"\n`rgpu new`: {statistics.median(new):.1f} ms median, {min(new):.1f} ms min")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -3,14 +3,14 @@
 reaches through OpFunctionCall: what BENCHMARKS.md (issue 19) compares between rust-gpu's
 module before and after spirv-opt and the GLSL twin. Needs spirv-dis (SPIRV-Tools).
 
-    python3 benchmarks/spirv_stats.py ENTRY[,ENTRY...] A.spv B.spv ...
+    python3 benchmarks/spirv_instruction_counts.py ENTRY[,ENTRY...] A.spv B.spv ...
 """
 
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
-import sys
 from collections import Counter
 
 SHOWN = (
@@ -88,8 +88,12 @@ def count(entry: str, dis: str) -> Counter[str]:
     return counts
 
 
-def main() -> None:
-    names, files = sys.argv[1].split(","), sys.argv[2:]
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("entries", metavar="ENTRY[,ENTRY...]", help="entry points to count")
+    parser.add_argument("files", nargs="+", metavar="MODULE.spv", help="SPIR-V modules")
+    args = parser.parse_args(argv)
+    names, files = args.entries.split(","), args.files
     dis = {
         f: subprocess.run(["spirv-dis", f], capture_output=True, text=True, check=True).stdout
         for f in files
@@ -102,7 +106,8 @@ def main() -> None:
         for key in SHOWN:
             print(f"| {key} | " + " | ".join(str(table[f][key]) for f in files) + " |")
         print()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,4 +1,8 @@
-"""Issue 8 benchmark, the CUDA side (on the GPU machine: python3 issue8_cuda.py [RUST.ptx]).
+#!/usr/bin/env python3
+"""The template's fast bitonic sort (tiles in shared memory, fused global passes) in CUDA C++
+beside the Rust PTX, on the GPU machine. Needs CuPy.
+
+    python3 benchmarks/bitonic_tiled_cuda_cpp.py [--rust-ptx RUST.ptx] [--sizes 16 20 24 26]
 
 Rows per size (u32 random keys, device time with CUDA events, median of 10 runs after a
 warm-up; every launch sequence is captured once into a CUDA graph, so Python's launch
@@ -7,7 +11,7 @@ overhead is not timed):
   built by NVRTC through cupy.RawModule (no nvcc on the GPU machine): the same two kernels,
   the same launch schedule, 256 threads per block, 4096-key tiles in shared memory, up to 4
   global steps fused per launch with 16 keys per thread in registers;
-- rust_fast: the Rust PTX (rustc's nvptx64 target) given as argv[1], launched exactly
+- rust_fast: the Rust PTX (rustc's nvptx64 target) given with --rust-ptx, launched exactly
   like cpp_fast (same graph, same grid), so the two columns compare kernels alone;
 - cpp_naive: one launch per network step (the seed's algorithm, main before issue 8);
 - cub: CUB's radix sort through cupy.sort.
@@ -17,12 +21,13 @@ overhead is not timed):
 # ruff: noqa: B023
 from __future__ import annotations
 
+import argparse
 import statistics
-import sys
 from collections.abc import Callable
+from typing import Any
 
-import cupy as cp
-import numpy as np
+cp: Any = None  # cupy and numpy, imported in main(): --help and a wrong option need no GPU
+np: Any = None
 
 TILE_KEYS = 4096
 FUSED_STEPS = 4
@@ -157,7 +162,7 @@ extern "C" __global__ void bitonic_step(SortParams p, unsigned* keys) {
 }
 """
 
-PARAMS = np.dtype([(f, "<u4") for f in ("len", "block", "distance", "key_order")], align=True)
+FIELDS = ("len", "block", "distance", "key_order")
 
 
 def padded_len(n: int) -> int:
@@ -202,10 +207,11 @@ def naive_steps(n: int) -> list[tuple[str, int, int, int]]:
 def graph_of(module: cp.RawModule, schedule: list, n: int, keys: cp.ndarray, stream) -> object:
     """The launches of one sort, captured into a CUDA graph on `stream`."""
     functions = {name: module.get_function(name) for name, *_ in schedule}
+    params_dtype = np.dtype([(f, "<u4") for f in FIELDS], align=True)
     with stream:
         stream.begin_capture()
         for name, block, distance, threads in schedule:
-            params = np.array((n, block, distance, 0), dtype=PARAMS)[()]
+            params = np.array((n, block, distance, 0), dtype=params_dtype)[()]
             functions[name](((threads + 255) // 256,), (256,), (params, keys))
         return stream.end_capture()
 
@@ -242,13 +248,30 @@ def sort_ms(module, schedule, n, source, keys, stream, expected) -> str:
         return f"failed ({type(exc).__name__}: {exc})"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rust-ptx", metavar="FILE", help="the Rust PTX to time beside C++")
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", metavar="P", default=[16, 20, 24, 26],
+        help="powers of two to sort (default: 16 20 24 26)",
+    )  # fmt: skip
+    args = parser.parse_args(argv)
+    global cp, np
+    import cupy
+    import numpy
+
+    cp, np = cupy, numpy
+    measure(args.sizes, args.rust_ptx)
+    return 0
+
+
+def measure(sizes: list[int], rust_ptx: str | None) -> None:
     print("device:", cp.cuda.runtime.getDeviceProperties(0)["name"].decode())
     cpp = cp.RawModule(code=SOURCE, options=("-std=c++17",))
-    rust = cp.RawModule(path=sys.argv[1]) if sys.argv[1:] else None
+    rust = cp.RawModule(path=rust_ptx) if rust_ptx else None
     stream = cp.cuda.Stream(non_blocking=True)
     assert len(passes(1 << 24)) == 37
-    for p in (16, 20, 24, 26):
+    for p in sizes:
         n = 1 << p
         rng = cp.random.default_rng(p)
         # Everything on `stream`: a non-blocking stream does not wait for the legacy one.
@@ -300,4 +323,4 @@ def breakdown(cpp, rust, fast, n, source, keys, stream) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
