@@ -133,10 +133,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    steps = parser.add_subparsers(dest="step", required=True)
-    make = steps.add_parser("build", help="build the split example here")
-    make.add_argument("--arch", default="sm_90")
-    there = steps.add_parser("run", help="run it on 1..N GPUs")
+    # One parser for both steps (not subparsers), so that an unknown option is reported as
+    # such whatever comes with it.
+    parser.add_argument("step", help="build (here) or run (on the GPU machine)")
+    parser.add_argument("--arch", default="sm_90", help="build: the CUDA arch")
+    there = parser
     there.add_argument("--bin", default=str(CARRY / "split"))
     there.add_argument("--backend", action="append", default=None)
     there.add_argument("--max-devices", type=int, default=2)
@@ -144,6 +145,8 @@ def main() -> None:
     for key in SIZE:  # smaller sizes for a smoke run (the defaults are the measured ones)
         there.add_argument(f"--{key}", type=int, default=None)
     args = parser.parse_args()
+    if args.step not in ("build", "run"):
+        parser.error(f"argument step: invalid choice: {args.step!r} (choose from 'build', 'run')")
     if args.step == "build":
         build(args)
     else:

@@ -10,6 +10,7 @@ time per run (median), the wall time per run, the CUDA C++ twin's device time an
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Any
@@ -58,10 +59,11 @@ def table(kernels: list[dict[str, Any]], twins: list[dict[str, Any]]) -> str:
 
 
 def main() -> int:
-    if len(sys.argv) != 3:
-        print(__doc__, file=sys.stderr)
-        return 2
-    print(table(rows(sys.argv[1]), rows(sys.argv[2])))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rgpu", help="the rgpu program's JSON lines (user_kernels.jsonl)")
+    parser.add_argument("twins", help="the twins' JSON lines (user_kernels_twins.jsonl)")
+    args = parser.parse_args()
+    print(table(rows(args.rgpu), rows(args.twins)))
     return 0
 
 

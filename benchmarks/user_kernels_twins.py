@@ -23,7 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import cupy as cp  # type: ignore[import-not-found]
+# CuPy is imported after the arguments are parsed, so `--help` works without it.
+cp: Any = None
 
 THREADS = 256
 SCAN_TILE = THREADS * 8
@@ -386,10 +387,16 @@ def expected_hashes(path: str) -> dict[tuple[str, str], str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--expected", required=True, help="the rgpu program's JSON lines")
+    parser.add_argument("--expected", help="the rgpu program's JSON lines (required)")
     parser.add_argument("--sizes", default="large", choices=["small", "large"])
     parser.add_argument("--reps", type=int, default=20)
     args = parser.parse_args()
+    if args.expected is None:
+        parser.error("the following arguments are required: --expected")
+    global cp
+    import cupy  # type: ignore[import-not-found]
+
+    cp = cupy
     expected = expected_hashes(args.expected)
     module = cp.RawModule(code=SOURCE, options=("--fmad=false", "-std=c++17"))
     device = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
