@@ -76,6 +76,16 @@ extern "C" __global__ void reduce_sum(const unsigned* __restrict__ x, unsigned n
     if (threadIdx.x == 0) atomicAdd(out, total);
 }
 
+extern "C" __global__ void reduce_sum_plain(const unsigned* __restrict__ x, unsigned n,
+                                            unsigned* out) {
+    __shared__ unsigned sums[THREADS / 32];
+    unsigned stride = gridDim.x * blockDim.x;
+    unsigned acc = 0;
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) acc += x[i];
+    unsigned total = block_sum(acc, sums);
+    if (threadIdx.x == 0) atomicAdd(out, total);
+}
+
 extern "C" __global__ void scan_tile_sums(const unsigned* __restrict__ x, unsigned n,
                                           unsigned* tile_sums) {
     __shared__ unsigned sums[THREADS / 32];
@@ -255,17 +265,17 @@ def cases(module: Any, sizes: str) -> list[Case]:
 
         return Case("saxpy", shown(n), 12.0 * n, prepare)
 
-    def reduce_sum(n: int) -> Case:
+    def reduce_sum(n: int, name: str = "reduce_sum") -> Case:
         def prepare() -> tuple[Callable[[], None], Callable[[], Any]]:
             x, out = hash_(n, 3), cp.zeros(1, dtype=cp.uint32)
             groups = min(max((n + THREADS * 16 - 1) // (THREADS * 16), 1), 65535)
 
             def run() -> None:
-                k["reduce_sum"]((groups,), (THREADS,), (x, cp.uint32(n), out))
+                k[name]((groups,), (THREADS,), (x, cp.uint32(n), out))
 
             return run, lambda: out
 
-        return Case("reduce_sum", shown(n), 4.0 * n, prepare)
+        return Case(name, shown(n), 4.0 * n, prepare)
 
     def scan(n: int) -> Case:
         def prepare() -> tuple[Callable[[], None], Callable[[], Any]]:
@@ -346,10 +356,12 @@ def cases(module: Any, sizes: str) -> list[Case]:
         return Case("scatter", shown(n), 12.0 * n, prepare)
 
     if sizes == "small":
-        return [saxpy(100_003), reduce_sum(1_000_003), scan(300_007), histogram(100_003)]
+        plain = reduce_sum(1_000_003, "reduce_sum_plain")
+        return [saxpy(100_003), reduce_sum(1_000_003), plain, scan(300_007), histogram(100_003)]
     out: list[Case] = []
     for p in (24, 26):
-        out += [saxpy(1 << p), reduce_sum(1 << p), scan(1 << p), histogram(1 << p)]
+        out += [saxpy(1 << p), reduce_sum(1 << p), reduce_sum(1 << p, "reduce_sum_plain")]
+        out += [scan(1 << p), histogram(1 << p)]
     out += [sgemm(1024), sgemm(4096), blur(4096), blur(8192)]
     for p in (24, 26):
         out += [gather(1 << p), scatter(1 << p)]
@@ -357,7 +369,7 @@ def cases(module: Any, sizes: str) -> list[Case]:
 
 
 KERNELS = (
-    "saxpy reduce_sum scan_tile_sums scan_tile_offsets scan_tiles histogram sgemm blur "
+    "saxpy reduce_sum reduce_sum_plain scan_tile_sums scan_tile_offsets scan_tiles histogram sgemm blur "
     "gather scatter".split()
 )
 

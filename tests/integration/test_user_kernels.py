@@ -38,10 +38,10 @@ from tests.user_kernels_api import API_KERNELS, API_TEST
 
 SUITE = REPO / "benchmarks" / "user_kernels"
 KERNELS = (
-    "saxpy reduce_sum scan_tile_sums scan_tile_offsets scan_tiles histogram sgemm blur gather "
-    "scatter".split()
+    "saxpy reduce_sum reduce_sum_plain scan_tile_sums scan_tile_offsets scan_tiles histogram "
+    "sgemm blur gather scatter".split()
 )
-CASES = "saxpy reduce_sum exclusive_scan histogram sgemm blur gather scatter".split()
+CASES = "saxpy reduce_sum reduce_sum_plain exclusive_scan histogram sgemm blur gather scatter".split()
 MUL_ADD = {"saxpy", "sgemm"}
 UNFUSED = "unfused: each mul_add rounded twice (the driver splits Fma)"
 API_ENTRY_POINTS = "fma32 fma64 items1 items2 items3 groups1 groups3 global_atomics".split()

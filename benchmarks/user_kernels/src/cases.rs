@@ -138,6 +138,9 @@ impl Run for SaxpyRun<'_> {
 
 pub struct ReduceSum {
     pub n: u32,
+    /// `reduce_sum_plain`: the plain grid-stride loop with `x[i]`, instead of four unchecked
+    /// loads per step.
+    pub plain: bool,
 }
 
 /// Workgroups of the sum: 16 items per invocation, at most 65535 workgroups.
@@ -147,7 +150,11 @@ pub fn reduce_groups(n: u32) -> u32 {
 
 impl Case for ReduceSum {
     fn kernel(&self) -> &'static str {
-        "reduce_sum"
+        if self.plain {
+            "reduce_sum_plain"
+        } else {
+            "reduce_sum"
+        }
     }
     fn size(&self) -> String {
         shown(self.n)
@@ -164,6 +171,7 @@ impl Case for ReduceSum {
     fn prepare<'d>(&self, device: &'d Device) -> Result<Box<dyn Run + 'd>, Error> {
         Ok(Box::new(ReduceRun {
             device,
+            plain: self.plain,
             groups: reduce_groups(self.n),
             x: device.upload(&words(self.n, 3))?,
             out: device.zeros(1)?,
@@ -173,6 +181,7 @@ impl Case for ReduceSum {
 
 struct ReduceRun<'d> {
     device: &'d Device,
+    plain: bool,
     groups: u32,
     x: Buffer<u32>,
     out: Buffer<u32>,
@@ -180,7 +189,11 @@ struct ReduceRun<'d> {
 
 impl Run for ReduceRun<'_> {
     fn launch(&mut self) -> Result<(), Error> {
-        kernel::reduce_sum(self.device, self.groups, &self.x, &mut self.out)
+        if self.plain {
+            kernel::reduce_sum_plain(self.device, self.groups, &self.x, &mut self.out)
+        } else {
+            kernel::reduce_sum(self.device, self.groups, &self.x, &mut self.out)
+        }
     }
     fn output(&self) -> Result<Vec<u8>, Error> {
         output_of(&self.out)
@@ -591,7 +604,14 @@ impl Run for ScatterRun<'_> {
 pub fn cases(class: &str) -> Option<Vec<Box<dyn Case>>> {
     let small: Vec<Box<dyn Case>> = vec![
         Box::new(Saxpy { n: 100_003 }),
-        Box::new(ReduceSum { n: 1_000_003 }),
+        Box::new(ReduceSum {
+            n: 1_000_003,
+            plain: false,
+        }),
+        Box::new(ReduceSum {
+            n: 1_000_003,
+            plain: true,
+        }),
         Box::new(Scan { n: 300_007 }),
         Box::new(Histogram { n: 100_003 }),
         Box::new(Sgemm {
@@ -609,7 +629,14 @@ pub fn cases(class: &str) -> Option<Vec<Box<dyn Case>>> {
     let mut large: Vec<Box<dyn Case>> = Vec::new();
     for p in [24u32, 26] {
         large.push(Box::new(Saxpy { n: 1 << p }));
-        large.push(Box::new(ReduceSum { n: 1 << p }));
+        large.push(Box::new(ReduceSum {
+            n: 1 << p,
+            plain: false,
+        }));
+        large.push(Box::new(ReduceSum {
+            n: 1 << p,
+            plain: true,
+        }));
         large.push(Box::new(Scan { n: 1 << p }));
         large.push(Box::new(Histogram { n: 1 << p }));
     }

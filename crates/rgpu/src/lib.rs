@@ -48,10 +48,10 @@
     feature(stdarch_nvptx, asm_experimental_arch, allow_internal_unstable),
     allow(internal_features)
 )]
-// `MulAdd` on the GPU targets: `core::intrinsics::fmaf32`/`fmaf64` (math.rs).
+// `MulAdd` on rust-gpu and nvvm: `core::intrinsics::fmaf32`/`fmaf64` (math.rs).
 #![cfg_attr(
     all(
-        not(rgpu_codegen = "host"),
+        any(rgpu_codegen = "nvvm", rgpu_codegen = "spirv"),
         any(target_arch = "nvptx64", target_arch = "spirv")
     ),
     feature(core_intrinsics),

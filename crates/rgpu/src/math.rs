@@ -4,7 +4,7 @@
 //! `f32::mul_add` is a method of std, which a `#![no_std]` kernel crate does not have on the
 //! GPU targets (rustc: "no method named `mul_add` found for type `f32`"). [`MulAdd`] gives
 //! the same method to kernels: `use rgpu::prelude::*;` then `x.mul_add(y, z)`. It lowers to
-//! LLVM's `llvm.fma` on nvptx (PTX `fma.rn.f32`/`.f64`), to GLSL.std.450 `Fma` on rust-gpu,
+//! PTX `fma.rn.f32`/`.f64` on nvptx, to GLSL.std.450 `Fma` on rust-gpu,
 //! and on the host (the cpu backend) std's own `mul_add`, correctly rounded. On the host
 //! std's method is found first; it computes the same thing.
 
@@ -28,7 +28,7 @@ pub trait MulAdd: Copy {
 }
 
 macro_rules! mul_add {
-    ($t:ty, $intrinsic:ident) => {
+    ($t:ty, $intrinsic:ident, $ptx:literal, $reg:ident) => {
         impl MulAdd for $t {
             #[inline(always)]
             fn mul_add(self, a: Self, b: Self) -> Self {
@@ -36,10 +36,29 @@ macro_rules! mul_add {
                 {
                     <$t>::mul_add(self, a, b)
                 }
-                // nvptx: llvm.fma (fma.rn); rust-gpu: GLSL.std.450 Fma. The intrinsic is a
-                // safe fn on current nightlies and an unsafe one on older ones (nvvm's).
+                // rustc's nvptx target: PTX's own `fma.rn` through inline assembly. The
+                // float intrinsics of `core::intrinsics` change between nightlies (rustc
+                // 1.96 has `fmaf32`, nightly-2026-10-30 has not: E0425); PTX does not.
+                #[cfg(rgpu_codegen = "nvptx")]
+                {
+                    let fused: $t;
+                    // SAFETY: one register-to-register float instruction; no memory is touched.
+                    unsafe {
+                        core::arch::asm!(
+                            concat!("fma.rn.", $ptx, " {0}, {1}, {2}, {3};"),
+                            out($reg) fused,
+                            in($reg) self,
+                            in($reg) a,
+                            in($reg) b,
+                            options(pure, nomem, nostack),
+                        );
+                    }
+                    fused
+                }
+                // rust-gpu: GLSL.std.450 Fma; nvvm: llvm.fma. Both pin a nightly that has the
+                // intrinsic (a safe fn on rust-gpu's nightly, an unsafe one on nvvm's).
                 #[cfg(all(
-                    not(rgpu_codegen = "host"),
+                    any(rgpu_codegen = "nvvm", rgpu_codegen = "spirv"),
                     any(target_arch = "nvptx64", target_arch = "spirv")
                 ))]
                 #[allow(unused_unsafe)]
@@ -50,7 +69,7 @@ macro_rules! mul_add {
                 // `check-spirv`/`check-nvvm`: the GPU code type-checked on the host with a
                 // stable compiler, never run.
                 #[cfg(all(
-                    not(rgpu_codegen = "host"),
+                    any(rgpu_codegen = "nvvm", rgpu_codegen = "spirv"),
                     not(any(target_arch = "nvptx64", target_arch = "spirv"))
                 ))]
                 {
@@ -61,5 +80,5 @@ macro_rules! mul_add {
     };
 }
 
-mul_add!(f32, fmaf32);
-mul_add!(f64, fmaf64);
+mul_add!(f32, fmaf32, "f32", reg32);
+mul_add!(f64, fmaf64, "f64", reg64);

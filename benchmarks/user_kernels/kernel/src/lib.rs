@@ -1,5 +1,5 @@
 //! User-style kernels, each written plainly with rgpu's public kernel API as the README
-//! teaches it: a SAXPY, a sum, an exclusive scan, a byte histogram, a tiled SGEMM, a 2-D
+//! teaches it: a SAXPY, a sum (also as the plain first version), an exclusive scan, a byte histogram, a tiled SGEMM, a 2-D
 //! blur, a gather and a scatter. benchmarks/user_kernels_twins.py has the same algorithms in
 //! CUDA C++ (the twins the H100 compares against); the host program (src/main.rs) checks
 //! every backend against the cpu backend's results.
@@ -77,6 +77,24 @@ pub fn reduce_sum(group: Group, x: &[u32], sums: Shared<u32, 256>, out: Global<u
     while i < n {
         // SAFETY: i < n.
         acc = acc.wrapping_add(unsafe { x.load_unchecked(i) });
+        i += stride;
+    }
+    let total = workgroup_sum(group, acc, sums);
+    if group.thread() == 0 {
+        out.atomic_add(0, total);
+    }
+}
+
+/// The same sum as the first version a user writes: one load per step of a plain
+/// grid-stride loop, `x[i]` with its bounds check, no unrolling by hand.
+#[rgpu::kernel(threads = 256)]
+pub fn reduce_sum_plain(group: Group, x: &[u32], sums: Shared<u32, 256>, out: Global<u32>) {
+    let n = x.len() as u32;
+    let stride = group.count() * group.size();
+    let mut i = group.global_thread();
+    let mut acc = 0u32;
+    while i < n {
+        acc = acc.wrapping_add(x[i as usize]);
         i += stride;
     }
     let total = workgroup_sum(group, acc, sums);

@@ -348,7 +348,9 @@ impl Api for WebGpuDevice {
     fn write(&self, memory: &mut WebGpuMemory, offset: usize, data: &[u8]) -> Result<(), Error> {
         let mut words = data.to_vec();
         words.resize(padded_bytes(data.len()) as usize, 0);
-        self.gpu.queue.write_buffer(&memory.buffer, offset as u64, &words);
+        self.gpu
+            .queue
+            .write_buffer(&memory.buffer, offset as u64, &words);
         Ok(())
     }
 

@@ -114,7 +114,10 @@ impl WgpuDevice {
             .gpu
             .device
             .push_error_scope(wgpu::ErrorFilter::Validation);
-        let view = self.gpu.queue.write_buffer_with(&memory.buffer, offset, size);
+        let view = self
+            .gpu
+            .queue
+            .write_buffer_with(&memory.buffer, offset, size);
         if let Some(mut view) = view {
             let (mut head, mut tail) = view.slice(..).split_at(data.len());
             head.copy_from_slice(data);
