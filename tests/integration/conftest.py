@@ -31,9 +31,20 @@ from tests.conftest import REPO, TARGET_DIR, run_rgpu
 
 HOST = "x86_64-unknown-linux-gnu"
 CUDA_ARCHS = ("sm_75", "sm_80", "sm_90")
-# Mesa's lavapipe (mesa-vulkan-drivers): a Vulkan device on the CPU, and the environment that
-# makes the loader use it alone.
-LAVAPIPE_ICD = Path("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
+# Mesa's lavapipe (mesa-vulkan-drivers, from bookworm-backports: scripts/setup-test-env.sh):
+# a Vulkan device on the CPU, and the environment that makes the loader use it alone. Mesa 25
+# names the file lvp_icd.json, Mesa 22 lvp_icd.x86_64.json.
+LAVAPIPE_ICD = next(
+    (
+        path
+        for path in (
+            Path("/usr/share/vulkan/icd.d/lvp_icd.json"),
+            Path("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"),
+        )
+        if path.is_file()
+    ),
+    Path("/usr/share/vulkan/icd.d/lvp_icd.json"),
+)
 LAVAPIPE = {"VK_ICD_FILENAMES": str(LAVAPIPE_ICD), "VK_DRIVER_FILES": str(LAVAPIPE_ICD)}
 # Variables of the machine that would change what these tests see: GitHub Actions output
 # (the CI tests set it themselves), a toolchain override, Vulkan driver choices, the wgpu

@@ -359,23 +359,12 @@ fn dx12(module: &naga::Module, kernel: &str) -> Result<String, String> {
     Ok(text)
 }
 
-/// What wgpu itself does on Metal and DX12: it validates the whole module it is given (every
-/// entry point) before it translates the one a pipeline asks for. Per platform: None when
-/// naga accepts it, else naga's message.
-fn whole_module(module: &naga::Module) -> BTreeMap<&'static str, Option<String>> {
-    [Platform::Metal, Platform::Dx12]
-        .into_iter()
-        .map(|p| (p.key(), validate(module, p.capabilities()).err()))
-        .collect()
-}
-
 fn translate(
     module: &naga::Module,
     kernel: &str,
     declared: u32,
     stem: &str,
     out_dir: &Path,
-    whole: &BTreeMap<&'static str, Option<String>>,
 ) -> Value {
     let one = only(module, kernel);
     let referenced = storage_buffers(&one)
@@ -386,17 +375,6 @@ fn translate(
     let buffers = declared.max(referenced);
     let mut platforms = serde_json::Map::new();
     for platform in Platform::ALL {
-        if let Some(Some(message)) = whole.get(platform.key()) {
-            let why = format!(
-                "wgpu validates the whole SPIR-V module before it translates one kernel, and \
-                 naga rejects the module: {message}"
-            );
-            platforms.insert(
-                platform.key().to_string(),
-                json!({"ok": false, "message": why}),
-            );
-            continue;
-        }
         // naga's writers panic on some inputs (an unbound push-constant block in HLSL):
         // a panic is that platform's failure, with its message, not the end of the report.
         let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match platform {
@@ -496,9 +474,9 @@ fn report(args: &Args) -> Result<Value, String> {
             } else {
                 args.kernels.clone()
             };
-            // wgpu on Metal and DX12 loads the whole module; WebGPU loads rgpu's per-kernel
-            // WGSL, so only the kernel itself counts there.
-            let whole = whole_module(&module);
+            // Each kernel alone, as everywhere it runs: WebGPU loads rgpu's per-kernel WGSL,
+            // and rgpu's wgpu backend gives wgpu (Metal, DX12) a module with only the
+            // kernel's entry point (crates/rgpu-runtime/src/wgpu/shader.rs).
             names
                 .iter()
                 .map(|k| {
@@ -509,7 +487,6 @@ fn report(args: &Args) -> Result<Value, String> {
                             declared.get(k).copied().unwrap_or(0),
                             &stem,
                             &args.out_dir,
-                            &whole,
                         )
                     } else {
                         failed_everywhere(k, "naga found no entry point of this name in the module")

@@ -16,7 +16,12 @@ use spirv_std::memory::{Scope, Semantics};
 use super::Word;
 
 const WORKGROUP: u32 = Scope::Workgroup as u32;
-const DEVICE: u32 = Scope::Device as u32;
+// Atomics on storage buffers: every invocation of the launch, which runs on one queue.
+// rust-gpu 0.11 declares the Vulkan memory model, where `Device` scope needs the
+// VulkanMemoryModelDeviceScope capability (spirv-val: "Use of device scope with VulkanKHR
+// memory model requires the VulkanMemoryModelDeviceScopeKHR capability"); `QueueFamily`
+// needs none and covers the launch.
+const DEVICE: u32 = Scope::QueueFamily as u32;
 const RELAXED: u32 = Semantics::NONE.bits();
 
 #[inline(always)]
