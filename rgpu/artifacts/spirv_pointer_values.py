@@ -77,6 +77,7 @@ ID_WORDS: dict[int, tuple[int, ...]] = {
     16: (1,),  # OpExecutionMode: entry point, then literals
     23: (2,),  # OpTypeVector: component type, count
     24: (2,),  # OpTypeMatrix: column type, count
+    32: (3,),  # OpTypePointer: result, storage class, pointee type
     43: (1,),  # OpConstant: type, result, value
     50: (1,),  # OpSpecConstant
     54: (1, 4),  # OpFunction: type, result, control, function type

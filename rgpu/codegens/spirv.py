@@ -325,6 +325,7 @@ class SpirvCodegen:
             translator,
             opt=build.options.spirv_opt,
             contraction=build.options.float_contraction,
+            root=build.workspace.root,
         )
 
     def dep_infos(self, build: KernelBuild) -> None:
@@ -355,6 +356,7 @@ def collect_from(
     *,
     opt: bool = True,
     contraction: bool = False,
+    root: Path | None = None,
 ) -> list[manifest.Artifact]:
     """cargo-gpu's manifest.json -> one artifact per .spv, post-processed (spirv_post.py:
     NoContraction, spirv-opt, spirv-val; then narrow integers in 32 bits and without the dead
@@ -421,10 +423,14 @@ def collect_from(
                 directory / "naga" / spv.stem,
                 base,
                 codegen="spirv",
+                raw=spv,
+                root=root,
             )
             found += checked.artifacts
             extra["naga"] = checked.naga
             extra["portability"] = checked.table
+            if checked.sources:
+                extra["sources"] = checked.sources
         found.append(
             manifest.describe(
                 dest,

@@ -6,9 +6,10 @@
 //! tests/integration/test_corpus.py appends this file to the kernel crate of a fresh sort
 //! demo as `mod corpus`, builds it for every backend and checks each kernel against the cpu
 //! backend (tests/corpus/main.rs runs them) and in the portability table of
-//! docs/portability.md. Every result is an exact integer function of the inputs (floats take
-//! integer values), and no result depends on the subgroup size (the cpu backend's is 1,
-//! lavapipe's 8, a GPU's 32 or 64).
+//! docs/portability.md. Every result is a function of the inputs that each backend must
+//! compute bit for bit (integers; floats rounded once per operation, rgpu marks every float
+//! result NoContraction; f64 kernels exact), and none depends on the subgroup size (the cpu
+//! backend's is 1, lavapipe's 8, a GPU's 32 or 64).
 
 use rgpu::{Global, Group, Item, Shared};
 
@@ -75,6 +76,23 @@ pub fn unrolled(item: Item, #[item] out: &mut u32) {
 #[rgpu::kernel]
 pub fn brighten(gain: f32, bias: f32, #[item] pixel: &mut f32) {
     *pixel = (*pixel * gain + bias).clamp(0.0, 1.0);
+}
+
+/// Eight dependent multiply-adds per item (tests/saxpy.py): rounded twice each, as on the
+/// cpu (rgpu marks every float result NoContraction).
+#[rgpu::kernel]
+pub fn mad_chain(a: f32, #[item] x: &f32, #[item] y: &mut f32) {
+    let x = *x;
+    let mut v = *y;
+    v = v * x + a;
+    v = v * x - a;
+    v = a * v + x;
+    v = v * v + x;
+    v = x * v - v * a;
+    v = v * 0.7 + x * 0.3;
+    v = v * x + v;
+    v = v * a + x;
+    *y = v;
 }
 
 /// Escape counts of z -> z^2 + c in f64 with a u8 count (tests/integration/test_portability.py):

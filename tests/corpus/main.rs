@@ -84,6 +84,15 @@ fn brighten(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     Ok(bytes_of(&pixels))
 }
 
+fn mad_chain(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x: Vec<f32> = (0..N).map(|i| 0.5 + (i % 4099) as f32 / 4099.0).collect();
+    let mut y: Vec<f32> = (0..N)
+        .map(|i| ((i * 7919) % 10007) as f32 / 10007.0 - 0.5)
+        .collect();
+    corpus::mad_chain(d, N, 0.3127, &x, &mut y)?;
+    Ok(bytes_of(&y))
+}
+
 fn escape(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let mut out = vec![0u32; 80 * 48];
     corpus::escape(d, 80 * 48, 80, 200, &mut out)?;
@@ -295,6 +304,7 @@ const KERNELS: &[(&str, Run)] = &[
     ("norm", norm),
     ("unrolled", unrolled),
     ("brighten", brighten),
+    ("mad_chain", mad_chain),
     ("escape", escape),
     ("escape_wide", escape_wide),
     ("bytes_mix", bytes_mix),

@@ -330,6 +330,14 @@ mod quiet {
         static CAUGHT: RefCell<String> = const { RefCell::new(String::new()) };
     }
 
+    /// A source path in cargo's registry from the crate's folder on (`naga-30.0.2/src/..`).
+    fn crate_path(file: &str) -> &str {
+        match file.split_once("/registry/src/") {
+            Some((_, rest)) => rest.split_once('/').map_or(rest, |(_, path)| path),
+            None => file,
+        }
+    }
+
     pub(super) fn catch<R>(f: impl FnOnce() -> R) -> Result<R, String> {
         static HOOK: Once = Once::new();
         HOOK.call_once(|| {
@@ -338,7 +346,7 @@ mod quiet {
                 if CATCHING.with(Cell::get) {
                     let place = info
                         .location()
-                        .map(|l| format!(" at {}:{}", l.file(), l.line()))
+                        .map(|l| format!(" at {}:{}", crate_path(l.file()), l.line()))
                         .unwrap_or_default();
                     CAUGHT.with(|c| *c.borrow_mut() = place);
                 } else {
