@@ -2,9 +2,9 @@
 # Builds, here, what benchmarks/narrow_memory_words_h100.sh runs on the H100, and packs it:
 #   RGPU=/work/main/.venv/bin/rgpu bash benchmarks/narrow_memory_words.sh WORK  # WORK must not exist
 # -> WORK/pack.tar.xz with
-#   words/   the portability corpus workspace (tests/corpus_table.py) plus the benchmark's
-#            kernels (narrow_memory_words_kernels.rs, as `mod bench`) built as rgpu builds
-#            them (8/16-bit memory as 32-bit words): `corpus`, `narrow_bench`, the .spv/.ptx;
+#   words/   the portability corpus workspace (tests/corpus_table.py, whose kernels include
+#            the benchmark's bytes_map, words_map, bytes_sum16) built as rgpu builds it
+#            (8/16-bit memory as 32-bit words): `corpus`, `narrow_bench`, the .spv/.ptx;
 #   native/  `narrow_bench` with the same module except spirv_narrow_memory (the Vulkan
 #            passthrough keeping native 8-bit storage), embedded with --kernel-artifact;
 #   run.sh   a copy of narrow_memory_words_h100.sh.
@@ -24,8 +24,6 @@ cd "$W"
 "$RGPU" new portcorpus
 PYTHONPATH=$REPO "$PY" -c "import sys; from pathlib import Path; from tests.corpus_table import make_workspace; make_workspace(Path(sys.argv[1]))" "$W/portcorpus"
 cd portcorpus
-cp "$HERE/narrow_memory_words_kernels.rs" kernel/src/bench.rs
-printf '\npub mod bench;\n' >> kernel/src/lib.rs
 cp "$HERE/narrow_memory_words_main.rs" src/bin/narrow_bench.rs
 "$RGPU" build "${B[@]}" --yes
 cp target/release/corpus target/release/narrow_bench target/rgpu/kernels/*.spv \

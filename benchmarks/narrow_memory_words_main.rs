@@ -1,12 +1,13 @@
-//! benchmarks/narrow_memory_words.sh's program: device time of the kernels of
-//! narrow_memory_words_kernels.rs on the backend RGPU_BACKEND names, median of 10 runs after a
+//! benchmarks/narrow_memory_words.sh's program: device time of the portability corpus's
+//! `bytes_map`, `words_map` and `bytes_sum16` (tests/corpus/kernels.rs) on the backend
+//! RGPU_BACKEND names, median of 10 runs after a
 //! warm-up (`Device::timed`), for n = 2^20, 2^24 and 2^26 items; each result checked against
 //! plain Rust. One line per kernel and size:
 //! `<backend> <kernel> n=2^<k> median <ms> ms (min <ms>, max <ms>) <GB/s> GB/s checked`.
 
 use std::process::ExitCode;
 
-use kernel::bench;
+use kernel::corpus as bench;
 
 const RUNS: usize = 10;
 

@@ -31,10 +31,9 @@ nothing to it. spirv-val checks the result (codegens/spirv.py).
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
-from rgpu.artifacts.spirv_pointer_values import HEADER_WORDS, instructions, opcode
+from rgpu.artifacts.spirv_pointer_values import instructions, module_bytes, module_words, opcode
 
 OP_FUNCTION = 54
 OP_FUNCTION_END = 56
@@ -171,9 +170,7 @@ class _Scope:
 
 def rescope_for_naga(data: bytes) -> Rescoped:
     """`data` (a SPIR-V module) with the operands above copied into their users' blocks."""
-    if len(data) < HEADER_WORDS * 4 or len(data) % 4:
-        raise ValueError("not a whole SPIR-V module")
-    words = struct.unpack(f"<{len(data) // 4}I", data)
+    words = module_words(data)
     insts = instructions(words)
     scope = _Scope(insts, words[3])
     out: list[list[int]] = []
@@ -202,10 +199,7 @@ def rescope_for_naga(data: bytes) -> Rescoped:
         out.append(new)
     if not scope.copied and not scope.addresses:
         return Rescoped(data, 0, 0)
-    header = list(words[:HEADER_WORDS])
-    header[3] = scope.bound
-    flat = header + [w for inst in out for w in inst]
-    return Rescoped(struct.pack(f"<{len(flat)}I", *flat), scope.copied, scope.addresses)
+    return Rescoped(module_bytes(words, scope.bound, out), scope.copied, scope.addresses)
 
 
 def _scan_function(insts: list[tuple[int, ...]], start: int, scope: _Scope) -> None:

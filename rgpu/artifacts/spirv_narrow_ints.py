@@ -46,15 +46,15 @@ that module counts them (conservatively: a literal equal to an id keeps that id)
 from __future__ import annotations
 
 import functools
-import struct
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from rgpu.artifacts.spirv_pointer_values import (
     ANNOTATIONS,
-    HEADER_WORDS,
     instructions,
+    module_bytes,
+    module_words,
     opcode,
     used_words,
 )
@@ -236,9 +236,7 @@ def _narrow_operands(op: int, inst: tuple[int, ...]) -> list[int]:
 
 def promote_narrow_ints(data: bytes) -> Promoted:
     """`data` (a SPIR-V module) with its 8- and 16-bit integer values computed in 32 bits."""
-    if len(data) < HEADER_WORDS * 4 or len(data) % 4:
-        raise ValueError("not a whole SPIR-V module")
-    words = struct.unpack(f"<{len(data) // 4}I", data)
+    words = module_words(data)
     insts = instructions(words)
     rw = _Rewriter(insts, words[3])
     if not rw.widths:
@@ -398,10 +396,7 @@ def promote_narrow_ints(data: bytes) -> Promoted:
         where = anchor + 1 if not rw.new_u32 else anchor
         out[where:where] = globals_
     out, removed = _drop_unused_narrow(out, rw)
-    header = list(words[:HEADER_WORDS])
-    header[3] = rw.bound
-    flat = header + [w for inst in out for w in inst]
-    return Promoted(struct.pack(f"<{len(flat)}I", *flat), len(promoted), removed)
+    return Promoted(module_bytes(words, rw.bound, out), len(promoted), removed)
 
 
 def _promotable(rw: _Rewriter, op: int, inst: tuple[int, ...]) -> bool:

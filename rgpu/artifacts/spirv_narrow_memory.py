@@ -40,14 +40,15 @@ Pure Python over the binary, like the other spirv_* passes.
 
 from __future__ import annotations
 
-import struct
 from collections import Counter
 from dataclasses import dataclass, field
 
 from rgpu.artifacts.spirv_pointer_values import (
     ANNOTATIONS,
-    HEADER_WORDS,
     instructions,
+    literal_string,
+    module_bytes,
+    module_words,
     opcode,
     used_words,
 )
@@ -172,17 +173,6 @@ class _Types:
     strides: dict[int, int] = field(default_factory=dict)
     offsets: dict[tuple[int, int], int] = field(default_factory=dict)
     blocks: set[int] = field(default_factory=set)
-
-
-def _string_words(text: str) -> list[int]:
-    raw = text.encode() + b"\0"
-    raw += b"\0" * (-len(raw) % 4)
-    return list(struct.unpack(f"<{len(raw) // 4}I", raw))
-
-
-def _string_at(inst: tuple[int, ...], at: int) -> str:
-    raw = struct.pack(f"<{len(inst) - at}I", *inst[at:])
-    return raw.split(b"\0", 1)[0].decode("utf-8", errors="replace")
 
 
 class _Pass:
@@ -405,9 +395,7 @@ def _result(inst: tuple[int, ...], types: dict[int, tuple[int, ...]]) -> tuple[i
 
 def lower_narrow_memory(data: bytes) -> Lowered:
     """`data` (a SPIR-V module) with its narrow integers in memory moved into 32-bit words."""
-    if len(data) < HEADER_WORDS * 4 or len(data) % 4:
-        raise ValueError("not a whole SPIR-V module")
-    words = struct.unpack(f"<{len(data) // 4}I", data)
+    words = module_words(data)
     insts = instructions(words)
     p = _Pass(insts, words[3])
     narrow_types = [t for t in p.t.defs if p.is_narrow_scalar(t)]
@@ -420,11 +408,12 @@ def lower_narrow_memory(data: bytes) -> Lowered:
         out, variables = _rewrite(p)
     except Unsupported as why:
         return Lowered(data, 0, 0, str(why))
+    except (KeyError, IndexError, ValueError) as error:
+        # A module shaped unlike anything the pass was written for: it stays as it was (its
+        # kernels keep running on Vulkan and CUDA), and the report says so; never a crash.
+        return Lowered(data, 0, 0, f"a module shape rgpu does not handle ({error!r})")
     out = _drop_unused(out, p)
-    header = list(words[:HEADER_WORDS])
-    header[3] = p.bound
-    flat = header + [w for inst in out for w in inst]
-    return Lowered(struct.pack(f"<{len(flat)}I", *flat), variables, p.values)
+    return Lowered(module_bytes(words, p.bound, out), variables, p.values)
 
 
 def _rewrite(p: _Pass) -> tuple[list[Inst], int]:
@@ -470,7 +459,7 @@ def _rewrite(p: _Pass) -> tuple[list[Inst], int]:
         op = opcode(inst)
         if op == OP_CAPABILITY and len(inst) == 2 and inst[1] in STORAGE_CAPABILITIES:
             continue
-        if op == OP_EXTENSION and _string_at(inst, 1) in STORAGE_EXTENSIONS:
+        if op == OP_EXTENSION and literal_string(inst, 1) in STORAGE_EXTENSIONS:
             continue
         out.append(list(inst))
     # New types, constants and annotations: annotations before the first type, the rest

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import struct
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 HEADER_WORDS = 5
@@ -115,6 +115,27 @@ class Cleaned:
     data: bytes
     values: int  # dead values removed
     types: int  # pointer-holding types removed
+
+
+def module_words(data: bytes) -> tuple[int, ...]:
+    """A SPIR-V module's 32-bit words (little-endian); ValueError if it is no whole module."""
+    if len(data) < HEADER_WORDS * 4 or len(data) % 4:
+        raise ValueError("not a whole SPIR-V module")
+    return struct.unpack(f"<{len(data) // 4}I", data)
+
+
+def module_bytes(header: Sequence[int], bound: int, insts: Iterable[Sequence[int]]) -> bytes:
+    """A module from the header words of another, a new id bound and its instructions."""
+    words = [*header[:HEADER_WORDS]]
+    words[3] = bound
+    words += [w for inst in insts for w in inst]
+    return struct.pack(f"<{len(words)}I", *words)
+
+
+def literal_string(inst: Sequence[int], at: int) -> str:
+    """The nul-terminated UTF-8 literal string starting at word `at` of `inst`."""
+    raw = struct.pack(f"<{len(inst) - at}I", *inst[at:])
+    return raw.split(b"\0", 1)[0].decode("utf-8", errors="replace")
 
 
 def instructions(words: tuple[int, ...]) -> list[tuple[int, ...]]:
@@ -212,9 +233,7 @@ def used_words(inst: tuple[int, ...]) -> tuple[int, ...]:
 
 def drop_dead_pointer_values(data: bytes) -> Cleaned:
     """`data` (a SPIR-V module) without its dead pointer-holding values and types."""
-    if len(data) < HEADER_WORDS * 4 or len(data) % 4:
-        raise ValueError("not a whole SPIR-V module")
-    words = struct.unpack(f"<{len(data) // 4}I", data)
+    words = module_words(data)
     insts = instructions(words)
     holders = _pointer_holders(insts)
     uses: Counter[int] = Counter()
@@ -251,7 +270,4 @@ def drop_dead_pointer_values(data: bytes) -> Cleaned:
         if _defines(inst) not in removed
         and not (opcode(inst) in ANNOTATIONS and len(inst) > 1 and inst[1] in removed)
     ]
-    out = list(words[:HEADER_WORDS])
-    for inst in kept:
-        out.extend(inst)
-    return Cleaned(struct.pack(f"<{len(out)}I", *out), values, types)
+    return Cleaned(module_bytes(words, words[3], kept), values, types)

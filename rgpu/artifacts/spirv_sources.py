@@ -15,12 +15,16 @@ Pure Python over the binary, like the other spirv_* modules.
 from __future__ import annotations
 
 import contextlib
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rgpu.artifacts.spirv_pointer_values import HEADER_WORDS, instructions, opcode
+from rgpu.artifacts.spirv_pointer_values import (
+    instructions,
+    literal_string,
+    module_words,
+    opcode,
+)
 
 OP_LINE = 8
 OP_STRING = 7
@@ -59,19 +63,11 @@ class Place:
         return f"{path}:{self.line}" + (f":{self.column}" if self.column else "")
 
 
-def _string(inst: tuple[int, ...], at: int) -> str:
-    raw = struct.pack(f"<{len(inst) - at}I", *inst[at:])
-    return raw.split(b"\0", 1)[0].decode("utf-8", errors="replace")
-
-
 class Sources:
     """rust-gpu's module as cargo-gpu wrote it, read for its source lines."""
 
     def __init__(self, data: bytes) -> None:
-        if len(data) < HEADER_WORDS * 4 or len(data) % 4:
-            raise ValueError("not a whole SPIR-V module")
-        words = struct.unpack(f"<{len(data) // 4}I", data)
-        self.insts = instructions(words)
+        self.insts = instructions(module_words(data))
         self.files: dict[int, str] = {}
         self.entries: dict[str, int] = {}
         self.types: dict[int, tuple[int, ...]] = {}
@@ -80,9 +76,9 @@ class Sources:
         for index, inst in enumerate(self.insts):
             op = opcode(inst)
             if op == OP_STRING:
-                self.files[inst[1]] = _string(inst, 2)
+                self.files[inst[1]] = literal_string(inst, 2)
             elif op == OP_ENTRY_POINT and len(inst) > 3:
-                self.entries[_string(inst, 3)] = inst[2]
+                self.entries[literal_string(inst, 3)] = inst[2]
             elif op in TYPE_OPS and len(inst) > 1:
                 self.types[inst[1]] = inst
             elif op == OP_FUNCTION:

@@ -442,6 +442,33 @@ pub fn u16_local_array(item: Item, #[item] out: &mut u32) {
     *out = acc;
 }
 
+// The kernels of benchmarks/narrow_memory_words.sh (the cost of 8-bit memory as 32-bit words).
+
+/// One byte in, one byte out per item: every store shares its word with three neighbours.
+#[rgpu::kernel]
+pub fn bytes_map(item: Item, #[item] x: &u8, #[item] out: &mut u8) {
+    *out = x.wrapping_mul(3) ^ (item.index() as u8);
+}
+
+/// The same map on u32 items (four times the bytes, no narrow memory): the baseline.
+#[rgpu::kernel]
+pub fn words_map(item: Item, #[item] x: &u32, #[item] out: &mut u32) {
+    *out = x.wrapping_mul(3) ^ item.index();
+}
+
+/// Sixteen bytes read per item from a slice, one u32 written: narrow loads only.
+#[rgpu::kernel]
+pub fn bytes_sum16(item: Item, x: &[u8], #[item] out: &mut u32) {
+    let base = item.index() as usize * 16;
+    let mut sum = 0u32;
+    let mut k = 0;
+    while k < 16 {
+        sum += u32::from(x[base + k]);
+        k += 1;
+    }
+    *out = sum;
+}
+
 // --- structs, closures, helper functions ----------------------------------------------------
 
 /// A `#[repr(C)]` value parameter.

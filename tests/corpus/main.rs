@@ -226,6 +226,27 @@ fn u16_local_array(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     Ok(bytes_of(&out))
 }
 
+fn bytes_map(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x: Vec<u8> = words(N as usize, 14).iter().map(|&w| (w >> 8) as u8).collect();
+    let mut out = vec![0u8; N as usize];
+    corpus::bytes_map(d, N, &x, &mut out)?;
+    Ok(out)
+}
+
+fn words_map(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x = words(N as usize, 15);
+    let mut out = vec![0u32; N as usize];
+    corpus::words_map(d, N, &x, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn bytes_sum16(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x: Vec<u8> = words(16 * 63, 16).iter().map(|&w| w as u8).collect();
+    let mut out = vec![0u32; 63];
+    corpus::bytes_sum16(d, 63, &x, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
 fn struct_param(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let f = corpus::Affine {
         scale: 3.0,
@@ -325,6 +346,9 @@ const KERNELS: &[(&str, Run)] = &[
     ("escape_u8", escape_u8),
     ("narrow_params", narrow_params),
     ("u16_local_array", u16_local_array),
+    ("bytes_map", bytes_map),
+    ("words_map", words_map),
+    ("bytes_sum16", bytes_sum16),
     ("struct_param", struct_param),
     ("struct_items", struct_items),
     ("helpers", helpers),
