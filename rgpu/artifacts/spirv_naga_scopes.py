@@ -33,32 +33,34 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rgpu.artifacts.spirv_opcodes import (
+    OP_ACCESS_CHAIN,
+    OP_ARRAY_LENGTH,
+    OP_ATOMIC_STORE,
+    OP_COPY_MEMORY,
+    OP_COPY_OBJECT,
+    OP_FUNCTION,
+    OP_FUNCTION_END,
+    OP_IN_BOUNDS_ACCESS_CHAIN,
+    OP_IN_BOUNDS_PTR_ACCESS_CHAIN,
+    OP_LABEL,
+    OP_LOAD,
+    OP_PHI,
+    OP_PTR_ACCESS_CHAIN,
+    OP_STORE,
+    OP_TYPE_POINTER,
+    OP_TYPE_UNTYPED_POINTER,
+    OP_VARIABLE,
+)
 from rgpu.artifacts.spirv_pointer_values import instructions, module_bytes, module_words, opcode
 
-OP_FUNCTION = 54
-OP_FUNCTION_END = 56
-OP_TYPE_POINTER = 32
-OP_TYPE_UNTYPED_POINTER = 4417
-OP_VARIABLE = 59
-OP_LOAD = 61
-OP_STORE = 62
-OP_COPY_MEMORY = 63
-OP_ACCESS_CHAIN = 65
-OP_IN_BOUNDS_ACCESS_CHAIN = 66
-OP_PTR_ACCESS_CHAIN = 67
-OP_ARRAY_LENGTH = 68
-OP_IN_BOUNDS_PTR_ACCESS_CHAIN = 70
-OP_COPY_OBJECT = 83
-OP_PHI = 245
 # OpTypeVoid .. OpTypeForwardPointer, OpTypeUntypedPointerKHR: word 1 is the type's id.
 TYPE_OPS = frozenset({*range(19, 40), OP_TYPE_UNTYPED_POINTER})
-OP_LABEL = 248
 ACCESS_CHAINS = frozenset(
     {OP_ACCESS_CHAIN, OP_IN_BOUNDS_ACCESS_CHAIN, OP_PTR_ACCESS_CHAIN, OP_IN_BOUNDS_PTR_ACCESS_CHAIN}
 )
 # Atomics: opcode -> (word index of the pointer, word indices of values naga must see in
 # scope). Scope and semantics operands are constants.
-OP_ATOMIC_STORE = 228
 ATOMICS: dict[int, tuple[int, tuple[int, ...]]] = {
     227: (3, ()),  # OpAtomicLoad: type, result, pointer, scope, semantics
     OP_ATOMIC_STORE: (1, (4,)),  # OpAtomicStore: pointer, scope, semantics, value

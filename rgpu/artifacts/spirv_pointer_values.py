@@ -30,15 +30,28 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from rgpu.artifacts.spirv_opcodes import (
+    OP_DECORATE,
+    OP_DECORATE_ID,
+    OP_DECORATE_STRING,
+    OP_ENTRY_POINT,
+    OP_EXT_INST,
+    OP_LOAD,
+    OP_MEMBER_DECORATE,
+    OP_MEMBER_DECORATE_STRING,
+    OP_MEMBER_NAME,
+    OP_NAME,
+    OP_STORE,
+    OP_TYPE_ARRAY,
+    OP_TYPE_FORWARD_POINTER,
+    OP_TYPE_POINTER,
+    OP_TYPE_RUNTIME_ARRAY,
+    OP_TYPE_STRUCT,
+    OP_TYPE_UNTYPED_POINTER,
+)
+
 HEADER_WORDS = 5
 # Debug and annotation instructions: word 1 names what they describe, not a use of it.
-OP_NAME = 5
-OP_MEMBER_NAME = 6
-OP_DECORATE = 71
-OP_MEMBER_DECORATE = 72
-OP_DECORATE_ID = 332
-OP_DECORATE_STRING = 5632
-OP_MEMBER_DECORATE_STRING = 5633
 ANNOTATIONS = frozenset(
     {
         OP_NAME,
@@ -67,10 +80,6 @@ LITERAL_ONLY = ANNOTATIONS | frozenset(
         330,  # OpModuleProcessed
     }
 )
-OP_EXT_INST = 12
-OP_ENTRY_POINT = 15
-OP_LOAD = 61
-OP_STORE = 62
 # Instructions with literal operands: the word indices that are ids (any id a removed
 # value or type could be sits at one of them).
 ID_WORDS: dict[int, tuple[int, ...]] = {
@@ -89,13 +98,6 @@ ID_WORDS: dict[int, tuple[int, ...]] = {
     247: (1,),  # OpSelectionMerge: merge, control
     251: (1,),  # OpSwitch: selector, default, literal/label pairs (labels are no value)
 }
-# Types: word 1 is the result id.
-OP_TYPE_ARRAY = 28
-OP_TYPE_RUNTIME_ARRAY = 29
-OP_TYPE_STRUCT = 30
-OP_TYPE_POINTER = 32
-OP_TYPE_FORWARD_POINTER = 39
-OP_TYPE_UNTYPED_POINTER = 4417
 # Values without side effects: word 1 is the result type, word 2 the result id.
 VALUE_OPS = frozenset(
     {

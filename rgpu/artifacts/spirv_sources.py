@@ -19,6 +19,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rgpu.artifacts.spirv_opcodes import (
+    OP_ENTRY_POINT,
+    OP_FUNCTION,
+    OP_FUNCTION_CALL,
+    OP_FUNCTION_END,
+    OP_LABEL,
+    OP_LINE,
+    OP_NO_LINE,
+    OP_STRING,
+    OP_TYPE_ARRAY,
+    OP_TYPE_FLOAT,
+    OP_TYPE_INT,
+    OP_TYPE_POINTER,
+    OP_TYPE_RUNTIME_ARRAY,
+    OP_TYPE_STRUCT,
+    OP_TYPE_VECTOR,
+)
 from rgpu.artifacts.spirv_pointer_values import (
     instructions,
     literal_string,
@@ -26,21 +43,6 @@ from rgpu.artifacts.spirv_pointer_values import (
     opcode,
 )
 
-OP_LINE = 8
-OP_STRING = 7
-OP_NO_LINE = 317
-OP_LABEL = 248
-OP_ENTRY_POINT = 15
-OP_FUNCTION = 54
-OP_FUNCTION_END = 56
-OP_FUNCTION_CALL = 57
-OP_TYPE_INT = 21
-OP_TYPE_FLOAT = 22
-OP_TYPE_VECTOR = 23
-OP_TYPE_ARRAY = 28
-OP_TYPE_RUNTIME_ARRAY = 29
-OP_TYPE_STRUCT = 30
-OP_TYPE_POINTER = 32
 TYPE_OPS = frozenset(range(19, 40))
 SUBGROUP_OPS = frozenset(range(333, 367))
 # Paths that are not the user's: the standard library, crates from the registry (spirv-std,

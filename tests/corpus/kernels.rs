@@ -425,6 +425,68 @@ pub fn narrow_params(item: Item, add: u8, mul: u16, shift: i8, #[item] out: &mut
     *out = if shift < 0 { wide >> (-shift) as u32 } else { wide << shift as u32 };
 }
 
+/// A pixel of four bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Rgba {
+    pub r: u8,
+    pub g: u8,
+    pub b: u8,
+    pub a: u8,
+}
+
+// SAFETY: repr(C), four u8 fields: no padding, every bit pattern valid.
+unsafe impl bytemuck::Zeroable for Rgba {}
+// SAFETY: as above.
+unsafe impl bytemuck::Pod for Rgba {}
+
+/// A struct of bytes an item: read whole, fields changed, written whole.
+#[rgpu::kernel]
+pub fn rgba_items(#[item] px: &mut Rgba) {
+    let p = *px;
+    *px = Rgba {
+        r: p.g,
+        g: p.b.wrapping_add(p.r),
+        b: 255 - p.b,
+        a: p.a | 1,
+    };
+}
+
+/// Three bytes an item (`[u8; 3]`: an element straddles 4-byte words), reversed in place.
+#[rgpu::kernel]
+pub fn rgb_items(item: Item, #[item] px: &mut [u8; 3]) {
+    let p = *px;
+    px[0] = p[2];
+    px[1] = p[1] ^ (item.index() as u8);
+    px[2] = p[0];
+}
+
+/// Mixed widths in a struct: u16, u8, u8 and f32 fields in one 8-byte element.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Texel {
+    pub id: u16,
+    pub flags: u8,
+    pub level: i8,
+    pub weight: f32,
+}
+
+// SAFETY: repr(C): 2 + 1 + 1 + 4 bytes, no padding; every bit pattern valid.
+unsafe impl bytemuck::Zeroable for Texel {}
+// SAFETY: as above.
+unsafe impl bytemuck::Pod for Texel {}
+
+/// A buffer of mixed-width structs, one field updated from the others.
+#[rgpu::kernel]
+pub fn texel_items(#[item] t: &mut Texel) {
+    let mut v = *t;
+    v.level = v.level.wrapping_sub(1);
+    v.flags ^= (v.id & 0xff) as u8;
+    v.id = v.id.wrapping_mul(3);
+    v.weight = v.weight * 0.5 + f32::from(v.flags);
+    *t = v;
+}
+
 /// A per-thread u16 array indexed at run time (narrow Function memory).
 #[rgpu::kernel]
 pub fn u16_local_array(item: Item, #[item] out: &mut u32) {

@@ -220,6 +220,41 @@ fn narrow_params(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     Ok(bytes_of(&out))
 }
 
+fn rgba_items(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut px: Vec<corpus::Rgba> = words(N as usize, 17)
+        .iter()
+        .map(|&w| {
+            let [r, g, b, a] = w.to_le_bytes();
+            corpus::Rgba { r, g, b, a }
+        })
+        .collect();
+    corpus::rgba_items(d, N, &mut px)?;
+    Ok(bytes_of(&px))
+}
+
+fn rgb_items(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut px: Vec<[u8; 3]> = words(N as usize, 18)
+        .iter()
+        .map(|&w| [w as u8, (w >> 8) as u8, (w >> 16) as u8])
+        .collect();
+    corpus::rgb_items(d, N, &mut px)?;
+    Ok(bytes_of(&px))
+}
+
+fn texel_items(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut texels: Vec<corpus::Texel> = words(N as usize, 19)
+        .iter()
+        .map(|&w| corpus::Texel {
+            id: w as u16,
+            flags: (w >> 16) as u8,
+            level: (w >> 24) as i8,
+            weight: (w % 64) as f32,
+        })
+        .collect();
+    corpus::texel_items(d, N, &mut texels)?;
+    Ok(bytes_of(&texels))
+}
+
 fn u16_local_array(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let mut out = vec![0u32; N as usize];
     corpus::u16_local_array(d, N, &mut out)?;
@@ -345,6 +380,9 @@ const KERNELS: &[(&str, Run)] = &[
     ("mandelbrot_u8", mandelbrot_u8),
     ("escape_u8", escape_u8),
     ("narrow_params", narrow_params),
+    ("rgba_items", rgba_items),
+    ("rgb_items", rgb_items),
+    ("texel_items", texel_items),
     ("u16_local_array", u16_local_array),
     ("bytes_map", bytes_map),
     ("words_map", words_map),
