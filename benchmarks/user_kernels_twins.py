@@ -369,8 +369,8 @@ def cases(module: Any, sizes: str) -> list[Case]:
 
 
 KERNELS = (
-    "saxpy reduce_sum reduce_sum_plain scan_tile_sums scan_tile_offsets scan_tiles histogram sgemm blur "
-    "gather scatter".split()
+    "saxpy reduce_sum reduce_sum_plain scan_tile_sums scan_tile_offsets scan_tiles histogram "
+    "sgemm blur gather scatter".split()
 )
 
 

@@ -188,7 +188,7 @@ def build(
                 from rgpu.artifacts.manifest import read_manifest
                 from rgpu.web import build as web_build
 
-                web_build.check_wgsl(ws, read_manifest(ws.kernels_dir))
+                web_build.check_wgsl(ws, read_manifest(ws.kernels_dir), options.require_platforms)
             step = parts.host_plan.steps[0]
             built = host.run(ws, step, env)
             previous = build_state.read(ws.rgpu_dir)

@@ -9,7 +9,8 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 # Debian packages. rustc-web/cargo-web/rust-web-src + llvm-22: the nvptx codegen
-# (docs/reference.md). mesa-vulkan-drivers: lavapipe, a Vulkan device on the CPU. spirv-tools and
+# (docs/reference.md). mesa-vulkan-drivers: lavapipe, a Vulkan device on the CPU (the one from
+# bookworm-backports, below). spirv-tools and
 # glslang-tools: spirv-val and the test fixture's compiler. docker.io + debootstrap: container
 # builds with a base image made here (no image registry is reachable). chromium: the headless
 # browser the webgpu backend's page runs in (WebGPU on its SwiftShader; the wasm target and
@@ -27,6 +28,28 @@ if [ "${#missing[@]}" -gt 0 ]; then
   echo "+ apt-get install ${missing[*]}"
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Lavapipe from bookworm-backports (Mesa 25.0.7 there on 2026-11-26): bookworm's own Mesa
+# 22.3.6 computes user kernels wrong (an escape-time loop with a u8 result: 41 of 1001 items
+# 0), which Mesa 25's lavapipe computes right (docs/reference.md, "Vulkan on the CPU").
+# Mesa 25 names its ICD file lvp_icd.json (22: lvp_icd.x86_64.json).
+MESA_MAJOR=25
+if grep -qs '^VERSION_CODENAME=bookworm' /etc/os-release; then
+  mesa=$(dpkg-query -W -f='${Version}' mesa-vulkan-drivers 2>/dev/null || true)
+  mesa=${mesa%%.*}
+  if [ -z "$mesa" ] || [ "$mesa" -lt "$MESA_MAJOR" ]; then
+    if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+      echo "+ add the bookworm-backports apt source"
+      printf '%s\n' 'Types: deb' 'URIs: http://deb.debian.org/debian' 'Suites: bookworm-backports' \
+        'Components: main' 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' |
+        $SUDO tee /etc/apt/sources.list.d/bookworm-backports.sources >/dev/null
+    fi
+    echo "+ apt-get install -t bookworm-backports mesa-vulkan-drivers"
+    $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      -t bookworm-backports mesa-vulkan-drivers >/dev/null
+  fi
 fi
 
 # Python: rgpu itself plus test tools. nvidia-cuda-nvcc ships ptxas (checks every PTX);

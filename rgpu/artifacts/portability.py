@@ -62,18 +62,33 @@ class Finding:
     platform: str
     message: str  # naga's
     change: str  # what to change
+    construct: str | None = None  # what the platform lacks ("f64"), when naga names it
+    source: str | None = None  # where the kernel uses it (file:line:column), when found
+    at: str | None = None  # where the kernel is written (file:line)
 
     def line(self) -> str:
         name = PLATFORMS[self.platform][0]
-        return f"`{self.kernel}` will not run on {name}: {self.message} ({self.change})"
+        kernel = f"`{self.kernel}`" + (f" ({self.at})" if self.at else "")
+        if self.construct is None:
+            return f"{kernel} will not run on {name}: {self.message} ({self.change})"
+        where = f" at {self.source}" if self.source else ""
+        return (
+            f"{kernel} will not run on {name}: it uses {self.construct}{where}; "
+            f"{self.change} (naga: {self.message})"
+        )
 
     def to_dict(self) -> dict[str, str]:
-        return {
+        found = {
             "kernel": self.kernel,
             "platform": self.platform,
             "message": self.message,
             "change": self.change,
         }
+        for key in ("construct", "source", "at"):
+            value = getattr(self, key)
+            if value is not None:
+                found[key] = value
+        return found
 
 
 def parse_report(text: str, kernels: Sequence[str]) -> tuple[str, list[Outcome]]:
@@ -115,25 +130,23 @@ def parse_report(text: str, kernels: Sequence[str]) -> tuple[str, list[Outcome]]
     return version, outcomes
 
 
-def change_for(platform: str, message: str) -> str:
-    """What to change in a kernel that naga cannot take to ``platform``, from naga's text."""
+def change_for(platform: str, message: str, kept: str | None = None) -> str:
+    """What to change in a kernel that naga cannot take to ``platform``, from naga's text
+    (``kept``: why rgpu left the module's 8/16-bit memory as it was, when it did)."""
     name = PLATFORMS[platform][0]
     lower = message.lower()
     if "float64" in lower or "f64" in lower or ("width 8" in lower and "float" in lower):
         return f"{name} has no f64: use f32 in kernels that must run there"
-    if "invalid type width" in lower:
+    if "scalar width 1" in lower or "width 1" in lower or "int8" in lower:
+        why = f" ({kept})" if kept else ""
         return (
-            f"naga, wgpu's translator for {name}, reads no 8-bit integers and stops at the "
-            "first for the whole module; rgpu computes u8/i8 values in 32 bits, so what is "
-            "left is 8-bit memory or a u8 crossing a call: keep u8/i8 out of buffers, shared "
-            "arrays and function signatures of kernels that must run there (use u32)"
+            f"{name} has no 8-bit integers, and rgpu could not move this module's 8-bit "
+            f"memory into 32-bit words{why}: use u32 words there, or report the kernel"
         )
-    if "width 1" in lower or "int8" in lower:
-        return f"{name} has no 8-bit integers: use u32 (pack bytes into u32 words)"
     if "int16" in lower or "width 2" in lower:
-        return f"{name} has no 16-bit integers here: use u32"
+        return f"{name} has no 16-bit integers: use u32"
     if "int64" in lower or ("width 8" in lower and "int" in lower):
-        return f"{name} has no 64-bit integers here: use u32 pairs"
+        return f"{name} has no 64-bit integers: use u32 pairs"
     if "cannot read the spir-v" in lower:
         return (
             "naga's SPIR-V reader rejects the module, and wgpu uses the same reader on "
@@ -141,10 +154,9 @@ def change_for(platform: str, message: str) -> str:
         )
     if "reader panicked" in lower:
         return (
-            f"naga's SPIR-V reader (wgpu's on {name}) crashed on the module, a naga bug: "
-            "reshape the kernel's control flow (naga 30 fails on a branch between two "
-            f"unrolled blocks, one with loops and barriers), or leave {name} out of "
-            "require-platforms"
+            f"naga's SPIR-V reader (wgpu's on {name}) crashed on the module, a naga bug that "
+            f"rgpu's build does not rewrite yet: report the kernel to rgpu, or leave {name} "
+            "out of require-platforms"
         )
     return f"change what naga names, or leave {name} out of require-platforms"
 
@@ -158,18 +170,66 @@ def findings(outcomes: Iterable[Outcome]) -> list[Finding]:
 
 
 def findings_of(artifacts: Iterable[Any]) -> list[Finding]:
-    """The findings recorded in manifest artifacts' `extra["portability"]` (SPIR-V modules):
-    {kernel: {platform: "ok" | naga's message}}."""
+    """The findings recorded in manifest artifacts' `extra` (SPIR-V modules): `portability`
+    {kernel: {platform: "ok" | naga's message}}, `sources` {kernel: {"at": file:line,
+    platform: {"construct", "source"}}} and `narrow_memory` {"kept": why or None}."""
     found: list[Finding] = []
     for artifact in artifacts:
         table = artifact.extra.get("portability")
         if not isinstance(table, Mapping):
             continue
+        sources = artifact.extra.get("sources")
+        sources = sources if isinstance(sources, Mapping) else {}
+        narrow = artifact.extra.get("narrow_memory")
+        kept = narrow.get("kept") if isinstance(narrow, Mapping) else None
         for kernel, platforms in sorted(table.items()):
+            places = sources.get(kernel, {})
             for platform in PLATFORMS:
                 message = platforms.get(platform, "not checked")
-                if message != "ok":
-                    found.append(Finding(kernel, platform, message, change_for(platform, message)))
+                if message == "ok":
+                    continue
+                place = places.get(platform, {})
+                found.append(
+                    Finding(
+                        kernel,
+                        platform,
+                        message,
+                        change_for(platform, message, kept if isinstance(kept, str) else None),
+                        construct=place.get("construct"),
+                        source=place.get("source"),
+                        at=places.get("at"),
+                    )
+                )
+    return found
+
+
+def locate(outcomes: Iterable[Outcome], raw: Path, root: Path) -> dict[str, dict[str, Any]]:
+    """{kernel: {"at": where it is written, platform: {"construct", "source"}}} for the
+    kernels naga refused somewhere, from rust-gpu's module as cargo-gpu wrote it (``raw``,
+    with its OpLine debug lines; spirv_sources.py), paths relative to ``root``."""
+    from rgpu.artifacts.spirv_sources import Sources, construct_of
+
+    failed = [o for o in outcomes if not o.ok]
+    if not failed:
+        return {}
+    try:
+        sources = Sources(raw.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    found: dict[str, dict[str, Any]] = {}
+    for o in failed:
+        entry = found.setdefault(o.kernel, {})
+        if "at" not in entry:
+            at = sources.kernel(o.kernel)
+            if at is not None:
+                entry["at"] = at.text(root)
+        construct = construct_of(o.message or "")
+        if construct is not None:
+            place = construct.find(sources, o.kernel)
+            entry[o.platform] = {
+                "construct": construct.name,
+                **({"source": place.text(root)} if place is not None else {}),
+            }
     return found
 
 
@@ -245,6 +305,7 @@ class Checked:
     artifacts: list[Any]
     table: dict[str, dict[str, str]]
     naga: str
+    sources: dict[str, dict[str, Any]]  # where each refused kernel uses what (locate)
 
 
 def check(
@@ -256,8 +317,12 @@ def check(
     *,
     codegen: str,
     source: str = "built",
+    raw: Path | None = None,
+    root: Path | None = None,
 ) -> Checked:
-    """Run rgpu-naga on ``spv`` (already copied under ``base``) for ``kernels``."""
+    """Run rgpu-naga on ``spv`` (already copied under ``base``) for ``kernels``; with
+    ``raw`` (rust-gpu's module with its debug lines), say where each refused kernel uses
+    what the platform lacks, paths relative to ``root``."""
     import shutil
 
     from rgpu.util import cmd
@@ -278,4 +343,5 @@ def check(
     artifacts = describe_outputs(
         outcomes, staging, base, module=module, naga=naga, codegen=codegen, source=source
     )
-    return Checked(artifacts=artifacts, table=table_of(outcomes), naga=naga)
+    sources = locate(outcomes, raw, root or raw.parent) if raw is not None else {}
+    return Checked(artifacts=artifacts, table=table_of(outcomes), naga=naga, sources=sources)

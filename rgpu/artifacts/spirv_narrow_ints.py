@@ -1,39 +1,40 @@
 """8- and 16-bit integer values computed in 32 bits, the wrap made explicit.
 
-Why: Debian bookworm's lavapipe (Mesa 22.3.6) miscomputes a loop whose carried value is
-8-bit: a lane that leaves the loop while others of its SIMD group keep iterating reads the
-back-edge value of the iteration it left (docs/reference.md, "lavapipe's 8-bit loops").
-Carrying the value in 32 bits and doing its arithmetic in 32 bits gives the cpu backend's
-results bit for bit, and a module whose narrow integers were all values (not memory) then has
-no 8-bit type left, which naga 30's SPIR-V reader (wgpu on Metal, DX12 and the web) refuses.
+Why: naga (wgpu on Metal, DX12 and in browsers) refuses every 8-bit integer type and WebGPU
+has no 16-bit ones; with spirv_narrow_memory.py (which moves narrow integers out of memory
+first) a module computing in u8/i8/u16/i16 has no narrow type left. (It was written first
+for Debian bookworm's lavapipe, Mesa 22.3.6, which miscomputes a loop whose carried value is
+8-bit; docs/reference.md, "Vulkan on the CPU: lavapipe".)
 
 What: every scalar 8- or 16-bit integer value a function computes with an instruction listed
 below is computed in 32 bits (`OpTypeInt 32 0`) instead, held zero-extended (its N-bit
 pattern in the low bits, the high bits 0). Per opcode, for a result of N bits and
 M = 2^N - 1:
 
-- OpIAdd, OpISub, OpIMul, OpSNegate, OpShiftLeftLogical: the 32-bit operation, then `& M`
-  (the low N bits of the 32-bit result are the N-bit result);
+- OpIAdd, OpISub, OpIMul, OpShiftLeftLogical: the 32-bit operation, then `& M` (the low N
+  bits of the 32-bit result are the N-bit result); OpSNegate: `0 - x`, then `& M` (naga
+  refuses a negation of an unsigned value, and the 32-bit values are unsigned);
 - OpBitwiseAnd/Or/Xor, OpUDiv, OpUMod, OpShiftRightLogical: the 32-bit operation (the result
   of zero-extended operands stays below 2^N); OpNot: `^ M`;
-- OpSDiv, OpSRem, OpSMod, OpShiftRightArithmetic: on sign-extended operands (`(x << 32-N)
-  >>arith 32-N`), then `& M`;
+- OpSDiv, OpSRem, OpSMod, OpShiftRightArithmetic: on sign-extended operands (`(x ^ S) - S`,
+  S the sign bit) bitcast to i32, the i32 result bitcast back, then `& M` (naga takes an
+  operation's signedness from its operands' type, not from the opcode);
 - OpUConvert/OpSConvert to N bits: truncation is `& M` (a 64-bit source is first converted
   to 32 bits); widening zero-extends (a copy) or sign-extends (then `& M`); OpBitcast between
-  N-bit types and OpCopyObject: a copy; OpConvertFToU/FToS: to 32 bits, then `& M` (a float
+  N-bit types and OpCopyObject: a copy; OpConvertFToU/FToS: to u32/i32, then `& M` (a float
   out of the N-bit range is undefined in SPIR-V either way);
 - OpSelect, OpPhi: the same on the 32-bit values; an N-bit OpUndef becomes the 32-bit 0 (one
   value the undefined one may take); N-bit constants become 32-bit constants.
 
 Instructions that read a promoted value without producing a narrow one take the 32-bit
-value: the comparisons (the signed ones on sign-extended operands), OpUConvert/OpSConvert to
-32 or 64 bits, OpConvertUToF/SToF, the shift amount of a wider shift, and an OpSwitch on a
-narrow selector (its literals zero-extended). Every other instruction keeps the narrow value:
-where a
-promoted value is needed narrow (a store to narrow memory, a call, a composite, an instruction
-not listed) `OpUConvert`/`OpSConvert` makes it again right after the 32-bit one, under its
-original id; a narrow value the pass does not compute (a load, a parameter, a call's result)
-is zero-extended with OpUConvert right after it where a rewritten instruction reads it.
+value: the comparisons (the signed ones on sign-extended i32 operands), OpUConvert/OpSConvert
+to 32 or 64 bits and OpConvertUToF/SToF (the signed ones from a sign-extended i32), the shift
+amount of a wider shift, and an OpSwitch on a narrow selector (its literals zero-extended).
+Every other instruction keeps the narrow value: where a promoted value is needed narrow (a
+store to narrow memory, a call, a composite, an instruction not listed)
+`OpUConvert`/`OpSConvert` makes it again right after the 32-bit one, under its original id;
+a narrow value the pass does not compute (a load, a parameter, a call's result) is
+zero-extended with OpUConvert right after it where a rewritten instruction reads it.
 Afterwards the narrow constants and types nothing uses are removed, and `OpCapability Int8`
 (`Int16`) when no 8-bit (16-bit) integer type remains. A module without 8- or 16-bit integer
 types, or without a narrow value this pass computes (only loads, say), is returned as it is.
@@ -45,64 +46,64 @@ that module counts them (conservatively: a literal equal to an id keeps that id)
 from __future__ import annotations
 
 import functools
-import struct
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from rgpu.artifacts.spirv_opcodes import (
+    OP_BITCAST,
+    OP_BITWISE_AND,
+    OP_BITWISE_OR,
+    OP_BITWISE_XOR,
+    OP_CAPABILITY,
+    OP_CONSTANT,
+    OP_CONSTANT_NULL,
+    OP_CONVERT_F_TO_S,
+    OP_CONVERT_F_TO_U,
+    OP_CONVERT_S_TO_F,
+    OP_CONVERT_U_TO_F,
+    OP_COPY_OBJECT,
+    OP_DECORATE,
+    OP_FUNCTION,
+    OP_FUNCTION_END,
+    OP_FUNCTION_PARAMETER,
+    OP_I_ADD,
+    OP_I_MUL,
+    OP_I_SUB,
+    OP_LABEL,
+    OP_LINE,
+    OP_NAME,
+    OP_NO_LINE,
+    OP_NOT,
+    OP_PHI,
+    OP_S_CONVERT,
+    OP_S_DIV,
+    OP_S_MOD,
+    OP_S_NEGATE,
+    OP_S_REM,
+    OP_SELECT,
+    OP_SHIFT_LEFT_LOGICAL,
+    OP_SHIFT_RIGHT_ARITHMETIC,
+    OP_SHIFT_RIGHT_LOGICAL,
+    OP_SPEC_CONSTANT,
+    OP_SPEC_CONSTANT_OP,
+    OP_SWITCH,
+    OP_TYPE_INT,
+    OP_U_CONVERT,
+    OP_U_DIV,
+    OP_U_MOD,
+    OP_UNDEF,
+    OP_VARIABLE,
+)
 from rgpu.artifacts.spirv_pointer_values import (
     ANNOTATIONS,
-    HEADER_WORDS,
     instructions,
+    module_bytes,
+    module_words,
     opcode,
     used_words,
 )
 
-# Opcodes (SPIR-V spec, 3.52 "Instructions").
-OP_UNDEF = 1
-OP_NAME = 5
-OP_DECORATE = 71
-OP_LINE = 8
-OP_EXT_INST = 12
-OP_CAPABILITY = 17
-OP_TYPE_INT = 21
-OP_CONSTANT = 43
-OP_CONSTANT_NULL = 46
-OP_SPEC_CONSTANT = 50
-OP_SPEC_CONSTANT_OP = 52
-OP_FUNCTION = 54
-OP_FUNCTION_PARAMETER = 55
-OP_FUNCTION_END = 56
-OP_VARIABLE = 59
-OP_COPY_OBJECT = 83
-OP_CONVERT_F_TO_U = 109
-OP_CONVERT_F_TO_S = 110
-OP_CONVERT_S_TO_F = 111
-OP_CONVERT_U_TO_F = 112
-OP_U_CONVERT = 113
-OP_S_CONVERT = 114
-OP_BITCAST = 124
-OP_S_NEGATE = 126
-OP_I_ADD = 128
-OP_I_SUB = 130
-OP_I_MUL = 132
-OP_U_DIV = 134
-OP_S_DIV = 135
-OP_U_MOD = 137
-OP_S_REM = 138
-OP_S_MOD = 139
-OP_SELECT = 169
-OP_SHIFT_RIGHT_LOGICAL = 194
-OP_SHIFT_RIGHT_ARITHMETIC = 195
-OP_SHIFT_LEFT_LOGICAL = 196
-OP_BITWISE_OR = 197
-OP_BITWISE_XOR = 198
-OP_BITWISE_AND = 199
-OP_NOT = 200
-OP_PHI = 245
-OP_LABEL = 248
-OP_SWITCH = 251
-OP_NO_LINE = 317
 DECORATION_NO_SIGNED_WRAP = 4469
 DECORATION_NO_UNSIGNED_WRAP = 4470
 WRAP_FLAGS = frozenset({DECORATION_NO_SIGNED_WRAP, DECORATION_NO_UNSIGNED_WRAP})
@@ -166,6 +167,7 @@ class _Rewriter:
         self.signed_types: set[int] = set()
         self.int_widths: dict[int, int] = {}  # every integer type id -> width
         self.u32: int | None = None
+        self.i32: int | None = None
         for inst in insts:
             if opcode(inst) == OP_TYPE_INT and len(inst) >= 4:
                 self.int_widths[inst[1]] = inst[2]
@@ -173,11 +175,14 @@ class _Rewriter:
                     self.widths[inst[1]] = inst[2]
                 if inst[3]:
                     self.signed_types.add(inst[1])
+                    if inst[2] == 32 and self.i32 is None:
+                        self.i32 = inst[1]
                 elif inst[2] == 32 and self.u32 is None:
                     self.u32 = inst[1]
         self.new_u32 = self.u32 is None
         if self.u32 is None:
             self.u32 = self.fresh()
+        self.new_i32 = False  # made on first use (signed operations need it)
         self.constants: dict[int, int] = {}  # u32 value -> constant id (existing or new)
         self.new_constants: dict[int, int] = {}
         for inst in insts:
@@ -202,6 +207,13 @@ class _Rewriter:
     def mask(self, width: int) -> int:
         return self.const((1 << width) - 1)
 
+    def int32(self) -> int:
+        """The signed 32-bit type (added to the module when it has none)."""
+        if self.i32 is None:
+            self.i32 = self.fresh()
+            self.new_i32 = True
+        return self.i32
+
 
 def _result(inst: tuple[int, ...]) -> tuple[int, int] | None:
     """(result type, result id) of an instruction that has both at words 1 and 2."""
@@ -224,9 +236,7 @@ def _narrow_operands(op: int, inst: tuple[int, ...]) -> list[int]:
 
 def promote_narrow_ints(data: bytes) -> Promoted:
     """`data` (a SPIR-V module) with its 8- and 16-bit integer values computed in 32 bits."""
-    if len(data) < HEADER_WORDS * 4 or len(data) % 4:
-        raise ValueError("not a whole SPIR-V module")
-    words = struct.unpack(f"<{len(data) // 4}I", data)
+    words = module_words(data)
     insts = instructions(words)
     rw = _Rewriter(insts, words[3])
     if not rw.widths:
@@ -372,6 +382,9 @@ def promote_narrow_ints(data: bytes) -> Promoted:
     globals_: list[Inst] = []
     if rw.new_u32:
         globals_.append([(4 << 16) | OP_TYPE_INT, u32, 32, 0])
+    if rw.new_i32:
+        assert rw.i32 is not None
+        globals_.append([(4 << 16) | OP_TYPE_INT, rw.i32, 32, 1])
     globals_ += [[(4 << 16) | OP_CONSTANT, u32, i, value] for value, i in rw.new_constants.items()]
     if globals_:
         anchor = next(
@@ -383,10 +396,7 @@ def promote_narrow_ints(data: bytes) -> Promoted:
         where = anchor + 1 if not rw.new_u32 else anchor
         out[where:where] = globals_
     out, removed = _drop_unused_narrow(out, rw)
-    header = list(words[:HEADER_WORDS])
-    header[3] = rw.bound
-    flat = header + [w for inst in out for w in inst]
-    return Promoted(struct.pack(f"<{len(flat)}I", *flat), len(promoted), removed)
+    return Promoted(module_bytes(words, rw.bound, out), len(promoted), removed)
 
 
 def _promotable(rw: _Rewriter, op: int, inst: tuple[int, ...]) -> bool:
@@ -432,17 +442,31 @@ def _reads_narrow(rw: _Rewriter, op: int, inst: tuple[int, ...]) -> bool:
 
 
 def _sext(rw: _Rewriter, value: int, width: int, result: int | None = None) -> list[Inst]:
-    """`value` (32-bit, zero-extended from `width` bits) sign-extended: two instructions, the
-    last one's result `result` (a fresh id when None) of type u32."""
+    """`value` (32-bit, zero-extended from `width` bits) sign-extended, as a u32:
+    `(value ^ S) - S` with S the sign bit (no arithmetic shift: naga reads a shift of a u32 as
+    logical whatever the opcode). Two instructions, the last one's result `result` (a fresh id
+    when None)."""
     u32 = rw.u32
     assert u32 is not None
-    shift = rw.const(32 - width)
-    high = rw.fresh()
+    sign = rw.const(1 << (width - 1))
+    flipped = rw.fresh()
     out = result if result is not None else rw.fresh()
     return [
-        [(5 << 16) | OP_SHIFT_LEFT_LOGICAL, u32, high, value, shift],
-        [(5 << 16) | OP_SHIFT_RIGHT_ARITHMETIC, u32, out, high, shift],
+        [(5 << 16) | OP_BITWISE_XOR, u32, flipped, value, sign],
+        [(5 << 16) | OP_I_SUB, u32, out, flipped, sign],
     ]
+
+
+def _signed(rw: _Rewriter, value: int, width: int) -> tuple[list[Inst], int]:
+    """`value` sign-extended and bitcast to i32: what a signed operation must read. naga
+    takes an operation's signedness from its operands' type, not from the SPIR-V opcode (an
+    OpSDiv of two u32 is an unsigned division in the WGSL, MSL and HLSL it writes)."""
+    extended = rw.fresh()
+    as_int = rw.fresh()
+    return [
+        *_sext(rw, value, width, extended),
+        [(4 << 16) | OP_BITCAST, rw.int32(), as_int, extended],
+    ], as_int
 
 
 def _rewrite(
@@ -471,28 +495,21 @@ def _rewrite(
     if op in UNSIGNED_COMPARISONS:
         return [[inst[0], result_type, result, v32(inst[3]), v32(inst[4])]]
     if op in SIGNED_COMPARISONS:
-        a, b = rw.fresh(), rw.fresh()
-        return [
-            *_sext(rw, v32(inst[3]), width, a),
-            *_sext(rw, v32(inst[4]), width, b),
-            [inst[0], result_type, result, a, b],
-        ]
+        a, b = _signed(rw, v32(inst[3]), width), _signed(rw, v32(inst[4]), width)
+        return [*a[0], *b[0], [inst[0], result_type, result, a[1], b[1]]]
     source = v32(inst[3])
-    signed = op in (OP_S_CONVERT, OP_CONVERT_S_TO_F)
-    if signed:
-        extended = rw.fresh()
-        sext = _sext(rw, source, width, extended)
-        source = extended
-    else:
-        sext = []
+    sext: list[Inst] = []
+    if op in (OP_S_CONVERT, OP_CONVERT_S_TO_F):
+        sext, source = _signed(rw, source, width)
     if op in (OP_CONVERT_U_TO_F, OP_CONVERT_S_TO_F):
         return [*sext, [inst[0], result_type, result, source]]
     if rw.int_widths.get(result_type) == 64:
         return [*sext, [inst[0], result_type, result, source]]
-    # To 32 bits: the value as it is (a copy; an `& ~0` into another 32-bit type).
-    if result_type == u32:
-        return [*sext, [(4 << 16) | OP_COPY_OBJECT, u32, result, source]]
-    return [*sext, [(5 << 16) | OP_BITWISE_AND, result_type, result, source, rw.const(~0)]]
+    # To 32 bits: the value as it is (a copy into u32, a bitcast into another 32-bit type).
+    source_type = rw.i32 if sext else u32
+    if result_type == source_type:
+        return [*sext, [(4 << 16) | OP_COPY_OBJECT, result_type, result, source]]
+    return [*sext, [(4 << 16) | OP_BITCAST, result_type, result, source]]
 
 
 def _rewrite_promoted(
@@ -512,6 +529,15 @@ def _rewrite_promoted(
     def plain(opcode_: int, *operands: int) -> list[Inst]:
         return [[((len(operands) + 3) << 16) | opcode_, u32, r32, *operands]]
 
+    def signed_masked(opcode_: int, *operands: int) -> list[Inst]:
+        """A signed operation on i32 operands, its result bitcast to u32, then `& M`."""
+        raw, bits = rw.fresh(), rw.fresh()
+        return [
+            [((len(operands) + 3) << 16) | opcode_, rw.int32(), raw, *operands],
+            [(4 << 16) | OP_BITCAST, u32, bits, raw],
+            [(5 << 16) | OP_BITWISE_AND, u32, r32, bits, mask],
+        ]
+
     def operand(value: int) -> int:
         return v32(value) if value in rw.narrow else value
 
@@ -529,25 +555,23 @@ def _rewrite_promoted(
     if op in IN_RANGE:
         return plain(op, operand(inst[3]), operand(inst[4]))
     if op == OP_S_NEGATE:
-        return masked(op, operand(inst[3]))
+        return masked(OP_I_SUB, rw.const(0), operand(inst[3]))
     if op == OP_NOT:
         return plain(OP_BITWISE_XOR, operand(inst[3]), mask)
     if op in SIGNED:
-        a, b = rw.fresh(), rw.fresh()
-        return [
-            *_sext(rw, operand(inst[3]), width, a),
-            *_sext(rw, operand(inst[4]), width, b),
-            *masked(op, a, b),
-        ]
+        a, b = _signed(rw, operand(inst[3]), width), _signed(rw, operand(inst[4]), width)
+        return [*a[0], *b[0], *signed_masked(op, a[1], b[1])]
     if op == OP_SHIFT_LEFT_LOGICAL:
         return masked(op, operand(inst[3]), operand(inst[4]))
     if op == OP_SHIFT_RIGHT_LOGICAL:
         return plain(op, operand(inst[3]), operand(inst[4]))
     if op == OP_SHIFT_RIGHT_ARITHMETIC:
-        a = rw.fresh()
-        return [*_sext(rw, operand(inst[3]), width, a), *masked(op, a, operand(inst[4]))]
-    if op in (OP_CONVERT_F_TO_U, OP_CONVERT_F_TO_S):
+        a = _signed(rw, operand(inst[3]), width)
+        return [*a[0], *signed_masked(op, a[1], operand(inst[4]))]
+    if op == OP_CONVERT_F_TO_U:
         return masked(op, inst[3])
+    if op == OP_CONVERT_F_TO_S:
+        return signed_masked(op, inst[3])
     # OpUConvert / OpSConvert to `width` bits.
     source = inst[3]
     source_width = _source_width(rw, source)

@@ -27,18 +27,31 @@ from __future__ import annotations
 
 import struct
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from rgpu.artifacts.spirv_opcodes import (
+    OP_DECORATE,
+    OP_DECORATE_ID,
+    OP_DECORATE_STRING,
+    OP_ENTRY_POINT,
+    OP_EXT_INST,
+    OP_LOAD,
+    OP_MEMBER_DECORATE,
+    OP_MEMBER_DECORATE_STRING,
+    OP_MEMBER_NAME,
+    OP_NAME,
+    OP_STORE,
+    OP_TYPE_ARRAY,
+    OP_TYPE_FORWARD_POINTER,
+    OP_TYPE_POINTER,
+    OP_TYPE_RUNTIME_ARRAY,
+    OP_TYPE_STRUCT,
+    OP_TYPE_UNTYPED_POINTER,
+)
 
 HEADER_WORDS = 5
 # Debug and annotation instructions: word 1 names what they describe, not a use of it.
-OP_NAME = 5
-OP_MEMBER_NAME = 6
-OP_DECORATE = 71
-OP_MEMBER_DECORATE = 72
-OP_DECORATE_ID = 332
-OP_DECORATE_STRING = 5632
-OP_MEMBER_DECORATE_STRING = 5633
 ANNOTATIONS = frozenset(
     {
         OP_NAME,
@@ -67,16 +80,13 @@ LITERAL_ONLY = ANNOTATIONS | frozenset(
         330,  # OpModuleProcessed
     }
 )
-OP_EXT_INST = 12
-OP_ENTRY_POINT = 15
-OP_LOAD = 61
-OP_STORE = 62
 # Instructions with literal operands: the word indices that are ids (any id a removed
 # value or type could be sits at one of them).
 ID_WORDS: dict[int, tuple[int, ...]] = {
     16: (1,),  # OpExecutionMode: entry point, then literals
     23: (2,),  # OpTypeVector: component type, count
     24: (2,),  # OpTypeMatrix: column type, count
+    32: (3,),  # OpTypePointer: result, storage class, pointee type
     43: (1,),  # OpConstant: type, result, value
     50: (1,),  # OpSpecConstant
     54: (1, 4),  # OpFunction: type, result, control, function type
@@ -88,13 +98,6 @@ ID_WORDS: dict[int, tuple[int, ...]] = {
     247: (1,),  # OpSelectionMerge: merge, control
     251: (1,),  # OpSwitch: selector, default, literal/label pairs (labels are no value)
 }
-# Types: word 1 is the result id.
-OP_TYPE_ARRAY = 28
-OP_TYPE_RUNTIME_ARRAY = 29
-OP_TYPE_STRUCT = 30
-OP_TYPE_POINTER = 32
-OP_TYPE_FORWARD_POINTER = 39
-OP_TYPE_UNTYPED_POINTER = 4417
 # Values without side effects: word 1 is the result type, word 2 the result id.
 VALUE_OPS = frozenset(
     {
@@ -114,6 +117,27 @@ class Cleaned:
     data: bytes
     values: int  # dead values removed
     types: int  # pointer-holding types removed
+
+
+def module_words(data: bytes) -> tuple[int, ...]:
+    """A SPIR-V module's 32-bit words (little-endian); ValueError if it is no whole module."""
+    if len(data) < HEADER_WORDS * 4 or len(data) % 4:
+        raise ValueError("not a whole SPIR-V module")
+    return struct.unpack(f"<{len(data) // 4}I", data)
+
+
+def module_bytes(header: Sequence[int], bound: int, insts: Iterable[Sequence[int]]) -> bytes:
+    """A module from the header words of another, a new id bound and its instructions."""
+    words = [*header[:HEADER_WORDS]]
+    words[3] = bound
+    words += [w for inst in insts for w in inst]
+    return struct.pack(f"<{len(words)}I", *words)
+
+
+def literal_string(inst: Sequence[int], at: int) -> str:
+    """The nul-terminated UTF-8 literal string starting at word `at` of `inst`."""
+    raw = struct.pack(f"<{len(inst) - at}I", *inst[at:])
+    return raw.split(b"\0", 1)[0].decode("utf-8", errors="replace")
 
 
 def instructions(words: tuple[int, ...]) -> list[tuple[int, ...]]:
@@ -211,9 +235,7 @@ def used_words(inst: tuple[int, ...]) -> tuple[int, ...]:
 
 def drop_dead_pointer_values(data: bytes) -> Cleaned:
     """`data` (a SPIR-V module) without its dead pointer-holding values and types."""
-    if len(data) < HEADER_WORDS * 4 or len(data) % 4:
-        raise ValueError("not a whole SPIR-V module")
-    words = struct.unpack(f"<{len(data) // 4}I", data)
+    words = module_words(data)
     insts = instructions(words)
     holders = _pointer_holders(insts)
     uses: Counter[int] = Counter()
@@ -250,7 +272,4 @@ def drop_dead_pointer_values(data: bytes) -> Cleaned:
         if _defines(inst) not in removed
         and not (opcode(inst) in ANNOTATIONS and len(inst) > 1 and inst[1] in removed)
     ]
-    out = list(words[:HEADER_WORDS])
-    for inst in kept:
-        out.extend(inst)
-    return Cleaned(struct.pack(f"<{len(out)}I", *out), values, types)
+    return Cleaned(module_bytes(words, words[3], kept), values, types)

@@ -18,10 +18,12 @@ The plan:
    exits 1 ("No TTY detected ...");
    with RUSTGPU_CODEGEN_ARGS=--no-spirv-opt (rust-gpu's own optimizer would fuse a*b+c);
 4. read cargo-gpu's manifest.json (a list of {source_path, entry_point, wgsl_entry_point}),
-   post-process each .spv (spirv_post.py: NoContraction, spirv-opt -O, spirv-val), compute
-   its 8- and 16-bit integer values in 32 bits (artifacts/spirv_narrow_ints.py), drop the
-   dead pointer-holding values naga rejects (artifacts/spirv_pointer_values.py), spirv-val
-   again and embed it;
+   post-process each .spv (spirv_post.py: NoContraction, spirv-opt -O, spirv-val), drop
+   the dead pointer-holding values naga rejects (artifacts/spirv_pointer_values.py), move
+   its 8- and 16-bit integers in memory into 32-bit words (artifacts/spirv_narrow_memory.py)
+   and compute their values in 32 bits (artifacts/spirv_narrow_ints.py), copy the operands
+   naga's reader loses across blocks into their users' blocks
+   (artifacts/spirv_naga_scopes.py), spirv-val again and embed it;
 5. the portability check (artifacts/portability.py): rgpu-naga (toolchains/naga.py,
    installed into rgpu's cache by its own plan step) translates each kernel into WGSL, MSL
    and HLSL and validates each; the files join the manifest, the failures are warnings.
@@ -43,7 +45,9 @@ from rgpu.artifacts import (
     manifest,
     portability,
     spirv_module,
+    spirv_naga_scopes,
     spirv_narrow_ints,
+    spirv_narrow_memory,
     spirv_pointer_values,
 )
 from rgpu.codegens import KernelBuild, spirv_post, standalone
@@ -321,6 +325,7 @@ class SpirvCodegen:
             translator,
             opt=build.options.spirv_opt,
             contraction=build.options.float_contraction,
+            root=build.workspace.root,
         )
 
     def dep_infos(self, build: KernelBuild) -> None:
@@ -351,6 +356,7 @@ def collect_from(
     *,
     opt: bool = True,
     contraction: bool = False,
+    root: Path | None = None,
 ) -> list[manifest.Artifact]:
     """cargo-gpu's manifest.json -> one artifact per .spv, post-processed (spirv_post.py:
     NoContraction, spirv-opt, spirv-val; then narrow integers in 32 bits and without the dead
@@ -376,19 +382,22 @@ def collect_from(
         work = directory / f"{spv.stem}.opt.spv"
         data, post = spirv_post.process(spv, work, p.target, opt=opt, contraction=contraction)
         dest = base / spv.name
-        # 8- and 16-bit integer values computed in 32 bits (lavapipe miscomputes 8-bit loop
-        # values; naga reads no 8-bit types), then without the dead pointer-holding values
-        # rust-gpu leaves, which naga (wgpu on Metal and DX12, the MSL/HLSL/WGSL
-        # translations) rejects; what runs of the latter is unchanged.
+        # Without the dead pointer-holding values rust-gpu leaves, which naga (wgpu on Metal
+        # and DX12, the MSL/HLSL/WGSL translations) rejects (what runs is unchanged); then
+        # 8- and 16-bit integers in memory moved into 32-bit words and their values computed
+        # in 32 bits (naga reads no 8-bit types, WebGPU has no 16-bit ones); then the
+        # operands naga's reader loses across blocks copied into their users' blocks.
         try:
-            narrowed = spirv_narrow_ints.promote_narrow_ints(data)
-            cleaned = spirv_pointer_values.drop_dead_pointer_values(narrowed.data)
+            cleaned = spirv_pointer_values.drop_dead_pointer_values(data)
+            memory = spirv_narrow_memory.lower_narrow_memory(cleaned.data)
+            narrowed = spirv_narrow_ints.promote_narrow_ints(memory.data)
+            rescoped = spirv_naga_scopes.rescope_for_naga(narrowed.data)
         except ValueError as exc:
             raise ArtifactError(
                 f"{spv} is not a readable SPIR-V module: {exc}",
                 "rebuild with `rgpu build --backend wgpu --yes`",
             ) from exc
-        write_bytes_if_changed(dest, cleaned.data)
+        write_bytes_if_changed(dest, rescoped.data)
         if validated:
             spirv_module.validate(dest, p.target)
         extra: dict[str, object] = {
@@ -399,6 +408,12 @@ def collect_from(
                 "promoted": narrowed.values,
                 "capabilities_removed": list(narrowed.capabilities_removed),
             },
+            "narrow_memory": {
+                "variables": memory.variables,
+                "rewritten": memory.values,
+                "kept": memory.refused,
+            },
+            "naga_scopes": {"copied": rescoped.copied, "addresses": rescoped.addresses},
         }
         if translator is not None:
             checked = portability.check(
@@ -408,10 +423,14 @@ def collect_from(
                 directory / "naga" / spv.stem,
                 base,
                 codegen="spirv",
+                raw=spv,
+                root=root,
             )
             found += checked.artifacts
             extra["naga"] = checked.naga
             extra["portability"] = checked.table
+            if checked.sources:
+                extra["sources"] = checked.sources
         found.append(
             manifest.describe(
                 dest,

@@ -92,6 +92,20 @@ def again(options: Options, state: State | None, *, profile_given: bool) -> Opti
     return options._replace(**recorded)
 
 
+def kept_archs(options: Options, state: State | None, *, archs_chosen: bool) -> Options:
+    """``options`` for `rgpu build` when the PTX is built only because an earlier build put
+    cuda in (backends accumulate) and nothing chose archs this time (no --arch, no
+    RGPU_CUDA_ARCHS, no `cuda-archs` in the metadata): the archs that build was given, so
+    `rgpu build --backend wgpu` after `rgpu build --backend cuda --arch sm_90` compiles no
+    other PTX."""
+    if archs_chosen or state is None or any(b.artifact == "ptx" for b in options.backends):
+        return options
+    recorded = state.settings.get("cuda_archs")
+    if not recorded or not any(b.artifact == "ptx" for b in state.backends):
+        return options
+    return options._replace(cuda_archs=tuple(recorded))
+
+
 def read(rgpu_dir: Path) -> State | None:
     try:
         data = json.loads((rgpu_dir / BUILD_STATE).read_text(encoding="utf-8"))

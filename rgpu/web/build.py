@@ -96,20 +96,31 @@ def missing_wgsl(required: Sequence[str], artifacts: Sequence[Artifact]) -> list
     return [k for k in required if k not in have]
 
 
-def check_wgsl(ws: Workspace, artifacts: Sequence[Artifact]) -> None:
-    """Every kernel of the crate has WGSL before a program is built for the browser: the
-    browser runs nothing else, and a kernel without it would fail only when launched."""
+def check_wgsl(
+    ws: Workspace, artifacts: Sequence[Artifact], required: Sequence[str] = ()
+) -> list[str]:
+    """The kernels of the crate without WGSL, before a program is built for the browser: a
+    warning (the spirv build said why each cannot run on WebGPU; launching one there is an
+    `rgpu::Error`), or an error when the project requires WebGPU (`require-platforms`)."""
     from rgpu.artifacts.kernels import find
+    from rgpu.util.output import reporter
 
     missing = missing_wgsl(find(ws.kernel_dir), artifacts)
-    if missing:
+    if not missing:
+        return []
+    what = (
+        f"no WGSL for the kernels {', '.join(missing)}: the webgpu backend runs each "
+        "kernel's WGSL, written from its SPIR-V by the spirv codegen (kernels that use "
+        "f64 or 64-bit integers have none: WebGPU has neither)"
+    )
+    if "webgpu" in required:
         raise ArtifactError(
-            f"no WGSL for the kernels {', '.join(missing)}: the webgpu backend runs each "
-            "kernel's WGSL, written from its SPIR-V by the spirv codegen (kernels that use "
-            "f64 or 64-bit atomics have none: WebGPU has neither)",
+            what,
             "change those kernels to 32-bit types, or pass the WGSL with "
             "`rgpu build --backend webgpu --kernel-artifact NAME.wgsl`",
         )
+    reporter().warn(f"{what}; the program builds, and launching one of them there fails")
+    return missing
 
 
 def wasm_build_argv(ws: Workspace, profile: str) -> list[str]:

@@ -31,9 +31,24 @@ from tests.conftest import REPO, TARGET_DIR, run_rgpu
 
 HOST = "x86_64-unknown-linux-gnu"
 CUDA_ARCHS = ("sm_75", "sm_80", "sm_90")
-# Mesa's lavapipe (mesa-vulkan-drivers): a Vulkan device on the CPU, and the environment that
-# makes the loader use it alone.
-LAVAPIPE_ICD = Path("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
+# Mesa's lavapipe (mesa-vulkan-drivers, from bookworm-backports: scripts/setup-test-env.sh):
+# a Vulkan device on the CPU, and the environment that makes the loader use it alone. Mesa 25
+# names the file lvp_icd.json, Mesa 22 lvp_icd.x86_64.json. RGPU_TEST_LAVAPIPE_ICD names
+# another one (a lavapipe unpacked beside the system's, on a machine shared with others).
+LAVAPIPE_ICD = Path(
+    os.environ.get("RGPU_TEST_LAVAPIPE_ICD")
+    or next(
+        (
+            str(path)
+            for path in (
+                Path("/usr/share/vulkan/icd.d/lvp_icd.json"),
+                Path("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"),
+            )
+            if path.is_file()
+        ),
+        "/usr/share/vulkan/icd.d/lvp_icd.json",
+    )
+)
 LAVAPIPE = {"VK_ICD_FILENAMES": str(LAVAPIPE_ICD), "VK_DRIVER_FILES": str(LAVAPIPE_ICD)}
 # Variables of the machine that would change what these tests see: GitHub Actions output
 # (the CI tests set it themselves), a toolchain override, Vulkan driver choices, the wgpu
@@ -52,6 +67,25 @@ def plain_environment() -> Iterator[None]:
     saved = {k: os.environ.pop(k) for k in UNSET_FOR_TESTS if k in os.environ}
     yield
     os.environ.update(saved)
+
+
+# A cold spirv build installs rust-gpu's nightly and codegen and rgpu-naga first.
+COLD_BUILD_TIMEOUT = 3600
+
+
+def build_json(ws: Path, *args: str) -> dict[str, Any]:
+    """`rgpu build ARGS --json` in `ws`, which must succeed (the tests that use it install
+    what they need with --yes and never skip); its JSON result, with its stderr added."""
+    proc = run_rgpu("build", *args, "--json", cwd=ws, check=False, timeout=COLD_BUILD_TIMEOUT)
+    if proc.returncode != 0:
+        pytest.fail(
+            f"rgpu build {' '.join(args)} failed (exit {proc.returncode}); this test installs "
+            f"what it needs and must not skip:\n{proc.stderr[-6000:]}",
+            pytrace=False,
+        )
+    result: dict[str, Any] = json.loads(proc.stdout)
+    result["stderr"] = proc.stderr
+    return result
 
 
 def new_workspace(parent: Path, name: str) -> Path:

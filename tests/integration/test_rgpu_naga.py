@@ -4,8 +4,9 @@ rgpu-naga is installed exactly as the spirv codegen's plan installs it (toolchai
 `cargo install --locked --path crates/rgpu-naga --root <rgpu cache>/rgpu-naga/...`), into
 rgpu's cache, where the rust-gpu builds of tests/integration/test_portability.py reuse it.
 Its input here is the GLSL **FIXTURE** module (tests/spirv_fixture.py: the demo's kernels and
-SAXPY with rust-gpu's interface, several entry points in one module), plus two small GLSL
-kernels made here; rust-gpu's own output goes through it in test_portability.py.
+SAXPY with rust-gpu's interface, several entry points in one module), two small GLSL kernels
+made here, and the three SPIR-V shapes naga's reader gets wrong (before and after rgpu's
+rewrite); rust-gpu's own output goes through it in test_portability.py and test_corpus.py.
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ from typing import Any
 
 import pytest
 
+from rgpu.artifacts.spirv_naga_scopes import rescope_for_naga
 from rgpu.toolchains import naga, pins
 from tests.spirv_fixture import ALL_ENTRY_POINTS, compile_bitonic_and_saxpy
+
+ROOT = Path(__file__).resolve().parents[2]
 
 F64_KERNEL = """#version 450
 #extension GL_ARB_gpu_shader_int64 : enable
@@ -164,3 +168,34 @@ def test_webgpu_phi_diamonds_become_select_unless_a_branch_reads_read_write_memo
     # MSL and HLSL are written from the IR as naga read it.
     metal = (tmp_path / "out" / "phis.phis.metal").read_text()
     assert "phi_" in metal and metal.count("if (") >= 3, metal
+
+
+# The shapes naga 30's SPIR-V reader gets wrong (tests/fixtures/spirv/naga_scopes/, each
+# file says how), and what naga says of each before rgpu's rewrite.
+SHAPES = {
+    "subgroup_operand": "naga's SPIR-V reader panicked on the module: called `Option::unwrap()`",
+    "atomic_value": "introduced into the scope",
+    "pointer_across_blocks": "can't be stored in a local variable",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_naga_takes_each_shape_its_reader_gets_wrong_once_rgpu_rewrote_it(
+    translator: Path, tmp_path: Path, shape: str
+) -> None:
+    source = ROOT / "tests" / "fixtures" / "spirv" / "naga_scopes" / f"{shape}.spvasm"
+    before = tmp_path / f"{shape}.spv"
+    subprocess.run(
+        ["spirv-as", "--target-env", "vulkan1.2", str(source), "-o", str(before)], check=True
+    )
+    (kernel,) = translate(translator, before, tmp_path / "before")["kernels"]
+    for result in kernel["platforms"].values():
+        assert not result["ok"] and SHAPES[shape] in result["message"], result
+    after = tmp_path / "after" / f"{shape}.spv"
+    after.parent.mkdir()
+    after.write_bytes(rescope_for_naga(before.read_bytes()).data)
+    subprocess.run(["spirv-val", "--target-env", "vulkan1.2", str(after)], check=True)
+    (kernel,) = translate(translator, after, tmp_path / "out")["kernels"]
+    assert {p: r["ok"] for p, r in kernel["platforms"].items()} == dict.fromkeys(
+        ("webgpu", "metal", "dx12"), True
+    ), kernel

@@ -125,8 +125,12 @@ def test_rust_gpu_built_one_module_with_every_kernel(rg_ws: Path) -> None:
     assert extra.pop("no_contraction") > 0
     assert sorted(extra.pop("portability")) == RUST_GPU_ENTRY_POINTS
     assert extra.pop("naga")
-    # No 8- or 16-bit integers in the demo's kernels: spirv_narrow_ints leaves it as it is.
+    # No 8- or 16-bit integers in the demo's kernels: the narrow passes leave it as it is.
     assert extra.pop("narrow_ints") == {"promoted": 0, "capabilities_removed": []}
+    assert extra.pop("narrow_memory") == {"variables": 0, "rewritten": 0, "kept": None}
+    # What naga's reader would lose across blocks, copied or repeated where it is used.
+    scopes = extra.pop("naga_scopes")
+    assert sorted(scopes) == ["addresses", "copied"], scopes
     assert extra == {"rust_gpu": RUST_GPU, "spirv_val": "accepted"}
     assert sorted(artifact.entry_points) == RUST_GPU_ENTRY_POINTS
 

@@ -41,7 +41,9 @@ KERNELS = (
     "saxpy reduce_sum reduce_sum_plain scan_tile_sums scan_tile_offsets scan_tiles histogram "
     "sgemm blur gather scatter".split()
 )
-CASES = "saxpy reduce_sum reduce_sum_plain exclusive_scan histogram sgemm blur gather scatter".split()
+CASES = (
+    "saxpy reduce_sum reduce_sum_plain exclusive_scan histogram sgemm blur gather scatter".split()
+)
 MUL_ADD = {"saxpy", "sgemm"}
 UNFUSED = "unfused: each mul_add rounded twice (the driver splits Fma)"
 API_ENTRY_POINTS = "fma32 fma64 items1 items2 items3 groups1 groups3 global_atomics".split()

@@ -7,6 +7,7 @@ report's parsing and rendering, the config keys, and the three naga versions agr
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import tomllib
@@ -177,15 +178,30 @@ def test_findings_come_back_from_the_manifest_and_required_platforms_fail() -> N
     found = portability.findings_of([spv])
     assert [(f.kernel, f.platform) for f in found] == [("mandelbrot", "webgpu")]
     assert found[0].to_dict()["change"].startswith("WebGPU has no f64")
+    assert "construct" not in found[0].to_dict()
+    # With the sources the build found (spirv_sources.py): the construct and where.
+    located = dataclasses.replace(spv, extra={**spv.extra, "sources": {"mandelbrot": {
+        "at": "kernel/src/lib.rs:3",
+        "webgpu": {"construct": "f64", "source": "kernel/src/lib.rs:7:13"}}}})  # fmt: skip
+    (finding,) = portability.findings_of([located])
+    assert finding.line() == (
+        "`mandelbrot` (kernel/src/lib.rs:3) will not run on WebGPU: it uses f64 at "
+        "kernel/src/lib.rs:7:13; WebGPU has no f64: use f32 in kernels that must run there "
+        "(naga: Capability FLOAT64 is required)"
+    )
+    assert finding.to_dict()["source"] == "kernel/src/lib.rs:7:13"
     portability.require(found, ["metal", "dx12"])  # not required there: a warning only
     with pytest.raises(ArtifactError, match="`mandelbrot` will not run on WebGPU"):
         portability.require(found, ["webgpu"])
 
 
 def test_what_to_change_follows_nagas_message() -> None:
-    assert "8-bit" in portability.change_for("metal", "Type [3] '' is invalid: width 1 for Uint")
-    unread = "naga cannot read the SPIR-V module: invalid type width %1"
-    assert "reads no 8-bit integers" in portability.change_for("webgpu", unread)
+    width = "Type [3] '' is invalid: The Uint scalar width 1 is not supported"
+    assert "8-bit" in portability.change_for("metal", width)
+    assert "(a vector of 8- or 16-bit integers)" in portability.change_for(
+        "metal", width, "a vector of 8- or 16-bit integers"
+    )
+    assert "64-bit" in portability.change_for("webgpu", "requires the `SHADER_INT64` flag")
     assert "SPIR-V reader" in portability.change_for(
         "dx12", "naga cannot read the SPIR-V module: Type [21] is invalid"
     )

@@ -302,7 +302,31 @@ def check_same(original: bytes, inputs: list[list[int]], tmp_path: Path) -> tupl
     before, after = Interpreter(original), Interpreter(promoted.data)
     for values in inputs:
         assert after.run(values) == before.run(values), values
+    assert_signed_operands(after)
     return promoted.data, promoted.values
+
+
+# Operations whose signedness naga takes from the operands' type, not from the opcode (its
+# SPIR-V reader turns an OpSDiv of two u32 into an unsigned division).
+SIGNED_OPERATIONS = {
+    "OpSDiv", "OpSRem", "OpSMod", "OpShiftRightArithmetic", "OpSNegate", "OpConvertSToF",
+    "OpSGreaterThan", "OpSGreaterThanEqual", "OpSLessThan", "OpSLessThanEqual",
+}  # fmt: skip
+
+
+def assert_signed_operands(module: Interpreter) -> None:
+    """Every signed operation of a promoted module reads signed-typed integers (as naga does);
+    a shift's amount and a conversion back to a narrow type are not its signed operands."""
+    signed_types = {a[1] for op, a in module.insts if op == "OpTypeInt" and a[2] == "1"}
+    for op, a in module.insts:
+        if op not in SIGNED_OPERATIONS and op != "OpSConvert":
+            continue
+        if op == "OpSConvert" and module.widths.get(a[0], 32) < 32:
+            continue  # a narrow value made again at a boundary (not a computation)
+        operands = a[2:3] if op in ("OpShiftRightArithmetic", "OpSConvert") else a[2:]
+        for operand in operands:
+            kind = module.value_type.get(operand)
+            assert kind is None or kind in signed_types, f"{op} {a}: {operand} is {kind}"
 
 
 def with_stores(body: str, results: list[str], width_type: str = "%uchar") -> str:

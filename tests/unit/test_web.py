@@ -116,7 +116,9 @@ def wgsl(entry: str) -> Artifact:
     )
 
 
-def test_a_kernel_without_wgsl_is_refused_before_the_browser_build(tmp_path: Path) -> None:
+def test_a_kernel_without_wgsl_is_refused_before_the_browser_build_where_webgpu_is_required(
+    tmp_path: Path,
+) -> None:
     assert web_build.missing_wgsl(["a", "b"], [wgsl("a")]) == ["b"]
     assert web_build.missing_wgsl(["a"], [wgsl("a")]) == []
     ws = workspace(tmp_path)
@@ -125,9 +127,11 @@ def test_a_kernel_without_wgsl_is_refused_before_the_browser_build(tmp_path: Pat
         "#[rgpu::kernel]\npub fn mandelbrot(x: f64, #[item] y: &mut f64) {}\n"
     )
     with pytest.raises(ArtifactError) as err:
-        web_build.check_wgsl(ws, [wgsl("saxpy")])
+        web_build.check_wgsl(ws, [wgsl("saxpy")], required=("webgpu",))
     assert "no WGSL for the kernels mandelbrot" in err.value.message
     assert "f64" in err.value.message
+    # Not required: a warning, and the program builds (launching the kernel fails there).
+    assert web_build.check_wgsl(ws, [wgsl("saxpy")], required=("metal",)) == ["mandelbrot"]
 
 
 def test_a_wgsl_kernel_artifact_is_checked_for_the_workspaces_kernels(tmp_path: Path) -> None:

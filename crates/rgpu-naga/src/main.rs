@@ -251,6 +251,12 @@ fn webgpu(module: &naga::Module, buffers: u32) -> Result<String, String> {
     let info = validate(&module, Platform::WebGpu.capabilities())?;
     let text =
         wgsl::write_string(&module, &info, wgsl::WriterFlags::empty()).map_err(|e| chain(&e))?;
+    let kernel = module
+        .entry_points
+        .first()
+        .map(|e| e.name.clone())
+        .unwrap_or_default();
+    let text = entry_point_named(text, &kernel)?;
     Ok(format!(
         "{}// rgpu-naga: {} if/else as select, {} element-wise stores, {} stores hoisted, {} \
          copies coalesced\n{text}",
@@ -260,6 +266,49 @@ fn webgpu(module: &naga::Module, buffers: u32) -> Result<String, String> {
         stats.hoisted_stores,
         stats.coalesced
     ))
+}
+
+/// The WGSL with its entry point named `kernel`. naga's writer renames an identifier that
+/// ends in a digit, is a WGSL keyword or builtin, or holds a double underscore (naga 30,
+/// `proc/namer.rs`: `escape_u8` is written `escape_u8_`), and the browser, asked for the
+/// kernel's entry point, would find none. The kernel's name is given back where it is a
+/// WGSL identifier naga's names do not already use.
+fn entry_point_named(text: String, kernel: &str) -> Result<String, String> {
+    let written = text
+        .split("@compute")
+        .nth(1)
+        .and_then(|rest| rest.split_once("fn "))
+        .and_then(|(_, rest)| rest.split_once('('))
+        .map(|(name, _)| name.trim().to_string())
+        .ok_or("naga's WGSL has no compute entry point")?;
+    if written == kernel {
+        return Ok(text);
+    }
+    let identifier = kernel
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && kernel
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !kernel.starts_with("__")
+        && kernel != "_"
+        && !naga::keywords::wgsl::RESERVED.contains(&kernel)
+        && !naga::keywords::wgsl::BUILTIN_IDENTIFIERS.contains(&kernel);
+    let is_part = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let taken = text.match_indices(kernel).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + kernel.len()..].chars().next();
+        !before.is_some_and(is_part) && !after.is_some_and(is_part)
+    });
+    if !identifier || taken {
+        return Err(format!(
+            "naga names the kernel's WGSL entry point `{written}`, and `{kernel}` cannot be a \
+             WGSL entry point name there: rename the kernel (a plain identifier that is no \
+             WGSL keyword)"
+        ));
+    }
+    Ok(text.replacen(&format!("fn {written}("), &format!("fn {kernel}("), 1))
 }
 
 /// The `enable` directives WGSL wants before a kernel naga 30 writes without them:
@@ -359,23 +408,12 @@ fn dx12(module: &naga::Module, kernel: &str) -> Result<String, String> {
     Ok(text)
 }
 
-/// What wgpu itself does on Metal and DX12: it validates the whole module it is given (every
-/// entry point) before it translates the one a pipeline asks for. Per platform: None when
-/// naga accepts it, else naga's message.
-fn whole_module(module: &naga::Module) -> BTreeMap<&'static str, Option<String>> {
-    [Platform::Metal, Platform::Dx12]
-        .into_iter()
-        .map(|p| (p.key(), validate(module, p.capabilities()).err()))
-        .collect()
-}
-
 fn translate(
     module: &naga::Module,
     kernel: &str,
     declared: u32,
     stem: &str,
     out_dir: &Path,
-    whole: &BTreeMap<&'static str, Option<String>>,
 ) -> Value {
     let one = only(module, kernel);
     let referenced = storage_buffers(&one)
@@ -386,17 +424,6 @@ fn translate(
     let buffers = declared.max(referenced);
     let mut platforms = serde_json::Map::new();
     for platform in Platform::ALL {
-        if let Some(Some(message)) = whole.get(platform.key()) {
-            let why = format!(
-                "wgpu validates the whole SPIR-V module before it translates one kernel, and \
-                 naga rejects the module: {message}"
-            );
-            platforms.insert(
-                platform.key().to_string(),
-                json!({"ok": false, "message": why}),
-            );
-            continue;
-        }
         // naga's writers panic on some inputs (an unbound push-constant block in HLSL):
         // a panic is that platform's failure, with its message, not the end of the report.
         let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match platform {
@@ -471,9 +498,9 @@ fn report(args: &Args) -> Result<Value, String> {
         strict_capabilities: true,
         block_ctx_dump_prefix: None,
     };
-    // naga's reader panics on some modules (naga 30.0.1: `proc/emitter.rs` unwraps `None`
-    // for a rust-gpu module whose entry point branches between two unrolled blocks, one
-    // with loops and barriers): a module it cannot read, with the panic's message.
+    // naga's reader panics on some modules (naga 30: `proc/emitter.rs` unwraps `None` when
+    // a subgroup operation reads a value another block defined, which rgpu's build rewrites:
+    // rgpu/artifacts/spirv_naga_scopes.py): a module it cannot read, with the panic's message.
     let parsed = std::panic::catch_unwind(|| {
         naga::front::spv::parse_u8_slice(&bytes, &options).map_err(ReadFailure::Error)
     })
@@ -496,9 +523,9 @@ fn report(args: &Args) -> Result<Value, String> {
             } else {
                 args.kernels.clone()
             };
-            // wgpu on Metal and DX12 loads the whole module; WebGPU loads rgpu's per-kernel
-            // WGSL, so only the kernel itself counts there.
-            let whole = whole_module(&module);
+            // Each kernel alone, as everywhere it runs: WebGPU loads rgpu's per-kernel WGSL,
+            // and rgpu's wgpu backend gives wgpu (Metal, DX12) a module with only the
+            // kernel's entry point (crates/rgpu-runtime/src/wgpu/shader.rs).
             names
                 .iter()
                 .map(|k| {
@@ -509,7 +536,6 @@ fn report(args: &Args) -> Result<Value, String> {
                             declared.get(k).copied().unwrap_or(0),
                             &stem,
                             &args.out_dir,
-                            &whole,
                         )
                     } else {
                         failed_everywhere(k, "naga found no entry point of this name in the module")
@@ -593,4 +619,34 @@ fn crate_path(file: &str) -> &str {
 thread_local! {
     /// Where the last panic on this thread happened (set by the panic hook).
     static PANIC_PLACE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::entry_point_named;
+
+    const WGSL: &str = "fn function_() {\n}\n\n@compute @workgroup_size(64, 1, 1) \n\
+                        fn escape_u8_(@builtin(local_invocation_id) p: vec3<u32>) {\n    \
+                        function_();\n}\n";
+
+    #[test]
+    fn the_kernels_name_is_given_back_to_its_entry_point() {
+        let text = entry_point_named(WGSL.to_string(), "escape_u8").unwrap();
+        assert!(text.contains("fn escape_u8(@builtin"), "{text}");
+        assert!(!text.contains("escape_u8_"), "{text}");
+        // Already the kernel's name: unchanged.
+        let same = WGSL.replace("escape_u8_", "saxpy");
+        assert_eq!(entry_point_named(same.clone(), "saxpy").unwrap(), same);
+    }
+
+    #[test]
+    fn a_name_wgsl_cannot_take_there_is_an_error() {
+        // A WGSL keyword, and a name naga's text already uses for something else.
+        let keyword = WGSL.replace("escape_u8_", "loop_");
+        assert!(entry_point_named(keyword, "loop")
+            .unwrap_err()
+            .contains("rename the kernel"));
+        let taken = WGSL.replace("escape_u8_", "function__1");
+        assert!(entry_point_named(taken, "function_").is_err());
+    }
 }

@@ -231,7 +231,9 @@ impl WebGpuDevice {
                     BACKEND,
                     kernel.name,
                     format!(
-                        "none of its {} WGSL files has the entry point `{}`",
+                        "none of its {} WGSL files has the entry point `{}`; a kernel that uses \
+                         what WebGPU lacks (f64, 64-bit integers) has none, and `rgpu build` \
+                         warned which",
                         artifacts.iter().filter(|a| a.kind == "wgsl").count(),
                         kernel.name
                     ),

@@ -1,7 +1,7 @@
 //! rust-gpu (rustc_codegen_spirv): the primitives through spirv-std's `arch` (0.11, the
 //! version rgpu pins in toolchains/spirv.toml): `workgroup_memory_barrier_with_group_sync`
 //! (OpControlBarrier, workgroup scope), `atomic_i_add` (workgroup scope for workgroup
-//! memory, device scope for storage buffers), and the GroupNonUniform subgroup operations
+//! memory, queue-family scope for storage buffers), and the GroupNonUniform subgroup operations
 //! (rgpu's spirv build enables the GroupNonUniform, Ballot, Arithmetic and Shuffle
 //! capabilities; `subgroup_shuffle` is OpGroupNonUniformShuffle). Ids come from the entry point's builtins. NOT COMPILED TO SPIR-V on rgpu's
 //! machines (rust-gpu needs a nightly's rustc-dev there): it is type-checked on the host
@@ -199,7 +199,7 @@ impl Global<u32> {
     /// Adds `value` to element `index` atomically (across the launch); the old value.
     #[inline(always)]
     pub fn atomic_add(&self, index: u32, value: u32) -> u32 {
-        // SAFETY: a storage buffer element; device scope.
+        // SAFETY: a storage buffer element; queue-family scope (the launch).
         unsafe { arch::atomic_i_add::<u32, DEVICE, RELAXED>(self.element(index), value) }
     }
 

@@ -1,0 +1,424 @@
+//! Runs every kernel of the portability corpus (tests/corpus/kernels.rs) on the backend
+//! `RGPU_BACKEND` names and prints one line per kernel: `<kernel>: <checksum>`, or
+//! `<kernel>: error: <rgpu::Error>` when the launch fails. The inputs are fixed, so every
+//! backend that computes a kernel right prints the same line for it.
+//!
+//! Usage: `corpus [KERNEL ...]` (default: all of them).
+
+use std::process::ExitCode;
+
+use kernel::corpus;
+
+/// FNV-1a over the bytes of the output, with their count and their sum of words.
+fn checksum(bytes: &[u8]) -> String {
+    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let sum: u64 = bytes.iter().map(|&b| u64::from(b)).sum();
+    format!("{} bytes, sum {sum}, fnv {hash:016x}", bytes.len())
+}
+
+fn bytes_of<T: bytemuck::Pod>(values: &[T]) -> Vec<u8> {
+    bytemuck::cast_slice(values).to_vec()
+}
+
+/// A fixed pseudo-random sequence (the same on every backend and machine).
+fn words(n: usize, seed: u32) -> Vec<u32> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            state ^ (state >> 15)
+        })
+        .collect()
+}
+
+type Run = fn(&rgpu::Device) -> Result<Vec<u8>, rgpu::Error>;
+
+const N: u32 = 1001;
+
+fn saxpy(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x: Vec<f32> = (0..N).map(|i| (i % 1000) as f32).collect();
+    let mut y: Vec<f32> = (0..N).map(|i| (i % 7) as f32).collect();
+    corpus::saxpy(d, N, 2.0, &x, &mut y)?;
+    Ok(bytes_of(&y))
+}
+
+fn gradient(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut image = vec![0u32; 40 * 25];
+    corpus::gradient(d, 40 * 25, 40, &mut image)?;
+    Ok(bytes_of(&image))
+}
+
+fn scale(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x = words(N as usize, 1);
+    let mut y = vec![0u32; N as usize];
+    corpus::scale(d, N, 3, &x, &mut y)?;
+    Ok(bytes_of(&y))
+}
+
+fn reverse(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut keys = words(64 * 5, 2);
+    corpus::reverse(d, 5, &mut keys)?;
+    Ok(bytes_of(&keys))
+}
+
+fn norm(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x: Vec<f32> = (0..N).map(|i| (i % 97) as f32).collect();
+    let y: Vec<f32> = (0..N).map(|i| (i % 89) as f32 - 40.0).collect();
+    let mut out = vec![0.0f32; N as usize];
+    corpus::norm(d, N, &x, &y, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn unrolled(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut out = vec![0u32; N as usize];
+    corpus::unrolled(d, N, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn brighten(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    // Multiples of 1/8 scaled by 2 and shifted by 1/4: exact in f32.
+    let mut pixels: Vec<f32> = (0..N).map(|i| (i % 9) as f32 / 8.0).collect();
+    corpus::brighten(d, N, 2.0, -0.25, &mut pixels)?;
+    Ok(bytes_of(&pixels))
+}
+
+fn mad_chain(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x: Vec<f32> = (0..N).map(|i| 0.5 + (i % 4099) as f32 / 4099.0).collect();
+    let mut y: Vec<f32> = (0..N)
+        .map(|i| ((i * 7919) % 10007) as f32 / 10007.0 - 0.5)
+        .collect();
+    corpus::mad_chain(d, N, 0.3127, &x, &mut y)?;
+    Ok(bytes_of(&y))
+}
+
+fn escape(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut out = vec![0u32; 80 * 48];
+    corpus::escape(d, 80 * 48, 80, 200, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn escape_wide(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut out = vec![0u32; 80 * 48];
+    corpus::escape_wide(d, 80 * 48, 80, 200, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn bytes_mix(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut out = vec![0u32; 80 * 48];
+    corpus::bytes_mix(d, 80 * 48, 0x9e37_79b9, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn branchy(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut a = vec![0u32; 32];
+    corpus::branchy(d, 1, 1, &mut a)?;
+    let mut b = vec![0u32; 32];
+    corpus::branchy(d, 1, 5, &mut b)?;
+    a.extend(b);
+    Ok(bytes_of(&a))
+}
+
+fn loop_while(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut out = vec![0u32; N as usize];
+    corpus::loop_while(d, N, 100, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn loop_for_range(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut out = vec![0u32; N as usize];
+    corpus::loop_for_range(d, N, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn loop_break_continue(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut out = vec![0u32; N as usize];
+    corpus::loop_break_continue(d, N, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn loop_nested_barriers(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut data = words(64 * 3, 3);
+    corpus::loop_nested_barriers(d, 3, 3, 4, &mut data)?;
+    Ok(bytes_of(&data))
+}
+
+fn early_return(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x = words(N as usize, 4);
+    let mut out = vec![7u32; N as usize];
+    corpus::early_return(d, N, &x, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn two_level_sum(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x = words(5000, 5);
+    let mut sums = vec![0u32; 5];
+    corpus::two_level_sum(d, 5, &x, &mut sums)?;
+    Ok(bytes_of(&sums))
+}
+
+fn loop_match(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut out = vec![0u32; N as usize];
+    corpus::loop_match(d, N, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn u8_items(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x: Vec<u8> = words(N as usize, 6).iter().map(|&w| w as u8).collect();
+    let mut out = vec![0xaau8; N as usize];
+    corpus::u8_items(d, N, &x, &mut out)?;
+    Ok(out)
+}
+
+fn i8_items(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x: Vec<i8> = words(N as usize, 7).iter().map(|&w| w as i8).collect();
+    let mut out = vec![0i8; N as usize];
+    corpus::i8_items(d, N, &x, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn u16_slice(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x: Vec<u16> = words(N as usize, 8).iter().map(|&w| w as u16).collect();
+    let mut out = vec![0u16; N as usize];
+    corpus::u16_slice(d, N, &x, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn i16_global(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let values: Vec<i16> = words(N as usize, 9).iter().map(|&w| w as i16).collect();
+    let mut out = vec![0i16; N as usize];
+    corpus::i16_global(d, N, &values, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn u8_global_bytes(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut out = vec![0x55u8; 4 * N as usize + 3];
+    corpus::u8_global_bytes(d, N, &mut out)?;
+    Ok(out)
+}
+
+fn mandelbrot_u8(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let (width, height) = (64u32, 40u32);
+    let mut pixels = vec![0u8; (width * height) as usize];
+    corpus::mandelbrot_u8(d, width * height, width, height, &mut pixels)?;
+    Ok(pixels)
+}
+
+fn escape_u8(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut pixels = vec![0u8; 40 * 25];
+    corpus::escape_u8(d, 40 * 25, 40, &mut pixels)?;
+    Ok(pixels)
+}
+
+fn narrow_params(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut out = vec![0u32; 64];
+    corpus::narrow_params(d, 64, 37, 1000, -3, &mut out)?;
+    let mut more = vec![0u32; 64];
+    corpus::narrow_params(d, 64, 251, 65535, 7, &mut more)?;
+    out.extend(more);
+    Ok(bytes_of(&out))
+}
+
+fn rgba_items(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut px: Vec<corpus::Rgba> = words(N as usize, 17)
+        .iter()
+        .map(|&w| {
+            let [r, g, b, a] = w.to_le_bytes();
+            corpus::Rgba { r, g, b, a }
+        })
+        .collect();
+    corpus::rgba_items(d, N, &mut px)?;
+    Ok(bytes_of(&px))
+}
+
+fn rgb_items(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut px: Vec<[u8; 3]> = words(N as usize, 18)
+        .iter()
+        .map(|&w| [w as u8, (w >> 8) as u8, (w >> 16) as u8])
+        .collect();
+    corpus::rgb_items(d, N, &mut px)?;
+    Ok(bytes_of(&px))
+}
+
+fn texel_items(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut texels: Vec<corpus::Texel> = words(N as usize, 19)
+        .iter()
+        .map(|&w| corpus::Texel {
+            id: w as u16,
+            flags: (w >> 16) as u8,
+            level: (w >> 24) as i8,
+            weight: (w % 64) as f32,
+        })
+        .collect();
+    corpus::texel_items(d, N, &mut texels)?;
+    Ok(bytes_of(&texels))
+}
+
+fn u16_local_array(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut out = vec![0u32; N as usize];
+    corpus::u16_local_array(d, N, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn bytes_map(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x: Vec<u8> = words(N as usize, 14).iter().map(|&w| (w >> 8) as u8).collect();
+    let mut out = vec![0u8; N as usize];
+    corpus::bytes_map(d, N, &x, &mut out)?;
+    Ok(out)
+}
+
+fn words_map(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x = words(N as usize, 15);
+    let mut out = vec![0u32; N as usize];
+    corpus::words_map(d, N, &x, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn bytes_sum16(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x: Vec<u8> = words(16 * 63, 16).iter().map(|&w| w as u8).collect();
+    let mut out = vec![0u32; 63];
+    corpus::bytes_sum16(d, 63, &x, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn struct_param(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let f = corpus::Affine {
+        scale: 3.0,
+        offset: -2.0,
+        every: 5,
+        bias: 100,
+    };
+    let x: Vec<f32> = (0..N).map(|i| (i % 31) as f32).collect();
+    let mut out = vec![0.0f32; N as usize];
+    corpus::struct_param(d, N, f, &x, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn struct_items(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut particles: Vec<corpus::Particle> = words(N as usize, 10)
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| corpus::Particle {
+            pos: [(w % 65) as f32, ((w >> 8) % 65) as f32],
+            vel: [((w >> 16) % 9) as f32 - 4.0, ((w >> 20) % 9) as f32 - 4.0],
+            id: i as u32,
+            hits: 0,
+        })
+        .collect();
+    for _ in 0..3 {
+        corpus::struct_items(d, N, &mut particles)?;
+    }
+    Ok(bytes_of(&particles))
+}
+
+fn helpers(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut out = vec![0u32; N as usize];
+    corpus::helpers(d, N, 9, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn closures(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let table = words(37, 11);
+    let mut out = vec![0u32; N as usize];
+    corpus::closures(d, N, 5, &table, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn ballot_count(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x = words(128 * 4 - 9, 12);
+    let mut counts = vec![0u32; 4];
+    corpus::ballot_count(d, 4, &x, &mut counts)?;
+    Ok(bytes_of(&counts))
+}
+
+fn subgroup_scan(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut out = vec![0u32; 64 * 3];
+    corpus::subgroup_scan(d, 3, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn histogram(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x = words(256 * 3 - 17, 13);
+    let mut bins = vec![0u32; 18];
+    bins[17] = u32::MAX;
+    corpus::histogram(d, 3, &x, &mut bins)?;
+    Ok(bytes_of(&bins))
+}
+
+fn u64_math(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut out = vec![0u32; N as usize];
+    corpus::u64_math(d, N, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+const KERNELS: &[(&str, Run)] = &[
+    ("saxpy", saxpy),
+    ("gradient", gradient),
+    ("scale", scale),
+    ("reverse", reverse),
+    ("norm", norm),
+    ("unrolled", unrolled),
+    ("brighten", brighten),
+    ("mad_chain", mad_chain),
+    ("escape", escape),
+    ("escape_wide", escape_wide),
+    ("bytes_mix", bytes_mix),
+    ("branchy", branchy),
+    ("loop_while", loop_while),
+    ("loop_for_range", loop_for_range),
+    ("loop_break_continue", loop_break_continue),
+    ("loop_nested_barriers", loop_nested_barriers),
+    ("early_return", early_return),
+    ("two_level_sum", two_level_sum),
+    ("loop_match", loop_match),
+    ("u8_items", u8_items),
+    ("i8_items", i8_items),
+    ("u16_slice", u16_slice),
+    ("i16_global", i16_global),
+    ("u8_global_bytes", u8_global_bytes),
+    ("mandelbrot_u8", mandelbrot_u8),
+    ("escape_u8", escape_u8),
+    ("narrow_params", narrow_params),
+    ("rgba_items", rgba_items),
+    ("rgb_items", rgb_items),
+    ("texel_items", texel_items),
+    ("u16_local_array", u16_local_array),
+    ("bytes_map", bytes_map),
+    ("words_map", words_map),
+    ("bytes_sum16", bytes_sum16),
+    ("struct_param", struct_param),
+    ("struct_items", struct_items),
+    ("helpers", helpers),
+    ("closures", closures),
+    ("ballot_count", ballot_count),
+    ("subgroup_scan", subgroup_scan),
+    ("histogram", histogram),
+    ("u64_math", u64_math),
+];
+
+fn main() -> ExitCode {
+    let wanted: Vec<String> = rgpu::args().into_iter().skip(1).collect();
+    if let Some(unknown) = wanted.iter().find(|w| !KERNELS.iter().any(|(n, _)| n == w)) {
+        rgpu::eprintln!("error: no corpus kernel `{unknown}`");
+        return ExitCode::FAILURE;
+    }
+    let device = match rgpu::Device::select() {
+        Ok((device, _)) => device,
+        Err(e) => {
+            rgpu::eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    rgpu::println!("backend: {}", device.backend());
+    for (name, run) in KERNELS {
+        if !wanted.is_empty() && !wanted.iter().any(|w| w == name) {
+            continue;
+        }
+        match run(&device) {
+            Ok(bytes) => rgpu::println!("{name}: {}", checksum(&bytes)),
+            Err(e) => rgpu::println!("{name}: error: {e}"),
+        }
+    }
+    ExitCode::SUCCESS
+}

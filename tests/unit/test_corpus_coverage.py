@@ -1,0 +1,39 @@
+"""The portability corpus (tests/corpus/kernels.rs) holds every kernel rgpu's templates, tests,
+README and benchmarks compile, by name: a new kernel there is a new row of
+docs/portability.md's table, or this test says which one is missing. (tests/unit's kernels
+are source text for the parsers, never compiled.)"""
+
+from __future__ import annotations
+
+from tests.corpus_table import KERNEL, REPO, SORT_KERNELS, corpus_kernels
+
+SEARCHED = ("templates", "tests/integration", "tests/saxpy.py", "benchmarks", "README.md")
+SUFFIXES = (".rs", ".py", ".jinja", ".md", ".sh")
+
+
+def kernels_in_the_repository() -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for name in SEARCHED:
+        root = REPO / name
+        files = [root] if root.is_file() else sorted(root.rglob("*"))
+        for path in files:
+            if path.is_file() and path.suffix in SUFFIXES:
+                for kernel in KERNEL.findall(path.read_text(encoding="utf-8", errors="replace")):
+                    found.setdefault(kernel, set()).add(str(path.relative_to(REPO)))
+    return found
+
+
+def test_every_kernel_rgpu_builds_is_in_the_corpus() -> None:
+    corpus = set(corpus_kernels()) | set(SORT_KERNELS)
+    missing = {k: sorted(where) for k, where in kernels_in_the_repository().items()}
+    missing = {k: v for k, v in missing.items() if k not in corpus}
+    assert missing == {}, f"add these kernels to tests/corpus/kernels.rs: {missing}"
+
+
+def test_the_corpus_has_each_kernel_once_and_the_sort_demos_are_the_templates() -> None:
+    names = corpus_kernels()
+    assert len(names) == len(set(names)) >= 42
+    template = (REPO / "templates" / "bitonic" / "kernel" / "src").rglob("*.rs")
+    assert sorted(k for p in template for k in KERNEL.findall(p.read_text())) == sorted(
+        SORT_KERNELS
+    )
