@@ -5,6 +5,7 @@ assembles it."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -131,8 +132,10 @@ def check(
     shown_as: str,
     expect_arch: str | None = None,
     allowed_archs: Iterable[str] | None = None,
+    output: Path | None = None,
 ) -> Checked:
-    """Everything rgpu checks before a PTX file is embedded; errors name `shown_as`."""
+    """Everything rgpu checks before a PTX file is embedded; errors name `shown_as`. With
+    `output`, ptxas's SASS for the arch (a cubin) is written there when it accepts."""
     text = read(file, shown_as)
     version, arch, entries = isa_version(text), target_of(text), entry_points(text)
     if version is None or arch is None or not entries:
@@ -164,18 +167,23 @@ def check(
         )
     checked = "not run: no ptxas found"
     if ptxas is not None:
-        checked = check_with_ptxas(ptxas, file, arch, env, shown_as)
+        checked = check_with_ptxas(ptxas, file, arch, env, shown_as, output)
     return Checked(arch, entries, version, checked)
 
 
 def check_with_ptxas(
-    ptxas: str, file: Path, arch: str, env: Mapping[str, str], shown_as: str
+    ptxas: str,
+    file: Path,
+    arch: str,
+    env: Mapping[str, str],
+    shown_as: str,
+    output: Path | None = None,
 ) -> str:
-    """Assemble ``file`` for ``arch``: "accepted", or why it was not checked (this ptxas
-    does not know the arch: CUDA 13 dropped sm_70/sm_72). A rejection is an ArtifactError
-    with ptxas's words."""
+    """Assemble ``file`` for ``arch`` (into ``output``, else nowhere): "accepted", or why it
+    was not checked (this ptxas does not know the arch: CUDA 13 dropped sm_70/sm_72). A
+    rejection is an ArtifactError with ptxas's words."""
     result = cmd.run(
-        [ptxas, f"-arch={arch}", str(file), "-o", "/dev/null"],
+        [ptxas, f"-arch={arch}", str(file), "-o", str(output) if output else os.devnull],
         env=env,
         capture=True,
         check=False,

@@ -17,7 +17,7 @@ from rgpu.artifacts.manifest import sha256_file
 from rgpu.artifacts.ptx import check_with_ptxas
 from rgpu.toolchains.tools import find_ptxas
 from tests.conftest import has_nvidia_gpu, run_rgpu
-from tests.integration.conftest import CUDA_ARCHS, binary, kernels_dir, manifest_of
+from tests.integration.conftest import CUDA_ARCHS, binary, kernels_dir, manifest_of, ptx_of
 from tests.spirv_fixture import ALL_ENTRY_POINTS
 
 no_gpu_here = pytest.mark.skipif(has_nvidia_gpu(), reason="checks the answers without a GPU")
@@ -26,7 +26,7 @@ no_gpu_here = pytest.mark.skipif(has_nvidia_gpu(), reason="checks the answers wi
 def test_ptx_for_three_archs_each_accepted_by_ptxas(cuda_ws: Path) -> None:
     ptxas = find_ptxas(os.environ)
     assert ptxas is not None, "ptxas missing: pip install nvidia-cuda-nvcc"
-    built = {a.target: a for a in manifest_of(cuda_ws)}
+    built = {a.target: a for a in ptx_of(cuda_ws)}
     assert tuple(sorted(built)) == CUDA_ARCHS
     kernels = find(cuda_ws / "kernel")  # the #[rgpu::kernel] functions of the source
     assert kernels == tuple(sorted(ALL_ENTRY_POINTS))
@@ -44,8 +44,31 @@ def test_ptx_for_three_archs_each_accepted_by_ptxas(cuda_ws: Path) -> None:
         assert check_with_ptxas(ptxas, file, arch, os.environ, str(file)) == "accepted"
     # The kernels directory holds the artifacts and their manifest, nothing else.
     assert sorted(p.name for p in kernels_dir(cuda_ws).iterdir()) == sorted(
-        [*(a.path for a in built.values()), "manifest.json"]
+        [*(a.path for a in manifest_of(cuda_ws)), "manifest.json"]
     )
+
+
+def test_each_archs_sass_is_embedded_beside_its_ptx(cuda_ws: Path, tmp_path: Path) -> None:
+    """The cubin is what ptxas makes of the listed PTX for that arch (its check wrote it),
+    byte for byte, so a build from nothing embeds the same one."""
+    ptxas = find_ptxas(os.environ)
+    assert ptxas is not None, "ptxas missing: pip install nvidia-cuda-nvcc"
+    ptx = {a.target: a for a in ptx_of(cuda_ws)}
+    cubins = {a.target: a for a in manifest_of(cuda_ws) if a.kind == "cubin"}
+    assert tuple(sorted(cubins)) == CUDA_ARCHS
+    for arch, cubin in cubins.items():
+        file = kernels_dir(cuda_ws) / cubin.path
+        assert file.name == f"cudademo_kernel-{arch}.cubin"
+        assert (cubin.codegen, cubin.source) == ("nvptx", "built")
+        assert cubin.entry_points == ptx[arch].entry_points
+        assert cubin.extra["ptx"] == ptx[arch].path
+        assert cubin.extra["ptx_sha256"] == ptx[arch].sha256
+        assert "release" in cubin.extra["ptxas"]
+        assert cubin.sha256 == sha256_file(file) and file.read_bytes()[:4] == b"\x7fELF"
+        again = tmp_path / f"{arch}.cubin"
+        ptx_file = kernels_dir(cuda_ws) / ptx[arch].path
+        assert check_with_ptxas(ptxas, ptx_file, arch, os.environ, "", again) == "accepted"
+        assert again.read_bytes() == file.read_bytes()
 
 
 def test_build_json_lists_backends_features_artifacts_and_the_binary(cuda_ws: Path) -> None:
