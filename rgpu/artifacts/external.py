@@ -14,8 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from rgpu.artifacts import manifest, sass
-from rgpu.artifacts.sass import Assembled
+from rgpu.artifacts import manifest, ptx, sass
 from rgpu.errors import ArtifactError, UsageError
 from rgpu.util.files import write_bytes_if_changed
 
@@ -106,7 +105,7 @@ class _Accepted(NamedTuple):
     target: str
     entry_points: tuple[str, ...]
     extra: dict[str, str]
-    sass: Assembled | None = None  # PTX: ptxas's check, and the cubin it wrote
+    sass: ptx.Checked | None = None  # PTX: ptxas's check, with the cubin it wrote
 
 
 def _check_one(
@@ -120,17 +119,17 @@ def _check_one(
     if kind == "spirv":
         entries, extra = _check_spirv(path, required)
         return _Accepted(path, kind, SPIRV_TARGET, entries, extra)
-    assembled = sass.check(
+    checked = ptx.check(
         path,
         ptxas,
         os.environ,
         shown_as=f"--kernel-artifact {path}",
-        allowed_archs=tuple(cuda_archs),
+        allowed_archs=cuda_archs,
+        keep_sass=True,
     )
-    checked = assembled.checked
     _missing_entries(path, checked.entry_points, required)
     extra = {"ptx_isa": checked.isa, "ptxas": checked.ptxas}
-    return _Accepted(path, kind, checked.arch, checked.entry_points, extra, assembled)
+    return _Accepted(path, kind, checked.arch, checked.entry_points, extra, checked)
 
 
 def collect(

@@ -351,11 +351,13 @@ class NvvmCodegen:
             file = out_path(build, arch)
             if not file.is_file():
                 raise ArtifactError(f"rustc_codegen_nvvm did not produce {file} ({arch})")
-            assembled = sass.check(file, ptxas, tc.env, shown_as=str(file), expect_arch=arch)
+            checked = ptx.check(
+                file, ptxas, tc.env, shown_as=str(file), expect_arch=arch, keep_sass=True
+            )
             dest = build.out_dir / file.name
             write_bytes_if_changed(dest, file.read_bytes())
-            artifact = describe_ptx(dest, build.out_dir, assembled.checked, codegen=self.name)
-            produced += with_sass(artifact, assembled, build.out_dir, release)
+            artifact = describe_ptx(dest, build.out_dir, checked, codegen=self.name)
+            produced += with_sass(artifact, checked, build.out_dir, release)
         return produced
 
 
