@@ -41,20 +41,16 @@ fn vk_error(what: &str, e: vk::Result) -> Error {
     }
 }
 
-/// Resets command buffer `cb` and starts recording it for one submission.
+/// Starts recording command buffer `cb` for one submission. Its pool was made with
+/// `RESET_COMMAND_BUFFER`, so beginning resets what it held (no `vkResetCommandBuffer`).
 ///
 /// # Safety
 /// `cb` is idle: never submitted, or the fence of its last submission was waited for.
 unsafe fn begin_one_time(d: &ash::Device, cb: vk::CommandBuffer) -> Result<(), Error> {
     let begin =
         vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-    // SAFETY: the caller guarantees `cb` is idle.
-    unsafe {
-        d.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
-            .map_err(|e| vk_error("vkResetCommandBuffer", e))?;
-        d.begin_command_buffer(cb, &begin)
-            .map_err(|e| vk_error("vkBeginCommandBuffer", e))
-    }
+    // SAFETY: the caller guarantees `cb` is idle; its pool resets command buffers.
+    unsafe { d.begin_command_buffer(cb, &begin) }.map_err(|e| vk_error("vkBeginCommandBuffer", e))
 }
 
 /// The device limits a launch is checked against.

@@ -11,6 +11,7 @@ use super::{vk_error, Limits};
 use crate::api::{cpu_device_reason, CpuDevices};
 use crate::backend::Backend;
 use crate::common::vulkan::DeviceRank;
+use crate::common::wait::spin_time;
 use crate::error::Error;
 use crate::stats::DeviceFacts;
 
@@ -354,6 +355,7 @@ unsafe fn with_instance(
         )
     };
     let mut context = Context::new(entry.clone(), instance, device, memory_types, queue);
+    context.spin = spin_time(chosen.rank == DeviceRank::Cpu).map_err(|e| (e, false))?;
     context.statistics = extras.stats.map(|()| {
         ash::khr::pipeline_executable_properties::Device::new(&context.instance, &context.device)
     });

@@ -1,13 +1,20 @@
-//! Launching a kernel: limits, temporaries for host slices, the bind group, the queued
-//! dispatch.
+//! Launching a kernel: limits, temporaries for host slices, the bind group (kept for the
+//! next launch on the same device buffers), the queued dispatch.
+
+use std::sync::Arc;
 
 use super::batch::Dispatch;
 use super::memory::WgpuMemory;
+use super::shader::Kernel;
 use super::{pop, WgpuDevice, BACKEND};
 use crate::api::{Api, Arg, Dst, MemoryOf, Src};
 use crate::common::vulkan::padded_bytes;
 use crate::error::Error;
 use crate::kernel::{workgroups, Artifact, KernelInfo};
+
+/// The most bind groups kept for device buffers; launches on other buffers beyond it make
+/// theirs per launch (as launches with host-slice temporaries do).
+const MAX_BIND_GROUPS: usize = 4096;
 
 impl WgpuDevice {
     /// The limits a launch must fit, checked before wgpu would reject it.
@@ -85,37 +92,39 @@ impl WgpuDevice {
                 _ => None,
             });
         }
-        let mut buffers: Vec<&wgpu::Buffer> = Vec::with_capacity(args.len());
+        let mut buffers: Vec<&WgpuMemory> = Vec::with_capacity(args.len());
         for (arg, temporary) in args.iter().zip(&temporaries) {
-            let memory = match (arg, temporary) {
+            buffers.push(match (arg, temporary) {
                 (_, Some(t)) => t,
                 (Arg::In(Src::Buffer(b)), None) => wgpu_memory(kernel, *b)?,
                 (Arg::InOut(Dst::Buffer(b)), None) => wgpu_memory(kernel, &**b)?,
                 _ => return Err(foreign(kernel)),
-            };
-            buffers.push(&memory.buffer);
-        }
-        let entries: Vec<wgpu::BindGroupEntry> = buffers
-            .iter()
-            .enumerate()
-            .map(|(i, b)| wgpu::BindGroupEntry {
-                binding: i as u32,
-                resource: b.as_entire_binding(),
-            })
-            .collect();
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(kernel.name),
-            layout: &compiled.layout,
-            entries: &entries,
-        });
-        if let Some(e) = pop(scope) {
-            return Err(Error::Launch {
-                backend: BACKEND,
-                kernel: kernel.name,
-                reason: format!("binding its buffers: {e}"),
             });
         }
+        // Device buffers only: the bind group made for them is kept and used again.
+        let key = temporaries.iter().all(Option::is_none).then(|| {
+            (
+                Arc::as_ptr(&compiled) as usize,
+                buffers.iter().map(|m| m.id).collect(),
+            )
+        });
+        let kept = key
+            .as_ref()
+            .and_then(|k| self.state().bind_groups.get(k).cloned());
+        let bind_group = match kept {
+            Some(group) => group,
+            None => {
+                let group = self.bind_group(kernel, &compiled, &buffers)?;
+                if let Some(key) = key {
+                    let mut state = self.state();
+                    if state.bind_groups.len() < MAX_BIND_GROUPS {
+                        state.bound.extend(key.1.iter().copied());
+                        state.bind_groups.insert(key, group.clone());
+                    }
+                }
+                group
+            }
+        };
         let groups = workgroups(
             kernel.mode,
             count,
@@ -146,6 +155,39 @@ impl WgpuDevice {
             self.download(&mut reads)?;
         }
         Ok(())
+    }
+}
+
+impl WgpuDevice {
+    /// A bind group of the kernel's layout with binding i = `buffers[i]` (whole buffers).
+    fn bind_group(
+        &self,
+        kernel: &KernelInfo,
+        compiled: &Kernel,
+        buffers: &[&WgpuMemory],
+    ) -> Result<wgpu::BindGroup, Error> {
+        let entries: Vec<wgpu::BindGroupEntry> = buffers
+            .iter()
+            .enumerate()
+            .map(|(i, m)| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: m.buffer.as_entire_binding(),
+            })
+            .collect();
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(kernel.name),
+            layout: &compiled.layout,
+            entries: &entries,
+        });
+        match pop(scope) {
+            None => Ok(bind_group),
+            Some(e) => Err(Error::Launch {
+                backend: BACKEND,
+                kernel: kernel.name,
+                reason: format!("binding its buffers: {e}"),
+            }),
+        }
     }
 }
 

@@ -16,13 +16,15 @@ mod launch;
 mod memory;
 mod shader;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use crate::api::{cpu_device_reason, Api, Arg, CpuDevices, MemoryOf};
 use crate::backend::Backend;
 use crate::common::spirv::ModuleKey;
 use crate::common::vulkan::DeviceRank;
+use crate::common::wait::{poll_for, spin_time};
 use crate::error::Error;
 use crate::kernel::{Artifact, KernelInfo};
 use crate::stats::{DeviceFacts, KernelStats};
@@ -53,10 +55,17 @@ fn transfer(reason: impl Into<String>) -> Error {
     }
 }
 
+/// Bind groups of launches on device buffers, kept while the buffers live: by the kernel
+/// (its address: kernels are kept for the device's life) and the buffers' ids.
+type BindKey = (usize, Vec<u64>);
+
 #[derive(Default)]
 struct State {
     modules: HashMap<ModuleKey, shader::Module>,
     kernels: HashMap<(ModuleKey, &'static str), Arc<Kernel>>,
+    bind_groups: HashMap<BindKey, wgpu::BindGroup>,
+    /// The ids of every buffer a kept bind group holds.
+    bound: HashSet<u64>,
     pending: Vec<Dispatch>,
     /// Inside `Device::timed`: the device time of the batches submitted so far.
     timing: Option<Timing>,
@@ -67,6 +76,8 @@ pub(crate) struct WgpuDevice {
     queue: wgpu::Queue,
     limits: wgpu::Limits,
     path: ShaderPath,
+    /// How long a wait polls before blocking (`common::wait`; 0 on a CPU device).
+    spin: Duration,
     timestamps: bool,
     description: String,
     facts: DeviceFacts,
@@ -136,6 +147,7 @@ impl Api for WgpuDevice {
                 .features()
                 .contains(wgpu::Features::PASSTHROUGH_SHADERS);
         let path = shader_path(std::env::var(SHADER_VAR).ok().as_deref(), can_pass)?;
+        let spin = spin_time(info.device_type == wgpu::DeviceType::Cpu)?;
         let mut features = wgpu::Features::IMMEDIATES | (adapter.features() & OPTIONAL_FEATURES);
         if path == ShaderPath::Passthrough {
             features |= wgpu::Features::PASSTHROUGH_SHADERS;
@@ -183,6 +195,7 @@ impl Api for WgpuDevice {
             queue,
             limits,
             path,
+            spin,
             timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
             description,
             uncaptured,
@@ -223,6 +236,16 @@ impl Api for WgpuDevice {
 
     fn write(&self, memory: &mut WgpuMemory, data: &[u8]) -> Result<(), Error> {
         WgpuDevice::write(self, memory, data)
+    }
+
+    /// A buffer is dropped: the bind groups kept for it go too (they hold it alive).
+    fn release(&self, memory: &mut WgpuMemory) {
+        let mut state = self.state();
+        if state.bound.remove(&memory.id) {
+            state
+                .bind_groups
+                .retain(|(_, ids), _| !ids.contains(&memory.id));
+        }
     }
 
     fn launch<B: MemoryOf<WgpuMemory>>(
@@ -276,10 +299,21 @@ impl WgpuDevice {
         (!errors.is_empty()).then(|| errors.drain(..).collect::<Vec<_>>().join("; "))
     }
 
+    /// Waits until the GPU finished every submission: polls for up to the spin time first
+    /// (`common::wait`), then blocks.
     fn wait(&self) -> Result<(), Error> {
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| transfer(format!("waiting for the GPU: {e}")))?;
+        let waiting = |e: wgpu::PollError| transfer(format!("waiting for the GPU: {e}"));
+        let done = poll_for(self.spin, || {
+            self.device
+                .poll(wgpu::PollType::Poll)
+                .map(|status| status.is_queue_empty())
+        })
+        .map_err(waiting)?;
+        if !done {
+            self.device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(waiting)?;
+        }
         match self.uncaptured() {
             None => Ok(()),
             Some(e) => Err(transfer(format!("the GPU reported: {e}"))),
