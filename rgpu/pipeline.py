@@ -110,16 +110,18 @@ def plan_build(
     remembered = ext.reusable(earlier, set(kinds) - given, archs)
     covered = given | {a.kind for a in remembered}
     notes = [f"embedding --kernel-artifact {p} (checked, not built)" for p in external]
+    # A PTX's cubin (artifacts/sass.py) comes and goes with it: one note for both.
     notes += [
         f"no longer embedding {a.source} (given earlier with --kernel-artifact): it is PTX "
         f"for {a.target}, and the build asks for {', '.join(archs or ())}"
         for a in earlier
-        if a not in remembered
+        if a not in remembered and a.kind in kinds
     ]
     notes += [
         f"reusing {a.source} (given earlier with --kernel-artifact) for {a.kind}; compile "
         f"instead with `rgpu build --backend {kinds[a.kind][0]} --recompile`"
         for a in remembered
+        if a.kind in kinds
     ]
     kernels = [
         kernel_plan(ws, options, codegen, env)

@@ -38,6 +38,10 @@ class Step(NamedTuple):
     # A step that writes generated files (relative path -> text) under `cwd`, each only when
     # it changed, instead of running a command (argv is empty): rgpu writes them itself.
     files: Mapping[str, str] = MappingProxyType({})
+    # Steps next to each other with the same non-empty `together` run at the same time when
+    # they run here (runner.py; in a container or under GitHub Actions, one after another):
+    # independent commands, e.g. one cargo per CUDA arch, each with its own target dir.
+    together: str = ""
 
     @property
     def failure_hint(self) -> str:

@@ -83,5 +83,72 @@ def run_plan(
 ) -> None:
     for note in plan.notes:
         reporter().info(f"note: {note}")
-    for step in plan.steps:
-        run_step(step, base_env, container, stdout_to_stderr=stdout_to_stderr)
+    steps = list(plan.steps)
+    while steps:
+        batch = _together(steps, base_env, container)
+        if len(batch) > 1:
+            _run_together(batch, base_env, stdout_to_stderr)
+        else:
+            run_step(batch[0], base_env, container, stdout_to_stderr=stdout_to_stderr)
+        del steps[: len(batch)]
+
+
+def _together(
+    steps: list[Step], base_env: Mapping[str, str] | None, container: StepRunner | None
+) -> list[Step]:
+    """The first step, with the steps after it that run at the same time (`Step.together`):
+    here only, and not under GitHub Actions (where cargo's output becomes annotations)."""
+    first = steps[0]
+    env = os.environ if base_env is None else base_env
+    if not first.together or first.files or in_github_actions(env):
+        return [first]
+    if container is not None and first.container_ok:
+        return [first]
+    batch = [first]
+    for step in steps[1:]:
+        if step.together != first.together or step.files:
+            break
+        batch.append(step)
+    return batch
+
+
+def _run_together(
+    steps: list[Step], base_env: Mapping[str, str] | None, stdout_to_stderr: bool
+) -> None:
+    """Start every step, wait for all, then show each one's command and output in plan
+    order (their lines would interleave otherwise); the first failure is raised after."""
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rgpu.errors import InterruptedByUser
+
+    env = os.environ if base_env is None else base_env
+
+    def start(step: Step) -> cmd.Result:
+        return cmd.run(step.argv, cwd=step.cwd, env=step.child_env(env), capture=True,
+                       check=False, echo=False, hint=step.hint)  # fmt: skip
+
+    title = "at the same time: " + "; ".join(s.description for s in steps)
+    with reporter().group(title):
+        try:
+            with ThreadPoolExecutor(max_workers=len(steps)) as pool:
+                results = list(pool.map(start, steps))
+        except KeyboardInterrupt as exc:
+            raise InterruptedByUser("interrupted while running " + steps[0].argv[0]) from exc
+        for step, result in zip(steps, results, strict=True):
+            reporter().command(cmd.format_argv(step.argv))
+            for text, stream in ((result.stdout, sys.stderr if stdout_to_stderr else sys.stdout),
+                                 (result.stderr, sys.stderr)):  # fmt: skip
+                if text:
+                    stream.write(text if text.endswith("\n") else text + "\n")
+                    stream.flush()
+    for step, result in zip(steps, results, strict=True):
+        if result.returncode != 0:
+            output = result.stderr if result.stderr.strip() else result.stdout
+            detail = f": {cmd.error_line(output, result.returncode)}" if output.strip() else ""
+            raise CommandFailedError(
+                f"`{cmd.format_argv(step.argv)}` failed with exit code {result.returncode}"
+                + detail,
+                step.failure_hint,
+                returncode=result.returncode,
+            )

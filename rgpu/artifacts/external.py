@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from rgpu.artifacts import manifest, ptx
+from rgpu.artifacts import manifest, ptx, sass
 from rgpu.errors import ArtifactError, UsageError
 from rgpu.util.files import write_bytes_if_changed
 
@@ -105,6 +105,7 @@ class _Accepted(NamedTuple):
     target: str
     entry_points: tuple[str, ...]
     extra: dict[str, str]
+    sass: ptx.Checked | None = None  # PTX: ptxas's check, with the cubin it wrote
 
 
 def _check_one(
@@ -124,10 +125,11 @@ def _check_one(
         os.environ,
         shown_as=f"--kernel-artifact {path}",
         allowed_archs=cuda_archs,
+        keep_sass=True,
     )
     _missing_entries(path, checked.entry_points, required)
     extra = {"ptx_isa": checked.isa, "ptxas": checked.ptxas}
-    return _Accepted(path, kind, checked.arch, checked.entry_points, extra)
+    return _Accepted(path, kind, checked.arch, checked.entry_points, extra, checked)
 
 
 def collect(
@@ -139,7 +141,8 @@ def collect(
     ptxas: str | None,
 ) -> list[manifest.Artifact]:
     """Check every file in place first; only when all passed, copy each under
-    `out_dir/external/` and describe it (a refused build leaves the kernels as they were)."""
+    `out_dir/external/` and describe it (a refused build leaves the kernels as they were).
+    A PTX that ptxas accepted brings its SASS (`external/<name>.cubin`, artifacts.sass)."""
     accepted = [_check_one(path, required, cuda_archs, ptxas) for path in paths]
     wgsl = [a for a in accepted if a.kind == "wgsl"]
     if wgsl:
@@ -150,21 +153,24 @@ def collect(
         )
     _one_per_target(accepted)
     found: list[manifest.Artifact] = []
+    release = sass.ptxas_release(ptxas, os.environ) if any(a.sass for a in accepted) else ""
     for item in accepted:
         copy = out_dir / EXTERNAL_DIR / item.path.name
         write_bytes_if_changed(copy, item.path.read_bytes())
-        found.append(
-            manifest.describe(
-                copy,
-                out_dir,
-                kind=item.kind,
-                codegen="external",
-                target=item.target,
-                entry_points=item.entry_points,
-                source=str(item.path.resolve()),
-                extra=item.extra,
-            )
+        artifact = manifest.describe(
+            copy,
+            out_dir,
+            kind=item.kind,
+            codegen="external",
+            target=item.target,
+            entry_points=item.entry_points,
+            source=str(item.path.resolve()),
+            extra=item.extra,
         )
+        found.append(artifact)
+        cubin = sass.embed(item.sass, artifact, out_dir, release=release) if item.sass else None
+        if cubin is not None:
+            found.append(cubin)
     return found
 
 
@@ -193,14 +199,19 @@ def reusable(
     kinds: Iterable[str],
     cuda_archs: Iterable[str] | None = None,
 ) -> list[manifest.Artifact]:
-    """External artifacts of an earlier build for these kinds; with `cuda_archs`, PTX only
-    for an arch still asked for (PTX for an arch dropped from cuda-archs is stale)."""
+    """External artifacts of an earlier build for these kinds (a PTX's cubin with its
+    PTX); with `cuda_archs`, PTX only for an arch still asked for (PTX for an arch dropped
+    from cuda-archs is stale)."""
     wanted = set(kinds)
     archs = None if cuda_archs is None else set(cuda_archs)
+
+    def family(kind: str) -> str:
+        return "ptx" if kind == sass.KIND else kind
+
     return [
         a
         for a in previous
         if a.codegen == "external"
-        and a.kind in wanted
-        and (archs is None or a.kind != "ptx" or a.target in archs)
+        and family(a.kind) in wanted
+        and (archs is None or family(a.kind) != "ptx" or a.target in archs)
     ]

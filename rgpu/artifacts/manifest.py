@@ -27,7 +27,9 @@ MANIFEST_VERSION = 2
 @dataclass(frozen=True, kw_only=True)
 class Artifact:
     path: str  # relative to the manifest's directory
-    kind: str  # "ptx", "spirv"; "wgsl", "msl", "hlsl" (the portability check's translations)
+    # "ptx", "spirv"; "cubin" (a PTX's SASS, artifacts/sass.py); "wgsl", "msl", "hlsl" (the
+    # portability check's translations)
+    kind: str
     codegen: str  # "nvptx", "nvvm", "spirv", or "external"
     target: str  # e.g. "sm_80" or "spirv-unknown-vulkan1.2"
     entry_points: tuple[str, ...]

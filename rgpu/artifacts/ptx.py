@@ -5,6 +5,7 @@ assembles it."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -107,6 +108,8 @@ class Checked(NamedTuple):
     entry_points: tuple[str, ...]
     isa: str
     ptxas: str  # "accepted", or why it was not run
+    # With `keep_sass`: the cubin ptxas wrote when it accepted the PTX (artifacts/sass.py).
+    sass: bytes | None = None
 
 
 def read(file: Path, shown_as: str) -> str:
@@ -131,8 +134,10 @@ def check(
     shown_as: str,
     expect_arch: str | None = None,
     allowed_archs: Iterable[str] | None = None,
+    keep_sass: bool = False,
 ) -> Checked:
-    """Everything rgpu checks before a PTX file is embedded; errors name `shown_as`."""
+    """Everything rgpu checks before a PTX file is embedded; errors name `shown_as`. With
+    `keep_sass`, what ptxas wrote for the arch (the SASS, a cubin) comes back too."""
     text = read(file, shown_as)
     version, arch, entries = isa_version(text), target_of(text), entry_points(text)
     if version is None or arch is None or not entries:
@@ -162,20 +167,32 @@ def check(
             f"pass --arch {arch} (or add it to cuda-archs), or give PTX built for "
             f"{' or '.join(allowed)}",
         )
-    checked = "not run: no ptxas found"
-    if ptxas is not None:
-        checked = check_with_ptxas(ptxas, file, arch, env, shown_as)
-    return Checked(arch, entries, version, checked)
+    if ptxas is None:
+        return Checked(arch, entries, version, "not run: no ptxas found")
+    if not keep_sass:
+        return Checked(arch, entries, version, check_with_ptxas(ptxas, file, arch, env, shown_as))
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="rgpu-sass-") as tmp:
+        out = Path(tmp) / f"{file.stem}.cubin"
+        checked = check_with_ptxas(ptxas, file, arch, env, shown_as, out)
+        sass = out.read_bytes() if checked == "accepted" and out.is_file() else None
+    return Checked(arch, entries, version, checked, sass)
 
 
 def check_with_ptxas(
-    ptxas: str, file: Path, arch: str, env: Mapping[str, str], shown_as: str
+    ptxas: str,
+    file: Path,
+    arch: str,
+    env: Mapping[str, str],
+    shown_as: str,
+    output: Path | None = None,
 ) -> str:
-    """Assemble ``file`` for ``arch``: "accepted", or why it was not checked (this ptxas
-    does not know the arch: CUDA 13 dropped sm_70/sm_72). A rejection is an ArtifactError
-    with ptxas's words."""
+    """Assemble ``file`` for ``arch`` (into ``output``, else nowhere): "accepted", or why it
+    was not checked (this ptxas does not know the arch: CUDA 13 dropped sm_70/sm_72). A
+    rejection is an ArtifactError with ptxas's words."""
     result = cmd.run(
-        [ptxas, f"-arch={arch}", str(file), "-o", "/dev/null"],
+        [ptxas, f"-arch={arch}", str(file), "-o", str(output) if output else os.devnull],
         env=env,
         capture=True,
         check=False,

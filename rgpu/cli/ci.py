@@ -61,16 +61,24 @@ def ci_cache_key() -> None:
 @ci.command("check-ptx")
 @dir_option
 def ci_check_ptx(directory: Path | None) -> None:
-    """Check every PTX in target/rgpu/kernels/manifest.json with ptxas, for its arch."""
+    """Check every PTX in target/rgpu/kernels/manifest.json with ptxas, for its arch, and
+    that every cubin (its SASS) is the one built from it."""
     from rgpu.ci.check import check_ptx
     from rgpu.errors import ArtifactError
 
     checks = check_ptx(load_workspace(directory))
     for check in checks:
         reporter().status("ok" if check.ok else "rejected", f"{check.path} ({check.arch})")
-    failed = [c for c in checks if not c.ok]
+    ptxs = [c for c in checks if c.kind == "ptx"]
+    failed = [c for c in ptxs if not c.ok]
     if failed:
         raise ArtifactError(
-            f"ptxas rejected {len(failed)} of {len(checks)} PTX files: {failed[0].detail}",
+            f"ptxas rejected {len(failed)} of {len(ptxs)} PTX files: {failed[0].detail}",
             "fix the kernel or the arch list, then `rgpu build --backend cuda` again",
+        )
+    stale = [c for c in checks if c.kind != "ptx" and not c.ok]
+    if stale:
+        raise ArtifactError(
+            f"{len(stale)} cubin(s) do not match their PTX: {stale[0].detail}",
+            "rebuild the kernels with `rgpu build --backend cuda`",
         )

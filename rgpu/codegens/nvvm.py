@@ -339,19 +339,25 @@ class NvvmCodegen:
         return Plan(steps=steps, notes=notes)
 
     def collect(self, build: KernelBuild) -> list[manifest.Artifact]:
-        from rgpu.codegens.nvptx import describe_ptx
+        from rgpu.artifacts import sass
+        from rgpu.codegens.nvptx import describe_ptx, warn_without_ptxas, with_sass
 
         tc: NvvmToolchain = build.toolchain
         ptxas = tools.find_ptxas(tc.env)
+        warn_without_ptxas(ptxas)
+        release = sass.ptxas_release(ptxas, tc.env)
         produced = []
         for arch in ptx.parse_archs(build.options.cuda_archs):
             file = out_path(build, arch)
             if not file.is_file():
                 raise ArtifactError(f"rustc_codegen_nvvm did not produce {file} ({arch})")
-            checked = ptx.check(file, ptxas, tc.env, shown_as=str(file), expect_arch=arch)
+            checked = ptx.check(
+                file, ptxas, tc.env, shown_as=str(file), expect_arch=arch, keep_sass=True
+            )
             dest = build.out_dir / file.name
             write_bytes_if_changed(dest, file.read_bytes())
-            produced.append(describe_ptx(dest, build.out_dir, checked, codegen=self.name))
+            artifact = describe_ptx(dest, build.out_dir, checked, codegen=self.name)
+            produced += with_sass(artifact, checked, build.out_dir, release)
         return produced
 
 

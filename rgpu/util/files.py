@@ -78,12 +78,14 @@ def shown(path: Path) -> str:
 
 def write_tree(directory: Path, files: dict[str, str] | Any) -> list[tuple[str, bool]]:
     """Write generated files (relative path -> text) under ``directory``, each only when its
-    text changed; [(relative path, written)]. A path that would leave ``directory`` is a
-    ValueError."""
+    text changed; [(relative path, written)]. A file whose text starts with `#!` (a script)
+    is made executable. A path that would leave ``directory`` is a ValueError."""
     done = []
     for rel, text in files.items():
         target = (directory / rel).resolve()
         if not target.is_relative_to(directory.resolve()):
             raise ValueError(f"{rel} would leave {directory}")
         done.append((rel, write_text_if_changed(target, text)))
+        if text.startswith("#!") and not os.access(target, os.X_OK):
+            target.chmod(target.stat().st_mode | 0o111)
     return done

@@ -102,6 +102,11 @@ def manifest_of(ws: Path) -> list[Artifact]:
     return read_manifest(kernels_dir(ws))
 
 
+def ptx_of(ws: Path) -> list[Artifact]:
+    """The manifest's PTX (each arch's cubin, its SASS, beside it is left out)."""
+    return [a for a in manifest_of(ws) if a.kind == "ptx"]
+
+
 def binary(ws: Path) -> Path:
     return TARGET_DIR / "release" / ws.name
 
@@ -196,7 +201,7 @@ def built_ptx(cuda_ws: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[s
     pass to --kernel-artifact."""
     out = tmp_path_factory.mktemp("ptx")
     found = {}
-    for artifact in manifest_of(cuda_ws):
+    for artifact in ptx_of(cuda_ws):
         copy = out / f"from-ci-{artifact.target}.ptx"
         shutil.copyfile(kernels_dir(cuda_ws) / artifact.path, copy)
         found[artifact.target] = copy

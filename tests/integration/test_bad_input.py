@@ -181,7 +181,7 @@ def test_lists_are_accepted_where_a_list_means_something(configured: Path) -> No
     plan = dry_run(configured)
     assert plan["backends"] == ["cuda", "cpu"]
     steps = plan["plan"]["steps"]  # type: ignore[index]
-    archs = [s["name"] for s in steps if s["name"].startswith("nvptx-")]
+    archs = [s["name"] for s in steps if s["name"].startswith("nvptx-sm_")]
     assert archs == ["nvptx-sm_80", "nvptx-sm_90"]
 
 

@@ -6,6 +6,7 @@ runs ptxas on a real manifest."""
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import re
@@ -189,7 +190,7 @@ def test_check_ptx_rejects_a_ptx_that_ptxas_rejects(cuda_ws: Path, tmp_path: Pat
     ok = run_rgpu("ci", "check-ptx", "-C", str(ws))
     assert len(re.findall(r"^\s*ok\s+\S+\.ptx \(sm_\d+\)$", ok.stderr, re.M)) == 3, ok.stderr
     artifacts = manifest.read_manifest(kernels_dir(ws))
-    sm80 = next(a for a in artifacts if a.target == "sm_80")
+    sm80 = next(a for a in artifacts if a.target == "sm_80" and a.kind == "ptx")
     ptx = kernels_dir(ws) / sm80.path
     ptx.write_text(ptx.read_text(encoding="utf-8").replace("\tret;", "\tret_nope;", 1), "utf-8")
     fixed = manifest.describe(ptx, kernels_dir(ws), kind="ptx", codegen="nvptx", target="sm_80",
@@ -198,6 +199,24 @@ def test_check_ptx_rejects_a_ptx_that_ptxas_rejects(cuda_ws: Path, tmp_path: Pat
     bad = run_rgpu("ci", "check-ptx", "-C", str(ws), check=False)
     assert_clean_failure(bad, ExitCode.ARTIFACT)
     assert "ptxas rejected 1 of 3 PTX files" in bad.stderr and "ret_nope" in bad.stderr
+
+
+def test_check_ptx_refuses_a_cubin_not_made_from_the_listed_ptx(
+    cuda_ws: Path, tmp_path: Path
+) -> None:
+    """The runtime loads the cubin or the PTX: both must be the same kernels."""
+    ws = new_workspace(tmp_path, "cicubin")
+    shutil.copytree(kernels_dir(cuda_ws), kernels_dir(ws))
+    ok = run_rgpu("ci", "check-ptx", "-C", str(ws))
+    assert len(re.findall(r"^\s*ok\s+\S+\.cubin \(sm_\d+ SASS\)$", ok.stderr, re.M)) == 3
+    artifacts = manifest.read_manifest(kernels_dir(ws))
+    cubin = next(a for a in artifacts if a.target == "sm_90" and a.kind == "cubin")
+    other = dataclasses.replace(cubin, extra={**cubin.extra, "ptx_sha256": "0" * 64})
+    manifest.write_manifest(kernels_dir(ws), [*(a for a in artifacts if a is not cubin), other])
+    bad = run_rgpu("ci", "check-ptx", "-C", str(ws), check=False)
+    assert_clean_failure(bad, ExitCode.ARTIFACT)
+    assert "1 cubin(s) do not match their PTX" in bad.stderr
+    assert f"{cubin.path} was not made from the listed {cubin.extra['ptx']}" in bad.stderr
 
 
 def test_check_ptx_without_ptx_says_how_to_build_it(tmp_path: Path) -> None:

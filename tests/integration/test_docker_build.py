@@ -97,7 +97,8 @@ def wait_for(predicate: Callable[[], object], limit: float) -> bool:
 
 
 def ptx_entry(workspace: Path) -> manifest.Artifact:
-    (entry,) = [a for a in manifest.read_manifest(kernels_dir(workspace)) if a.target == ARCH]
+    found = manifest.read_manifest(kernels_dir(workspace))
+    (entry,) = [a for a in found if a.target == ARCH and a.kind == "ptx"]
     return entry
 
 

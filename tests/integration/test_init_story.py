@@ -394,7 +394,9 @@ def test_rgpu_build_cuda_makes_ptx_that_ptxas_accepts(story: Story) -> None:
                       "--json")  # fmt: skip
     data = json.loads(result.stdout)
     assert data["ok"] and "cuda" in data["backends"]
-    (artifact,) = data["artifacts"]
+    artifact, cubin = data["artifacts"]  # the PTX and its SASS (rgpu/artifacts/sass.py)
+    assert (cubin["kind"], cubin["target"]) == ("cubin", "sm_80")
+    assert cubin["extra"]["ptx_sha256"] == artifact["sha256"]
     assert artifact["target"] == "sm_80" and artifact["extra"]["ptxas"] == "accepted"
     assert sorted(artifact["entry_points"]) == ["brighten", "saxpy"]
     ptxas = find_ptxas(os.environ)

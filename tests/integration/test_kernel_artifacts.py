@@ -20,6 +20,7 @@ from tests.integration.conftest import (
     kernels_dir,
     manifest_of,
     new_workspace,
+    ptx_of,
     started_commands,
 )
 
@@ -164,13 +165,17 @@ def ext_ws(tmp_path_factory: pytest.TempPathFactory, built_ptx: dict[str, Path])
 def test_an_accepted_ptx_is_copied_and_recorded_with_its_source(
     ext_ws: Path, built_ptx: dict[str, Path]
 ) -> None:
-    (artifact,) = manifest_of(ext_ws)
+    cubin, artifact = manifest_of(ext_ws)
     given = built_ptx["sm_80"]
     assert artifact.codegen == "external" and artifact.source == str(given.resolve())
     assert artifact.target == "sm_80" and artifact.path == f"external/{given.name}"
     assert artifact.extra["ptxas"] == "accepted"
     copy = kernels_dir(ext_ws) / artifact.path
     assert copy.read_bytes() == given.read_bytes()
+    # ptxas's check of it wrote its SASS, embedded beside it.
+    assert (cubin.kind, cubin.codegen, cubin.target) == ("cubin", "external", "sm_80")
+    assert cubin.path == f"external/{given.stem}.cubin" and cubin.source == artifact.source
+    assert cubin.extra["ptx_sha256"] == artifact.sha256
 
 
 def test_later_builds_reuse_it_without_any_work(ext_ws: Path, built_ptx: dict[str, Path]) -> None:
@@ -191,8 +196,9 @@ def test_an_external_ptx_for_an_arch_no_longer_asked_for_is_dropped(
     proc = run_rgpu("build", "--backend", "cuda", "--arch", "sm_90", cwd=ext_ws)
     given = str(built_ptx["sm_80"].resolve())
     assert f"no longer embedding {given}" in proc.stderr
-    assert [(a.codegen, a.target) for a in manifest_of(ext_ws)] == [("nvptx", "sm_90")]
+    assert [(a.codegen, a.target) for a in ptx_of(ext_ws)] == [("nvptx", "sm_90")]
     assert sorted(p.name for p in kernels_dir(ext_ws).rglob("*")) == [
+        "extdemo_kernel-sm_90.cubin",
         "extdemo_kernel-sm_90.ptx",
         "manifest.json",
     ]
@@ -200,13 +206,14 @@ def test_an_external_ptx_for_an_arch_no_longer_asked_for_is_dropped(
 
 def test_built_artifacts_of_an_arch_no_longer_asked_for_are_removed(ext_ws: Path) -> None:
     run_rgpu("build", "--backend", "cuda", "--arch", "sm_75,sm_90", cwd=ext_ws)
-    assert sorted(a.target for a in manifest_of(ext_ws)) == ["sm_75", "sm_90"]
+    assert sorted(a.target for a in ptx_of(ext_ws)) == ["sm_75", "sm_90"]
     sm75 = kernels_dir(ext_ws) / "extdemo_kernel-sm_75.ptx"
     assert sm75.is_file()
     run_rgpu("build", "--backend", "cuda", "--arch", "sm_90", cwd=ext_ws)
-    assert [a.target for a in manifest_of(ext_ws)] == ["sm_90"]
-    assert not sm75.exists()
+    assert [a.target for a in ptx_of(ext_ws)] == ["sm_90"]
+    assert not sm75.exists() and not sm75.with_suffix(".cubin").exists()
     assert sorted(p.name for p in kernels_dir(ext_ws).iterdir()) == [
+        "extdemo_kernel-sm_90.cubin",
         "extdemo_kernel-sm_90.ptx",
         "manifest.json",
     ]

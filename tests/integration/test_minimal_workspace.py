@@ -51,7 +51,9 @@ def test_rgpu_build_cuda_makes_ptx_that_ptxas_accepts(minimal: Path) -> None:
                       "--json")  # fmt: skip
     data = json.loads(result.stdout)
     assert data["ok"] and "cuda" in data["backends"]
-    (artifact,) = data["artifacts"]
+    artifact, cubin = data["artifacts"]  # the PTX and its SASS (rgpu/artifacts/sass.py)
+    assert (cubin["kind"], cubin["target"]) == ("cubin", "sm_80")
+    assert cubin["extra"]["ptx_sha256"] == artifact["sha256"]
     assert artifact["entry_points"] == ["saxpy"] and artifact["extra"]["ptxas"] == "accepted"
     ptxas = find_ptxas(os.environ)
     assert ptxas is not None, "ptxas missing: pip install nvidia-cuda-nvcc"

@@ -72,7 +72,7 @@ def test_yes_installs_the_pinned_nightlys_missing_components_and_builds(tmp_path
     assert built.returncode == 0, built.stderr
     assert "rustup component add" in built.stderr
     assert "warning:" not in built.stderr.replace("warning: unused manifest key", ""), built.stderr
-    (ptx,) = manifest_of(ws)
+    (ptx,) = [a for a in manifest_of(ws) if a.kind == "ptx"]
     assert (ptx.codegen, ptx.target, ptx.extra["ptxas"]) == ("nvptx", "sm_80", "accepted")
     assert not any("llvm-bitcode-linker" in t for t in home.toolchains())
 

@@ -3,6 +3,7 @@ built uses, checked where the user keeps it, copied only once it passed."""
 
 from __future__ import annotations
 
+import os
 import struct
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from rgpu.artifacts import external, manifest, spirv_module
 from rgpu.errors import ArtifactError, UsageError
+from rgpu.toolchains import tools
 from tests.unit.projects import tiny_ptx
 
 CUDA: dict[str, tuple[str, ...]] = {"ptx": ("cuda",)}
@@ -167,3 +169,28 @@ def test_reusable_returns_earlier_external_artifacts_of_the_kinds_asked() -> Non
     assert external.reusable(previous, {"ptx"}) == [previous[0]]
     assert external.reusable(previous, ["ptx", "spirv"]) == [previous[0], previous[2]]
     assert external.reusable(previous, ()) == []
+
+
+def test_a_ptx_that_ptxas_accepts_brings_its_sass(tmp_path: Path) -> None:
+    """The real ptxas checks the file and its SASS is embedded beside it (external/k.cubin),
+    naming the PTX it came from."""
+    ptxas = tools.find_ptxas(os.environ)
+    assert ptxas is not None, "no ptxas: `pip install nvidia-cuda-nvcc` (setup-test-env.sh)"
+    mine = tmp_path / "k.ptx"
+    mine.write_text(tiny_ptx("sm_80"))
+    out = tmp_path / "out"
+    ptx, cubin = external.collect([mine], out, required=("k",), cuda_archs=(), ptxas=ptxas)
+    assert (cubin.path, cubin.kind, cubin.codegen) == ("external/k.cubin", "cubin", "external")
+    assert (cubin.target, cubin.entry_points, cubin.source) == ("sm_80", ("k",), str(mine))
+    assert cubin.extra["ptx"] == ptx.path and cubin.extra["ptx_sha256"] == ptx.sha256
+    assert (out / cubin.path).read_bytes()[:4] == b"\x7fELF"
+
+
+def test_an_external_ptxs_cubin_is_reused_and_dropped_with_it() -> None:
+    ptx = artifact("ptx", "external")
+    cubin = artifact("cubin", "external")
+    previous = [ptx, cubin, artifact("spirv", "external")]
+    assert external.reusable(previous, {"ptx"}) == [ptx, cubin]
+    assert external.reusable(previous, {"ptx"}, cuda_archs=("t",)) == [ptx, cubin]
+    assert external.reusable(previous, {"ptx"}, cuda_archs=("sm_90",)) == []
+    assert external.reusable(previous, {"spirv"}) == [previous[2]]

@@ -36,16 +36,22 @@ def test_arch_step_builds_one_cdylib_per_arch_in_its_own_target_dir(tmp_path: Pa
         "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core", "--crate-type", "cdylib",
         "--target-dir", str(ws / "target" / "rgpu-nvptx" / "sm_80"),
         "--", "-Zcrate-attr=feature(abi_ptx)",
+        f"-Clinker={ws / 'target' / 'rgpu-nvptx' / 'linker' / 'rgpu-bitcode-linker'}",
     )  # fmt: skip
     assert step.env == {"CARGO_ENCODED_RUSTFLAGS": "-Ctarget-cpu=sm_80"}
     assert {"RUSTFLAGS", "CARGO_TARGET_DIR", "RUSTUP_TOOLCHAIN"} <= set(step.unset_env)
     assert step.cwd == ws and step.container_ok
 
 
-def test_the_plan_has_one_step_per_arch(tmp_path: Path) -> None:
+def test_the_plan_writes_rgpus_linker_then_has_one_step_per_arch(tmp_path: Path) -> None:
     plan = nvptx.CODEGEN.plan(build(tmp_path, archs="sm_90,sm_75,sm_80"))
-    assert [s.name for s in plan.steps] == ["nvptx-sm_75", "nvptx-sm_80", "nvptx-sm_90"]
-    flags = [s.env["CARGO_ENCODED_RUSTFLAGS"] for s in plan.steps]
+    assert [s.name for s in plan.steps] == [
+        "nvptx-linker", "nvptx-sm_75", "nvptx-sm_80", "nvptx-sm_90",
+    ]  # fmt: skip
+    linker = plan.steps[0]
+    assert linker.cwd == tmp_path / "ws" / "target" / "rgpu-nvptx" / "linker"
+    assert sorted(linker.files) == ["bin/opt", "rgpu-bitcode-linker"]
+    flags = [s.env["CARGO_ENCODED_RUSTFLAGS"] for s in plan.steps[1:]]
     assert flags == ["-Ctarget-cpu=sm_75", "-Ctarget-cpu=sm_80", "-Ctarget-cpu=sm_90"]
     assert any("always built with the release profile" in n for n in plan.notes)
 
@@ -64,7 +70,9 @@ def test_a_container_build_uses_the_images_toolchain_without_probing(tmp_path: P
     found = nvptx.CODEGEN.toolchain(pin("nvptx"), CONTAINER, {"PATH": str(tmp_path)})
     assert found is nvptx_routes.IMAGE_TOOLCHAIN
     plan = nvptx.CODEGEN.plan(build(tmp_path, found, archs="sm_80", where=CONTAINER))
-    (step,) = plan.steps
+    # rgpu's linker is written here, into the workspace the container mounts.
+    linker, step = plan.steps
+    assert linker.files and not linker.container_ok
     assert step.argv[:2] == ("/usr/bin/cargo", "rustc")
     assert step.env["RUSTC_BOOTSTRAP"] == "1" and step.env["RUSTC"] == "/usr/bin/rustc"
     assert "/usr/lib/llvm-22/bin" in step.env["PATH"].split(":")
@@ -143,16 +151,23 @@ def test_a_system_rustc_of_another_llvm_major_fails_with_the_package_to_install(
     assert failed.name == "nvptx llvm tools" and failed.fix.startswith("apt-get install llvm-21")
 
 
-def test_collect_checks_and_copies_each_archs_ptx(tmp_path: Path) -> None:
+def test_collect_checks_and_copies_each_archs_ptx_and_embeds_ptxas_sass(tmp_path: Path) -> None:
     b = build(tmp_path, archs="sm_80")
     source = nvptx.built_ptx(b, "sm_80")
     source.parent.mkdir(parents=True)
     source.write_text(tiny_ptx("sm_80", entry="add_one"))
-    (found,) = nvptx.CODEGEN.collect(b)
+    found, cubin = nvptx.CODEGEN.collect(b)
     assert (found.path, found.codegen, found.target) == ("demo_kernel-sm_80.ptx", "nvptx", "sm_80")
     assert found.entry_points == ("add_one",)
     assert found.extra == {"ptx_isa": "7.0", "ptxas": "accepted", "route": "pinned"}
     assert nvptx.artifact_path(b, "sm_80").read_bytes() == source.read_bytes()
+    # The real ptxas's check wrote the SASS: an ELF cubin beside the PTX, naming it.
+    assert (cubin.kind, cubin.path, cubin.codegen) == ("cubin", "demo_kernel-sm_80.cubin", "nvptx")
+    assert (cubin.target, cubin.entry_points) == ("sm_80", ("add_one",))
+    assert cubin.extra["ptx"] == found.path and cubin.extra["ptx_sha256"] == found.sha256
+    assert "release" in cubin.extra["ptxas"]
+    data = (b.out_dir / cubin.path).read_bytes()
+    assert data[:4] == b"\x7fELF" and cubin.size == len(data)
 
 
 def test_the_manifest_names_the_route_and_the_rustc_cargo_ran(tmp_path: Path) -> None:
@@ -168,7 +183,7 @@ def test_the_manifest_names_the_route_and_the_rustc_cargo_ran(tmp_path: Path) ->
     )
     info = {"rustc_fingerprint": 1, "outputs": {"1": {"stdout": "___.ptx\n"}, "2": {"stdout": vv}}}
     (nvptx.target_dir(b, "sm_80") / ".rustc_info.json").write_text(json.dumps(info))
-    (found,) = nvptx.CODEGEN.collect(b)
+    found, _cubin = nvptx.CODEGEN.collect(b)
     assert found.extra["route"] == "image"
     assert found.extra["rustc"] == (
         "rustc 1.96.0 (ac68faa20 2026-05-25) (built from a source tarball), LLVM 22.1.8"

@@ -479,3 +479,117 @@ fn ranges_read_and_write_part_of_a_buffer() {
     );
     assert!(buffer.read_range(n..n + 1).is_err());
 }
+
+/// ptxas of the CUDA toolkit (`CUDA_PATH`, /usr/local/cuda) or PATH, for the SASS test.
+fn ptxas() -> Option<std::path::PathBuf> {
+    let roots = [
+        std::env::var("CUDA_PATH").ok(),
+        Some("/usr/local/cuda".into()),
+    ];
+    roots
+        .into_iter()
+        .flatten()
+        .map(|root| std::path::Path::new(&root).join("bin").join("ptxas"))
+        .find(|p| p.is_file())
+        .or_else(|| {
+            Command::new("ptxas")
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+                .then(|| "ptxas".into())
+        })
+}
+
+/// The FIXTURE PTX assembled by ptxas for `arch` (what `rgpu build` embeds beside a PTX).
+fn fixture_sass(ptxas: &std::path::Path, arch: &str) -> &'static [u8] {
+    let dir = std::env::temp_dir().join(format!("rgpu-cuda-sass-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (ptx, cubin) = (dir.join("fixture.ptx"), dir.join(format!("{arch}.cubin")));
+    std::fs::write(&ptx, KERNELS_PTX).unwrap();
+    let made = Command::new(ptxas)
+        .arg(format!("-arch={arch}"))
+        .arg(&ptx)
+        .arg("-o")
+        .arg(&cubin)
+        .status()
+        .unwrap();
+    assert!(made.success(), "ptxas -arch={arch} failed");
+    Box::leak(std::fs::read(&cubin).unwrap().into_boxed_slice())
+}
+
+/// The FIXTURE PTX and a cubin of `target` with `bytes` (leaked: artifacts are `'static`).
+fn with_cubin(target: &str, bytes: &'static [u8]) -> &'static [Artifact] {
+    let cubin = Artifact {
+        kind: "cubin",
+        target: Box::leak(target.to_string().into_boxed_str()),
+        sha256: Box::leak(format!("cubin-{target}-{}", bytes.len()).into_boxed_str()),
+        bytes,
+        ..ARTIFACTS[0]
+    };
+    Box::leak(vec![ARTIFACTS[0], cubin].into_boxed_slice())
+}
+
+fn saxpy_is_right(device: &Device, artifacts: &'static [Artifact]) {
+    let n = 10_007usize;
+    let x: Vec<f32> = (0..n).map(|i| (i % 1000) as f32).collect();
+    let mut y = vec![1.0f32; n];
+    saxpy(device, artifacts, n as u32, &x, &mut y, 2.0).unwrap();
+    assert!(y
+        .iter()
+        .enumerate()
+        .all(|(i, &v)| v == 2.0 * (i % 1000) as f32 + 1.0));
+}
+
+/// A cubin the GPU runs is loaded instead of the PTX (no JIT); a cubin of another major
+/// leaves the PTX to the JIT; one the driver refuses falls back to the PTX, and the
+/// description says which was loaded each time.
+#[test]
+fn sass_is_loaded_where_it_runs_and_the_ptx_elsewhere() {
+    let Some(device) = open() else {
+        return;
+    };
+    let Some(ptxas) = ptxas() else {
+        assert!(
+            std::env::var("RGPU_REQUIRE_CUDA").as_deref() != Ok("1"),
+            "RGPU_REQUIRE_CUDA=1, but no ptxas (CUDA_PATH, /usr/local/cuda, PATH)"
+        );
+        eprintln!("skipped: no ptxas to make the SASS");
+        return;
+    };
+    let description = device.description();
+    let cc = description
+        .split("compute ")
+        .nth(1)
+        .and_then(|rest| rest.split([',', ' ']).next())
+        .unwrap_or_else(|| panic!("no compute capability in {description}"));
+    let arch = format!("sm_{}", cc.replace('.', ""));
+    let native = with_cubin(&arch, fixture_sass(&ptxas, &arch));
+    saxpy_is_right(&device, native);
+    let text = device.description();
+    assert!(text.contains(&format!("SASS {arch} (cubin)")), "{text}");
+    assert!(!text.contains("JIT-compiled"), "{text}");
+
+    let other = if cc.starts_with('7') {
+        "sm_90"
+    } else {
+        "sm_75"
+    };
+    let device = open().unwrap();
+    saxpy_is_right(&device, with_cubin(other, fixture_sass(&ptxas, other)));
+    let text = device.description();
+    assert!(text.contains("PTX sm_50 (ISA 7.0) JIT-compiled"), "{text}");
+    assert!(!text.contains("SASS"), "{text}");
+
+    let device = open().unwrap();
+    saxpy_is_right(
+        &device,
+        with_cubin(&arch, b"not a cubin, refused by the driver"),
+    );
+    let text = device.description();
+    assert!(
+        text.contains(&format!(
+            "PTX sm_50 (ISA 7.0) JIT-compiled (the {arch} cubin was refused"
+        )),
+        "{text}"
+    );
+}

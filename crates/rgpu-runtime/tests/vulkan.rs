@@ -543,6 +543,74 @@ fn uploads_and_writes_queue_with_launches(backend: Backend) {
     assert!(sum.iter().enumerate().all(|(i, &v)| v == 2 * i as u32));
 }
 
+/// A launch on device buffers binds what its buffers are now, whatever launches before it
+/// bound (the backends keep a launch's descriptor set / bind group for the next launch on
+/// the same buffers): other buffers, the same buffers in other roles, buffers dropped and
+/// new ones made in their place (the driver may give them the same handles), inside one
+/// batch and across batches.
+fn kept_bindings_follow_the_buffers(backend: Backend) {
+    let Some((device, artifacts)) = open(backend) else {
+        return;
+    };
+    let n = 1000;
+    let ones = device.upload(&vec![1.0f32; n]).unwrap();
+    let twos = device.upload(&vec![2.0f32; n]).unwrap();
+    let mut y = device.zeros::<f32>(n).unwrap();
+    let mut z = device.zeros::<f32>(n).unwrap();
+    saxpy(&device, artifacts, n as u32, &ones, &mut y, 1.0).unwrap(); // y = 1
+    saxpy(&device, artifacts, n as u32, &twos, &mut y, 1.0).unwrap(); // y = 3
+    saxpy(&device, artifacts, n as u32, &ones, &mut z, 5.0).unwrap(); // z = 5
+    saxpy(&device, artifacts, n as u32, &ones, &mut y, 1.0).unwrap(); // y = 4, as the first
+    assert!(y.read().unwrap().iter().all(|&v| v == 4.0));
+    assert!(z.read().unwrap().iter().all(|&v| v == 5.0));
+    // The same buffers in other roles: z is the input now.
+    saxpy(&device, artifacts, n as u32, &z, &mut y, 2.0).unwrap(); // y = 14
+    assert!(y.read().unwrap().iter().all(|&v| v == 14.0));
+    // Drop buffers and make new ones of the same size, again and again, each launched on
+    // right after it was made: queued in one batch, then read (the old buffers are freed
+    // only after the batch, their kept bindings with them).
+    for round in 0..3u32 {
+        let mut outs = Vec::new();
+        for k in 0..40u32 {
+            let x = device.upload(&vec![(k + round) as f32; n]).unwrap();
+            let mut out = device.zeros::<f32>(n).unwrap();
+            saxpy(&device, artifacts, n as u32, &x, &mut out, 1.0).unwrap();
+            saxpy(&device, artifacts, n as u32, &ones, &mut out, 1.0).unwrap();
+            outs.push(out);
+            drop(x);
+            if k % 3 == 0 {
+                drop(outs.remove(0));
+            }
+        }
+        let first = 40 - outs.len() as u32;
+        for (i, out) in outs.iter().enumerate() {
+            let want = (first + i as u32 + round) as f32 + 1.0;
+            assert!(
+                out.read().unwrap().iter().all(|&v| v == want),
+                "{backend}: round {round}, buffer {}",
+                first + i as u32
+            );
+        }
+    }
+    // Across batches: each launch read back before the next buffer is made.
+    for k in 0..20u32 {
+        let x = device.upload(&vec![k as f32; n]).unwrap();
+        let mut out = device.zeros::<f32>(n).unwrap();
+        saxpy(&device, artifacts, n as u32, &x, &mut out, 3.0).unwrap();
+        assert!(
+            out.read().unwrap().iter().all(|&v| v == 3.0 * k as f32),
+            "{k}"
+        );
+    }
+    // Host slices and device buffers mixed, then device buffers alone again.
+    let mut host = vec![1.0f32; n];
+    saxpy(&device, artifacts, n as u32, &twos, &mut host, 1.0).unwrap();
+    assert!(host.iter().all(|&v| v == 3.0));
+    saxpy(&device, artifacts, n as u32, &host[..], &mut y, 1.0).unwrap(); // y = 17
+    saxpy(&device, artifacts, n as u32, &twos, &mut y, 1.0).unwrap(); // y = 19
+    assert!(y.read().unwrap().iter().all(|&v| v == 19.0));
+}
+
 macro_rules! vulkan_tests {
     ($module:ident, $backend:expr) => {
         mod $module {
@@ -616,6 +684,11 @@ macro_rules! vulkan_tests {
             #[test]
             fn uploads_and_writes_queue_with_launches() {
                 super::uploads_and_writes_queue_with_launches($backend);
+            }
+
+            #[test]
+            fn kept_bindings_follow_the_buffers() {
+                super::kept_bindings_follow_the_buffers($backend);
             }
         }
     };
@@ -727,4 +800,44 @@ fn the_wgpu_tests_pass_through_naga_too() {
         return;
     }
     run_self("wgpu::", &[("RGPU_WGPU_SHADER", "naga")], &[]);
+}
+
+/// Launches, reads and chunked transfers again with waits that poll before they block (on
+/// lavapipe a wait blocks at once unless `RGPU_SPIN_WAIT_US` says otherwise:
+/// common/spin.rs).
+#[test]
+fn launches_and_transfers_pass_with_polling_waits() {
+    if std::env::var_os("RGPU_SPIN_WAIT_US").is_some() || vulkan_backends().is_empty() {
+        return; // the child of this test, or nothing to run
+    }
+    if artifacts().is_none() {
+        return;
+    }
+    for filter in ["kept_bindings_follow_the_buffers", "transfers_round_trip"] {
+        run_self(filter, &[("RGPU_SPIN_WAIT_US", "300")], &[]);
+    }
+}
+
+/// A spin time that is not a number stops the device from opening, with the variable's
+/// name and value.
+#[test]
+fn a_bad_spin_time_is_a_config_error() {
+    if std::env::var_os("RGPU_BAD_SPIN_CHILD").is_some() {
+        for backend in vulkan_backends() {
+            match Device::open(backend) {
+                Err(Error::Config { reason }) => {
+                    assert!(reason.contains("RGPU_SPIN_WAIT_US=\"soon\""), "{reason}")
+                }
+                Err(e @ Error::Unavailable { .. }) => skip(e),
+                Err(e) => panic!("{backend}: expected a config error, got {e}"),
+                Ok(d) => panic!("{backend} opened {} with a bad spin time", d.description()),
+            }
+        }
+        return;
+    }
+    run_self(
+        "a_bad_spin_time_is_a_config_error",
+        &[("RGPU_SPIN_WAIT_US", "soon"), ("RGPU_BAD_SPIN_CHILD", "1")],
+        &[],
+    );
 }

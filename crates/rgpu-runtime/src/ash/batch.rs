@@ -1,12 +1,14 @@
 //! Recording and submitting: the queued launches go into one command buffer (the batch),
 //! with a memory barrier before each command that needs one, and are submitted together
-//! when something needs their results. Every submission waits for its fence, so when a
-//! function here returns, the GPU is idle (as when `transfer`'s chunked copies return).
+//! when something needs their results. Every submission waits for its fence (polling it
+//! first, `common::spin`), so when a function here returns, the GPU is idle (as when
+//! `transfer`'s chunked copies return).
 
 use ash::vk;
 
 use super::context::{Batch, Context};
 use super::{begin_one_time, BACKEND};
+use crate::common::spin::poll_for;
 use crate::error::Error;
 
 impl Context {
@@ -106,6 +108,7 @@ impl Context {
                 a.free(&self.device);
             }
             self.descriptors.reset(&self.device);
+            self.bound_sets.free_stale(&self.device);
         }
         submitted?;
         if let Some(timing) = self.timing.as_mut() {
@@ -145,13 +148,26 @@ impl Context {
             let d = &self.device;
             d.queue_submit(self.queue, &submit, self.fence)
                 .map_err(|e| Error::api_call(BACKEND, "vkQueueSubmit", e))?;
-            let waited = d.wait_for_fences(&[self.fence], true, u64::MAX);
-            let reset = d.reset_fences(&[self.fence]);
-            waited.map_err(|e| {
-                Error::api_call(BACKEND, "waiting for the GPU (vkWaitForFences)", e)
-            })?;
-            reset.map_err(|e| Error::api_call(BACKEND, "vkResetFences", e))?;
         }
-        Ok(())
+        self.wait_fence(self.fence)
+    }
+
+    /// Waits for a submitted `fence` and resets it: polls it for up to the device's spin
+    /// time first (common/spin.rs), then blocks.
+    pub(super) fn wait_fence(&self, fence: vk::Fence) -> Result<(), Error> {
+        let d = &self.device;
+        // SAFETY: the fence belongs to this device and was submitted; reading its status
+        // does not change it.
+        let polled = poll_for(self.spin, || unsafe { d.get_fence_status(fence) });
+        let waited = match polled {
+            Ok(true) => Ok(()),
+            // SAFETY: as above; the wait only blocks until the fence is signalled.
+            Ok(false) => unsafe { d.wait_for_fences(&[fence], true, u64::MAX) },
+            Err(e) => Err(e),
+        };
+        // SAFETY: the fence is signalled (or the device lost): no submission waits on it.
+        let reset = unsafe { d.reset_fences(&[fence]) };
+        waited.map_err(|e| Error::api_call(BACKEND, "waiting for the GPU (vkWaitForFences)", e))?;
+        reset.map_err(|e| Error::api_call(BACKEND, "vkResetFences", e))
     }
 }

@@ -3,8 +3,9 @@
 //! objects do is in the modules that import this one: `batch`, `memory`, `pipeline`,
 //! `transfer`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ptr::NonNull;
+use std::time::Duration;
 
 use ash::vk;
 
@@ -28,7 +29,12 @@ pub(super) struct Context {
     pub(super) fence: vk::Fence,
     /// The launches recorded and not yet submitted.
     pub(super) batch: Option<Batch>,
+    /// Descriptor sets of launches with host-slice temporaries, reset after each batch.
     pub(super) descriptors: DescriptorPools,
+    /// Descriptor sets of launches on device buffers, kept while their buffers live.
+    pub(super) bound_sets: BoundSets,
+    /// How long a wait polls its fence before blocking (`common::spin`; 0 on a CPU device).
+    pub(super) spin: Duration,
     pub(super) modules: HashMap<ModuleKey, vk::ShaderModule>,
     pub(super) kernels: HashMap<(ModuleKey, &'static str), Kernel>,
     /// Where uploads are staged: up to `transfer::CHUNK` bytes each in the part from 0 to
@@ -76,6 +82,8 @@ impl Context {
             fence: vk::Fence::null(),
             batch: None,
             descriptors: DescriptorPools::default(),
+            bound_sets: BoundSets::default(),
+            spin: Duration::ZERO,
             modules: HashMap::new(),
             kernels: HashMap::new(),
             upload_staging: None,
@@ -112,6 +120,7 @@ impl Drop for Context {
                 self.device.destroy_shader_module(m, None);
             }
             self.descriptors.destroy(&self.device);
+            self.bound_sets.destroy(&self.device);
             if let Some(t) = self.timestamps.take() {
                 self.device.destroy_query_pool(t.pool, None);
             }
@@ -219,6 +228,9 @@ impl Kernel {
 pub(super) struct DescriptorPools {
     pub(super) pools: Vec<vk::DescriptorPool>,
     pub(super) current: usize,
+    /// A set was allocated since the last reset (batches of launches on device buffers
+    /// allocate none: their sets are kept, `BoundSets`).
+    pub(super) used: bool,
 }
 
 impl DescriptorPools {
@@ -227,6 +239,9 @@ impl DescriptorPools {
     /// # Safety
     /// No submission may use the sets any more.
     pub(super) unsafe fn reset(&mut self, device: &ash::Device) {
+        if !std::mem::take(&mut self.used) {
+            return;
+        }
         for &pool in &self.pools {
             // SAFETY: the caller guarantees the sets are idle.
             let _ = unsafe {
@@ -239,6 +254,51 @@ impl DescriptorPools {
     /// # Safety
     /// As `reset`.
     pub(super) unsafe fn destroy(&mut self, device: &ash::Device) {
+        for pool in self.pools.drain(..) {
+            // SAFETY: the caller guarantees the pools are idle.
+            unsafe { device.destroy_descriptor_pool(pool, None) };
+        }
+    }
+}
+
+/// Descriptor sets that stay bound to the same buffers across batches: a launch on device
+/// buffers with the kernel's layout and buffers of an earlier launch binds that launch's set
+/// again, with no allocation and no `vkUpdateDescriptorSets` (`pipeline.rs`). They come from
+/// pools that free single sets; a buffer given up (`Context::discard`) takes its sets along
+/// before its handle can be reused.
+#[derive(Default)]
+pub(super) struct BoundSets {
+    pub(super) pools: Vec<vk::DescriptorPool>,
+    /// By layout and buffers (binding i = buffers[i]): the set and the pool it came from.
+    pub(super) sets: HashMap<
+        (vk::DescriptorSetLayout, Vec<vk::Buffer>),
+        (vk::DescriptorPool, vk::DescriptorSet),
+    >,
+    /// Every buffer some kept set binds (a buffer given up without one costs no search).
+    pub(super) buffers: HashSet<vk::Buffer>,
+    /// Sets of given-up buffers that the open batch may still bind: freed after it ran.
+    pub(super) stale: Vec<(vk::DescriptorPool, vk::DescriptorSet)>,
+}
+
+impl BoundSets {
+    /// Frees the stale sets.
+    ///
+    /// # Safety
+    /// No submission may use them any more.
+    pub(super) unsafe fn free_stale(&mut self, device: &ash::Device) {
+        for (pool, set) in self.stale.drain(..) {
+            // SAFETY: the caller guarantees the set is idle; it came from `pool`, which
+            // was made with FREE_DESCRIPTOR_SET.
+            let _ = unsafe { device.free_descriptor_sets(pool, &[set]) };
+        }
+    }
+
+    /// # Safety
+    /// No submission may use any set any more.
+    pub(super) unsafe fn destroy(&mut self, device: &ash::Device) {
+        self.sets.clear();
+        self.buffers.clear();
+        self.stale.clear();
         for pool in self.pools.drain(..) {
             // SAFETY: the caller guarantees the pools are idle.
             unsafe { device.destroy_descriptor_pool(pool, None) };

@@ -43,7 +43,12 @@ impl AshDevice {
                 .into_iter()
                 .map(|m| m.buffer)
                 .collect();
-            let set = c.descriptor_set(kernel, set_layout, &buffers)?;
+            // Device buffers only: the set made for them is kept and bound again.
+            let set = if temporaries.iter().all(Option::is_none) {
+                c.bound_set(kernel, set_layout, &buffers)?
+            } else {
+                c.descriptor_set(kernel, set_layout, &buffers)?
+            };
             let groups = workgroups(kernel.mode, count, kernel.threads, self.limits.max_groups);
             let cb = c.batch()?;
             let rw = vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE;

@@ -56,6 +56,7 @@ impl Context {
 
     /// Frees `memory` now, or after the open batch (which may use it).
     pub(super) fn discard(&mut self, memory: Allocation) {
+        self.forget_bound_sets(memory.buffer);
         if self.batch.is_some() {
             self.garbage.push(memory);
         } else {

@@ -34,20 +34,17 @@ use transfer::{copy_in, copy_out, Target};
 
 const BACKEND: Backend = Backend::Ash;
 
-/// Resets command buffer `cb` and starts recording it for one submission.
+/// Starts recording command buffer `cb` for one submission. Its pool was made with
+/// `RESET_COMMAND_BUFFER`, so beginning resets what it held (no `vkResetCommandBuffer`).
 ///
 /// # Safety
 /// `cb` is idle: never submitted, or the fence of its last submission was waited for.
 unsafe fn begin_one_time(d: &ash::Device, cb: vk::CommandBuffer) -> Result<(), Error> {
     let begin =
         vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-    // SAFETY: the caller guarantees `cb` is idle.
-    unsafe {
-        d.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
-            .map_err(|e| Error::api_call(BACKEND, "vkResetCommandBuffer", e))?;
-        d.begin_command_buffer(cb, &begin)
-            .map_err(|e| Error::api_call(BACKEND, "vkBeginCommandBuffer", e))
-    }
+    // SAFETY: the caller guarantees `cb` is idle; its pool resets command buffers.
+    unsafe { d.begin_command_buffer(cb, &begin) }
+        .map_err(|e| Error::api_call(BACKEND, "vkBeginCommandBuffer", e))
 }
 
 pub(crate) struct AshDevice {

@@ -1,5 +1,7 @@
 //! Compute pipelines (one per kernel, made once per device) and the descriptor sets that
-//! bind a launch's buffers (allocated per launch, reset after each submission).
+//! bind a launch's buffers: kept for launches on device buffers (the same buffers bind the
+//! same set again, `bound_set`), allocated per launch and reset after each submission for
+//! launches with host-slice temporaries (`descriptor_set`).
 
 use std::ffi::CString;
 
@@ -15,6 +17,9 @@ use crate::kernel::{Artifact, KernelInfo};
 const SETS_PER_POOL: u32 = 256;
 /// Storage buffer descriptors per pool (8 per set on average).
 const BUFFERS_PER_POOL: u32 = 8 * SETS_PER_POOL;
+/// The most sets kept for device buffers; launches on other buffers beyond it allocate per
+/// batch (as launches with temporaries do).
+const MAX_BOUND_SETS: usize = 4096;
 
 impl Context {
     /// The kernel's pipeline: made from the embedded SPIR-V the first time.
@@ -153,61 +158,118 @@ impl Context {
         }
     }
 
-    /// A descriptor set of `layout` pointing at `buffers` (binding i = buffers[i]), valid
-    /// until the open batch is submitted.
-    pub(super) fn descriptor_set(
+    /// A descriptor set of `layout` pointing at `buffers` (binding i = buffers[i]) that stays
+    /// valid while those buffers live: made by the first launch on them, bound again by
+    /// every later one.
+    pub(super) fn bound_set(
         &mut self,
         kernel: &KernelInfo,
         layout: vk::DescriptorSetLayout,
         buffers: &[vk::Buffer],
     ) -> Result<vk::DescriptorSet, Error> {
-        let layouts = [layout];
-        let set = loop {
-            let fresh = self.descriptors.current == self.descriptors.pools.len();
-            if fresh {
-                let sizes = [vk::DescriptorPoolSize::default()
-                    .ty(vk::DescriptorType::STORAGE_BUFFER)
-                    .descriptor_count(BUFFERS_PER_POOL.max(buffers.len() as u32))];
-                // SAFETY: a valid create info on a live device.
-                let pool = unsafe {
-                    self.device.create_descriptor_pool(
-                        &vk::DescriptorPoolCreateInfo::default()
-                            .max_sets(SETS_PER_POOL)
-                            .pool_sizes(&sizes),
-                        None,
-                    )
+        if let Some(&(_, set)) = self.bound_sets.sets.get(&(layout, buffers.to_vec())) {
+            return Ok(set);
+        }
+        if self.bound_sets.sets.len() >= MAX_BOUND_SETS {
+            return self.descriptor_set(kernel, layout, buffers);
+        }
+        // A pool with room (sets of given-up buffers free theirs), else a new one.
+        let mut made = None;
+        for &pool in self.bound_sets.pools.iter().rev() {
+            match self.allocate_set(pool, layout) {
+                Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL) => {}
+                other => {
+                    made = Some(other.map(|set| (pool, set)));
+                    break;
                 }
-                .map_err(|e| {
-                    Error::launch_call(BACKEND, kernel.name, "vkCreateDescriptorPool", e)
-                })?;
-                self.descriptors.pools.push(pool);
             }
-            let pool = self.descriptors.pools[self.descriptors.current];
-            // SAFETY: the pool and layout belong to this device.
-            match unsafe {
-                self.device.allocate_descriptor_sets(
-                    &vk::DescriptorSetAllocateInfo::default()
-                        .descriptor_pool(pool)
-                        .set_layouts(&layouts),
-                )
-            } {
-                Ok(sets) => break sets[0],
-                // This pool is full: on to the next (a new pool that fails is an error).
-                Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL)
-                    if !fresh =>
-                {
-                    self.descriptors.current += 1;
-                }
-                Err(e) => {
-                    return Err(Error::launch_call(
-                        BACKEND,
-                        kernel.name,
-                        "vkAllocateDescriptorSets",
-                        e,
-                    ))
-                }
+        }
+        let made = match made {
+            Some(made) => made,
+            None => {
+                let pool = self.new_pool(kernel, buffers.len(), true)?;
+                self.bound_sets.pools.push(pool);
+                self.allocate_set(pool, layout).map(|set| (pool, set))
             }
         };
+        let (pool, set) = made
+            .map_err(|e| Error::launch_call(BACKEND, kernel.name, "vkAllocateDescriptorSets", e))?;
+        self.write_set(set, buffers);
+        self.bound_sets
+            .sets
+            .insert((layout, buffers.to_vec()), (pool, set));
+        self.bound_sets.buffers.extend(buffers);
+        Ok(set)
+    }
+
+    /// Buffer `buffer` is given up: the sets that bind it go (freed now, or after the open
+    /// batch), before the driver can hand its handle to a new buffer.
+    pub(super) fn forget_bound_sets(&mut self, buffer: vk::Buffer) {
+        let bound = &mut self.bound_sets;
+        if !bound.buffers.remove(&buffer) {
+            return;
+        }
+        let before = bound.stale.len();
+        bound.sets.retain(|(_, buffers), &mut found| {
+            let keep = !buffers.contains(&buffer);
+            if !keep {
+                bound.stale.push(found);
+            }
+            keep
+        });
+        if self.batch.is_none() && bound.stale.len() > before {
+            // SAFETY: no batch is open and every submission was waited for.
+            unsafe { bound.free_stale(&self.device) };
+        }
+    }
+
+    fn new_pool(
+        &self,
+        kernel: &KernelInfo,
+        buffers: usize,
+        free_sets: bool,
+    ) -> Result<vk::DescriptorPool, Error> {
+        let sizes = [vk::DescriptorPoolSize::default()
+            .ty(vk::DescriptorType::STORAGE_BUFFER)
+            .descriptor_count(BUFFERS_PER_POOL.max(buffers as u32))];
+        let flags = if free_sets {
+            vk::DescriptorPoolCreateFlags::FREE_DESCRIPTOR_SET
+        } else {
+            vk::DescriptorPoolCreateFlags::empty()
+        };
+        // SAFETY: a valid create info on a live device.
+        unsafe {
+            self.device.create_descriptor_pool(
+                &vk::DescriptorPoolCreateInfo::default()
+                    .flags(flags)
+                    .max_sets(SETS_PER_POOL)
+                    .pool_sizes(&sizes),
+                None,
+            )
+        }
+        .map_err(|e| Error::launch_call(BACKEND, kernel.name, "vkCreateDescriptorPool", e))
+    }
+
+    /// One descriptor set of `layout` from `pool`.
+    fn allocate_set(
+        &self,
+        pool: vk::DescriptorPool,
+        layout: vk::DescriptorSetLayout,
+    ) -> Result<vk::DescriptorSet, vk::Result> {
+        let layouts = [layout];
+        // SAFETY: the pool and layout belong to this device.
+        unsafe {
+            self.device.allocate_descriptor_sets(
+                &vk::DescriptorSetAllocateInfo::default()
+                    .descriptor_pool(pool)
+                    .set_layouts(&layouts),
+            )
+        }
+        .map(|sets| sets[0])
+    }
+
+    /// Points `set`'s bindings at `buffers` (binding i = buffers[i], whole buffers).
+    fn write_set(&self, set: vk::DescriptorSet, buffers: &[vk::Buffer]) {
         let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers
             .iter()
             .map(|&b| {
@@ -228,8 +290,45 @@ impl Context {
                     .buffer_info(info)
             })
             .collect();
-        // SAFETY: the set is new (not in use) and every buffer is live.
+        // SAFETY: the set is not in use (new) and every buffer is live.
         unsafe { self.device.update_descriptor_sets(&writes, &[]) };
+    }
+
+    /// A descriptor set of `layout` pointing at `buffers` (binding i = buffers[i]), valid
+    /// until the open batch is submitted.
+    pub(super) fn descriptor_set(
+        &mut self,
+        kernel: &KernelInfo,
+        layout: vk::DescriptorSetLayout,
+        buffers: &[vk::Buffer],
+    ) -> Result<vk::DescriptorSet, Error> {
+        let set = loop {
+            let fresh = self.descriptors.current == self.descriptors.pools.len();
+            if fresh {
+                let pool = self.new_pool(kernel, buffers.len(), false)?;
+                self.descriptors.pools.push(pool);
+            }
+            let pool = self.descriptors.pools[self.descriptors.current];
+            self.descriptors.used = true;
+            match self.allocate_set(pool, layout) {
+                Ok(set) => break set,
+                // This pool is full: on to the next (a new pool that fails is an error).
+                Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL)
+                    if !fresh =>
+                {
+                    self.descriptors.current += 1;
+                }
+                Err(e) => {
+                    return Err(Error::launch_call(
+                        BACKEND,
+                        kernel.name,
+                        "vkAllocateDescriptorSets",
+                        e,
+                    ))
+                }
+            }
+        };
+        self.write_set(set, buffers);
         Ok(set)
     }
 }

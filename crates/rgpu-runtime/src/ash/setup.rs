@@ -10,6 +10,7 @@ use super::context::{Context, Timestamps};
 use super::BACKEND;
 use crate::api::About;
 use crate::common::launch::Limits;
+use crate::common::spin::spin_time;
 use crate::devices::{pick, DeviceInfo, DeviceType, Wanted};
 use crate::error::Error;
 use crate::stats::DeviceFacts;
@@ -436,6 +437,7 @@ unsafe fn with_instance(
         )
     };
     let mut context = Context::new(entry.clone(), instance, device, memory_types, queue);
+    context.spin = spin_time(chosen.info.kind == DeviceType::Cpu).map_err(|e| (e, false))?;
     context.statistics = extras.stats.map(|()| {
         ash::khr::pipeline_executable_properties::Device::new(&context.instance, &context.device)
     });

@@ -316,17 +316,7 @@ impl<'a> Chunks<'a> {
         if !std::mem::take(&mut self.in_flight[k]) {
             return Ok(());
         }
-        let fence = [self.c.chunk_fences[k]];
-        // SAFETY: the fence belongs to this device and was submitted.
-        unsafe {
-            let waited = self.c.device.wait_for_fences(&fence, true, u64::MAX);
-            let reset = self.c.device.reset_fences(&fence);
-            waited.map_err(|e| {
-                Error::api_call(BACKEND, "waiting for the GPU (vkWaitForFences)", e)
-            })?;
-            reset.map_err(|e| Error::api_call(BACKEND, "vkResetFences", e))?;
-        }
-        Ok(())
+        self.c.wait_fence(self.c.chunk_fences[k])
     }
 
     /// Waits for both.

@@ -3,7 +3,8 @@
 //! arguments), the parallel host copy into and out of staging memory (`copy.rs`), the SPIR-V
 //! artifact lookup (`spirv.rs`), what the Vulkan backends share (`vulkan.rs`), what the wgpu
 //! and webgpu backends share (`wgpu_device.rs`: the device, its buffers and pipelines), and
-//! waiting for a future (`wait.rs`: blocking natively, JSPI in a browser).
+//! waiting for a future (`wait.rs`: blocking natively, JSPI in a browser), and waiting for the GPU on
+//! the Vulkan backends by polling first (`spin.rs`).
 
 #[cfg(any(feature = "cuda", feature = "wgpu", feature = "ash"))]
 pub(crate) mod copy;
@@ -14,6 +15,8 @@ pub(crate) mod copy;
     all(feature = "webgpu", target_arch = "wasm32")
 ))]
 pub(crate) mod launch;
+#[cfg(any(feature = "wgpu", feature = "ash"))]
+pub(crate) mod spin;
 #[cfg(any(feature = "wgpu", feature = "ash"))]
 pub(crate) mod spirv;
 #[cfg(any(feature = "wgpu", feature = "ash"))]

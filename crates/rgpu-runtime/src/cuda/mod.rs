@@ -1,5 +1,10 @@
-//! The cuda backend: embedded PTX launched on one stream through the CUDA driver API
+//! The cuda backend: embedded SASS or PTX launched on one stream through the CUDA driver API
 //! (cudarc 0.19, libcuda opened at run time, so this builds and fails cleanly without CUDA).
+//!
+//! A kernel's module is the newest cubin (ptxas's SASS, embedded beside each PTX) the GPU
+//! runs, loaded without compiling; else the newest PTX it runs, which the driver
+//! JIT-compiles (a GPU newer than every cubin's major, or no cubin embedded). A cubin the
+//! driver refuses falls back to the PTX. `description()` says which was loaded.
 //!
 //! Launches use the driver's `cuLaunchKernel` directly: argument 0 is the params struct by
 //! value, arguments 1.. are one device pointer per buffer. Launches are asynchronous;
@@ -16,7 +21,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{
     result, sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream,
-    DevicePtr, DevicePtrMut,
+    DevicePtr, DevicePtrMut, DriverError,
 };
 use cudarc::nvrtc::Ptx;
 
@@ -45,10 +50,10 @@ pub(crate) struct CudaMemory {
     slice: CudaSlice<u8>,
 }
 
-/// One loaded PTX module, and what the description says about it.
+/// One loaded module, and what the description says about it.
 struct Module {
     module: Arc<CudaModule>,
-    /// "PTX sm_90 (ISA 7.8)".
+    /// "SASS sm_90 (cubin)" or "PTX sm_90 (ISA 7.8) JIT-compiled".
     label: String,
 }
 
@@ -229,7 +234,8 @@ impl Api for CudaDevice {
         &self.about
     }
 
-    /// "NVIDIA H100 80GB HBM3, compute 9.0, PTX sm_90 (ISA 7.8)" (the PTX once loaded).
+    /// "NVIDIA H100 80GB HBM3, compute 9.0, SASS sm_90 (cubin)" (once a module is loaded;
+    /// "PTX sm_90 (ISA 7.8) JIT-compiled" where no embedded cubin runs on the GPU).
     fn description(&self) -> String {
         let mut text = self.about.description.clone();
         let mut labels: Vec<&str> = Vec::new();
@@ -443,7 +449,8 @@ impl CudaDevice {
             .map_err(|e| Error::api_call(BACKEND, "creating a timing event", e))
     }
 
-    /// The kernel's function: the newest PTX the device runs, loaded once per device.
+    /// The kernel's function: the newest SASS, else PTX, the device runs, loaded once per
+    /// device.
     fn function(
         &self,
         kernel: &'static KernelInfo,
@@ -467,15 +474,24 @@ impl CudaDevice {
         artifacts: &'static [Artifact],
     ) -> Result<CudaFunction, Error> {
         let missing = |reason: String| Error::missing_artifact(BACKEND, kernel.name, reason);
-        let candidates = ptx::candidates(artifacts, kernel.name);
-        if candidates.is_empty() {
+        let ptxs = ptx::candidates(artifacts, kernel.name, ptx::PTX);
+        let cubins = ptx::candidates(artifacts, kernel.name, ptx::CUBIN);
+        if ptxs.is_empty() && cubins.is_empty() {
             return Err(missing(format!(
                 "no embedded PTX has the entry point `{}`",
                 kernel.name
             )));
         }
-        let Some(artifact) = ptx::pick_ptx(&candidates, self.cc) else {
-            let targets: Vec<&str> = candidates.iter().map(|a| a.target).collect();
+        let (sass, fallback) = (
+            ptx::pick_sass(&cubins, self.cc),
+            ptx::pick_ptx(&ptxs, self.cc),
+        );
+        let Some(artifact) = sass.or(fallback) else {
+            let targets: Vec<String> = ptxs
+                .iter()
+                .map(|a| a.target.to_string())
+                .chain(cubins.iter().map(|a| format!("{} SASS", a.target)))
+                .collect();
             return Err(missing(format!(
                 "{} has compute capability {}.{}, the binary embeds PTX for [{}]",
                 self.about.info.name,
@@ -489,53 +505,104 @@ impl CudaDevice {
         if let Some(f) = state.functions.get(&(key, kernel.name)) {
             return Ok(f.clone());
         }
-        let launch_error = |reason: String| Error::launch(BACKEND, kernel.name, reason);
         let state = &mut *state;
         let module = match state.modules.entry(key) {
             Entry::Occupied(loaded) => loaded.into_mut(),
-            Entry::Vacant(slot) => {
-                let text = ptx::text(artifact.bytes).ok_or_else(|| {
-                    launch_error(format!(
-                        "the embedded {} PTX is not text: rebuild it with rgpu build --backend \
-                         cuda",
-                        artifact.target
-                    ))
-                })?;
-                let module = self
-                    .stream
-                    .context()
-                    .load_module(Ptx::from_src(text))
-                    .map_err(|e| match e.0 {
-                        sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => Error::unavailable(
-                            BACKEND,
-                            format!(
-                                "the NVIDIA driver (CUDA {}) is too old for PTX ISA {} ({}): \
-                                 update the driver, or build with an older toolchain or arch",
-                                driver_version().map_or("?".into(), |(a, b)| format!("{a}.{b}")),
-                                ptx::isa(text),
-                                artifact.target
-                            ),
-                        ),
-                        _ => launch_error(format!(
-                            "the driver rejected the {} PTX ({e}): rebuild it with rgpu build \
-                             --backend cuda",
-                            artifact.target
-                        )),
-                    })?;
-                let label = format!("PTX {} (ISA {})", artifact.target, ptx::isa(text));
-                slot.insert(Module { module, label })
-            }
+            // SASS when the device runs one (no JIT at start-up), else the PTX; a cubin the
+            // driver refuses (one from a newer CUDA than the driver's) falls back to the PTX.
+            Entry::Vacant(slot) => slot.insert(match sass {
+                Some(cubin) => match self.load_sass(cubin) {
+                    Ok(module) => module,
+                    Err(e) => {
+                        let Some(ptx) = fallback else {
+                            return Err(Error::launch(
+                                BACKEND,
+                                kernel.name,
+                                format!(
+                                    "the driver rejected the {} cubin ({e}) and no embedded PTX \
+                                     runs on compute {}.{}: rebuild it with rgpu build \
+                                     --backend cuda",
+                                    cubin.target, self.cc.0, self.cc.1
+                                ),
+                            ));
+                        };
+                        let mut module = self.load_ptx(kernel, ptx)?;
+                        module.label = format!(
+                            "{} (the {} cubin was refused: {e})",
+                            module.label, cubin.target
+                        );
+                        module
+                    }
+                },
+                None => self.load_ptx(kernel, artifact)?,
+            }),
         };
         let function = module.module.load_function(kernel.name).map_err(|e| {
-            launch_error(format!(
-                "the {} PTX lists `{}` but has no such kernel ({e}): rebuild it with rgpu build \
-                 --backend cuda",
-                artifact.target, kernel.name
-            ))
+            Error::launch(
+                BACKEND,
+                kernel.name,
+                format!(
+                    "the {} module lists `{}` but has no such kernel ({e}): rebuild it with \
+                         rgpu build --backend cuda",
+                    artifact.target, kernel.name
+                ),
+            )
         })?;
         state.functions.insert((key, kernel.name), function.clone());
         state.loaded.push((key, kernel.name));
         Ok(function)
+    }
+
+    /// Loads a cubin: the driver only links the machine code.
+    fn load_sass(&self, cubin: &Artifact) -> Result<Module, DriverError> {
+        let module = self
+            .stream
+            .context()
+            .load_module(Ptx::from_binary(cubin.bytes.to_vec()))?;
+        Ok(Module {
+            module,
+            label: format!("SASS {} (cubin)", cubin.target),
+        })
+    }
+
+    /// Loads a PTX module: the driver JIT-compiles it for the device.
+    fn load_ptx(&self, kernel: &KernelInfo, artifact: &Artifact) -> Result<Module, Error> {
+        let launch_error = |reason: String| Error::launch(BACKEND, kernel.name, reason);
+        let text = ptx::text(artifact.bytes).ok_or_else(|| {
+            launch_error(format!(
+                "the embedded {} PTX is not text: rebuild it with rgpu build --backend cuda",
+                artifact.target
+            ))
+        })?;
+        let module = self
+            .stream
+            .context()
+            .load_module(Ptx::from_src(text))
+            .map_err(|e| match e.0 {
+                sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => Error::unavailable(
+                    BACKEND,
+                    format!(
+                        "the NVIDIA driver (CUDA {}) is too old for PTX ISA {} ({}): update the \
+                         driver, or build with an older toolchain or arch",
+                        driver_version().map_or("?".into(), |(a, b)| format!("{a}.{b}")),
+                        ptx::isa(text),
+                        artifact.target
+                    ),
+                ),
+                _ => launch_error(format!(
+                    "the driver rejected the {} PTX ({e}): rebuild it with rgpu build --backend \
+                     cuda",
+                    artifact.target
+                )),
+            })?;
+        Ok(Module {
+            module,
+            label: format!(
+                "PTX {} (ISA {}) JIT-compiled",
+                artifact.target,
+                ptx::isa(text)
+            ),
+        })
     }
 }
 

@@ -1,4 +1,5 @@
-//! Choosing and reading the embedded PTX: which artifact a device runs, its text and ISA.
+//! Choosing and reading the embedded modules: which PTX or SASS (cubin) a device runs, the
+//! PTX's text and ISA.
 
 use crate::kernel::Artifact;
 
@@ -25,11 +26,37 @@ pub(crate) fn pick_ptx<'a>(candidates: &[&'a Artifact], cc: (i32, i32)) -> Optio
         .map(|(_, a)| a)
 }
 
-/// The PTX artifacts that hold `entry`.
-pub(crate) fn candidates<'a>(artifacts: &'a [Artifact], entry: &str) -> Vec<&'a Artifact> {
+/// The newest SASS that a device of compute capability `cc` runs: machine code for
+/// `sm_XY` runs on compute capability X.Z with Z >= Y (the same major: `sm_80` on 8.0, 8.6
+/// and 8.9, never on 9.0); `sm_XXa`/`sm_XXf` only on exactly that compute capability (and
+/// preferred there over plain `sm_XX`).
+pub(crate) fn pick_sass<'a>(candidates: &[&'a Artifact], cc: (i32, i32)) -> Option<&'a Artifact> {
+    let (major, minor) = (u32::try_from(cc.0).ok()?, u32::try_from(cc.1).ok()?);
+    let device = major * 10 + minor;
+    candidates
+        .iter()
+        .filter_map(|a| arch_of(a.target).map(|arch| (arch, *a)))
+        .filter(|((arch, specific), _)| {
+            arch / 10 == major && arch % 10 <= minor && (!specific || *arch == device)
+        })
+        .max_by_key(|((arch, specific), _)| (*arch, *specific))
+        .map(|(_, a)| a)
+}
+
+/// The artifact kind of PTX.
+pub(crate) const PTX: &str = "ptx";
+/// The artifact kind of SASS: ptxas's cubin of one of the PTX modules.
+pub(crate) const CUBIN: &str = "cubin";
+
+/// The artifacts of `kind` that hold `entry`.
+pub(crate) fn candidates<'a>(
+    artifacts: &'a [Artifact],
+    entry: &str,
+    kind: &str,
+) -> Vec<&'a Artifact> {
     artifacts
         .iter()
-        .filter(|a| a.kind == "ptx" && a.entry_points.contains(&entry))
+        .filter(|a| a.kind == kind && a.entry_points.contains(&entry))
         .collect()
 }
 
@@ -78,6 +105,58 @@ mod tests {
         assert!(pick_ptx(&[&ptx("compute_90")], (9, 0)).is_none());
     }
 
+    fn cubin(target: &'static str) -> Artifact {
+        Artifact {
+            kind: CUBIN,
+            ..ptx(target)
+        }
+    }
+
+    #[test]
+    fn sass_runs_on_its_major_from_its_minor_up() {
+        let (a, b, c, d) = (
+            cubin("sm_75"),
+            cubin("sm_80"),
+            cubin("sm_86"),
+            cubin("sm_90"),
+        );
+        let all = [&a, &b, &c, &d];
+        assert_eq!(pick_sass(&all, (8, 0)).unwrap().target, "sm_80");
+        assert_eq!(pick_sass(&all, (8, 6)).unwrap().target, "sm_86");
+        assert_eq!(pick_sass(&all, (8, 9)).unwrap().target, "sm_86");
+        assert_eq!(pick_sass(&all, (7, 5)).unwrap().target, "sm_75");
+        assert_eq!(pick_sass(&all, (9, 0)).unwrap().target, "sm_90");
+        // Another major never runs it: the PTX is JIT-compiled there.
+        assert!(pick_sass(&all, (10, 0)).is_none());
+        assert!(pick_sass(&all, (12, 0)).is_none());
+        assert!(pick_sass(&all, (7, 0)).is_none());
+        assert!(pick_sass(&[&b, &d], (8, 9)).is_some_and(|a| a.target == "sm_80"));
+        assert!(pick_sass(&[&c], (8, 0)).is_none());
+    }
+
+    #[test]
+    fn arch_specific_sass_runs_only_on_exactly_its_compute_capability() {
+        let (plain, specific, family) = (cubin("sm_90"), cubin("sm_90a"), cubin("sm_100f"));
+        assert_eq!(
+            pick_sass(&[&plain, &specific], (9, 0)).unwrap().target,
+            "sm_90a"
+        );
+        assert_eq!(
+            pick_sass(&[&specific, &plain], (9, 0)).unwrap().target,
+            "sm_90a"
+        );
+        assert!(pick_sass(&[&specific], (9, 1)).is_none());
+        assert_eq!(
+            pick_sass(&[&specific, &plain], (9, 1)).unwrap().target,
+            "sm_90"
+        );
+        assert_eq!(pick_sass(&[&family], (10, 0)).unwrap().target, "sm_100f");
+        assert!(pick_sass(&[&family], (10, 3)).is_none());
+        assert!(pick_sass(&[&cubin("sm_100")], (10, 3)).is_some());
+        assert!(pick_sass(&[&cubin("compute_90")], (9, 0)).is_none());
+        assert!(pick_sass(&[&plain], (-1, 0)).is_none());
+    }
+
     #[test]
     fn candidates_list_the_entry_point() {
         let spirv = Artifact {
@@ -88,10 +167,13 @@ mod tests {
             entry_points: &["j"],
             ..ptx("sm_80")
         };
-        let artifacts = [ptx("sm_75"), spirv, other];
-        let found = candidates(&artifacts, "k");
+        let artifacts = [ptx("sm_75"), spirv, other, cubin("sm_90")];
+        let found = candidates(&artifacts, "k", PTX);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].target, "sm_75");
+        let found = candidates(&artifacts, "k", CUBIN);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].target, "sm_90");
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! host copy into or out of one buffer overlaps the GPU copy of the other; a buffer is
 //! mapped again as soon as its copy is submitted, and its next use waits for that.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::MutexGuard;
 
@@ -32,6 +33,18 @@ const DIRECT: usize = 64 << 10;
 /// A wgpu buffer's memory: whole words, at least one.
 pub(crate) struct WgpuMemory {
     pub(super) buffer: wgpu::Buffer,
+    /// Unique in the process (never reused): what the kept bind groups are keyed by.
+    pub(super) id: u64,
+}
+
+impl WgpuMemory {
+    fn new(buffer: wgpu::Buffer) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        Self {
+            buffer,
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
+        }
+    }
 }
 
 /// One staging buffer, and the mapping requested after its last copy was submitted.
@@ -79,22 +92,16 @@ impl WgpuDevice {
     /// A new buffer holding `data`.
     pub(super) fn upload(&self, data: &[u8]) -> Result<WgpuMemory, Error> {
         if data.len() > DIRECT {
-            let memory = WgpuMemory {
-                buffer: self.gpu.storage(data.len(), false)?,
-            };
+            let memory = WgpuMemory::new(self.gpu.storage(data.len(), false)?);
             self.stage_in(&memory.buffer, 0, data)?;
             return Ok(memory);
         }
-        Ok(WgpuMemory {
-            buffer: self.gpu.storage_with(data)?,
-        })
+        Ok(WgpuMemory::new(self.gpu.storage_with(data)?))
     }
 
     /// A new buffer of zeros (wgpu zeroes new buffers).
     pub(super) fn zeros(&self, bytes: usize) -> Result<WgpuMemory, Error> {
-        Ok(WgpuMemory {
-            buffer: self.gpu.storage(bytes, false)?,
-        })
+        Ok(WgpuMemory::new(self.gpu.storage(bytes, false)?))
     }
 
     /// Replaces the bytes of `memory` from `offset` (4-aligned) with `data`, after the

@@ -16,11 +16,13 @@ mod launch;
 mod memory;
 mod shader;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use crate::api::{About, Api, Arg, MemoryOf};
 use crate::backend::Backend;
+use crate::common::spin::{poll_for, spin_time};
 use crate::common::spirv::ModuleKey;
 use crate::common::wait::block_on;
 use crate::common::wgpu_device::{device_info, Gpu, Params};
@@ -41,10 +43,17 @@ const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::TIMESTAMP_QUERY
     .union(wgpu::Features::SHADER_F64)
     .union(wgpu::Features::SHADER_F16);
 
+/// Bind groups of launches on device buffers, kept while the buffers live: by the kernel
+/// (its address: kernels are kept for the device's life) and the buffers' ids.
+type BindKey = (usize, Vec<u64>);
+
 #[derive(Default)]
 struct State {
     modules: HashMap<ModuleKey, shader::Module>,
     kernels: HashMap<(ModuleKey, &'static str), Arc<Kernel>>,
+    bind_groups: HashMap<BindKey, wgpu::BindGroup>,
+    /// The ids of every buffer a kept bind group holds.
+    bound: HashSet<u64>,
     pending: Vec<Dispatch>,
     /// Inside `Device::timed`: the device time of the batches submitted so far.
     timing: Option<Timing>,
@@ -55,6 +64,8 @@ pub(crate) struct WgpuDevice {
     gpu: Gpu,
     about: About,
     path: ShaderPath,
+    /// How long a wait polls before blocking (`common::spin`; 0 on a CPU device).
+    spin: Duration,
     timestamps: bool,
     state: Mutex<State>,
     /// Staging buffers of large transfers (locked before `state` when both are).
@@ -111,6 +122,7 @@ impl Api for WgpuDevice {
                 .features()
                 .contains(wgpu::Features::PASSTHROUGH_SHADERS);
         let path = shader_path(std::env::var(SHADER_VAR).ok().as_deref(), can_pass)?;
+        let spin = spin_time(info.device_type == wgpu::DeviceType::Cpu)?;
         let mut features = wgpu::Features::IMMEDIATES | (adapter.features() & OPTIONAL_FEATURES);
         if path == ShaderPath::Passthrough {
             features |= wgpu::Features::PASSTHROUGH_SHADERS;
@@ -142,6 +154,7 @@ impl Api for WgpuDevice {
                 facts,
             },
             path,
+            spin,
             timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
             state: Mutex::default(),
             staging: Mutex::default(),
@@ -175,6 +188,16 @@ impl Api for WgpuDevice {
 
     fn write(&self, memory: &mut WgpuMemory, offset: usize, data: &[u8]) -> Result<(), Error> {
         WgpuDevice::write(self, memory, offset as u64, data)
+    }
+
+    /// A buffer is dropped: the bind groups kept for it go too (they hold it alive).
+    fn release(&self, memory: &mut WgpuMemory) {
+        let mut state = self.state();
+        if state.bound.remove(&memory.id) {
+            state
+                .bind_groups
+                .retain(|(_, ids), _| !ids.contains(&memory.id));
+        }
     }
 
     fn launch<B: MemoryOf<WgpuMemory>>(
@@ -219,11 +242,22 @@ impl WgpuDevice {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Waits until the GPU finished every submission: polls for up to the spin time first
+    /// (`common::spin`), then blocks.
     fn wait(&self) -> Result<(), Error> {
-        self.gpu
-            .device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::api_call(BACKEND, "waiting for the GPU", e))?;
+        let waiting = |e: wgpu::PollError| Error::api_call(BACKEND, "waiting for the GPU", e);
+        let device = &self.gpu.device;
+        let done = poll_for(self.spin, || {
+            device
+                .poll(wgpu::PollType::Poll)
+                .map(|status| status.is_queue_empty())
+        })
+        .map_err(waiting)?;
+        if !done {
+            device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(waiting)?;
+        }
         self.gpu.reported()
     }
 }
