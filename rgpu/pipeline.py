@@ -27,6 +27,7 @@ from rgpu.util.output import reporter
 from rgpu.workspace import Workspace
 
 if TYPE_CHECKING:
+    from rgpu.artifacts.kernels import KernelCrate
     from rgpu.artifacts.manifest import Artifact
     from rgpu.codegens import Codegen, KernelBuild
 
@@ -102,10 +103,28 @@ def _with_placement_note(plan: Plan, build: KernelBuild) -> Plan:
     return Plan(steps=plan.steps, notes=(*plan.notes, note))
 
 
-def _kernel_types(ws: Workspace) -> tuple[str, ...]:
-    from rgpu.artifacts.capabilities import types_in_crate
+def kernel_crates(ws: Workspace, env: Mapping[str, str]) -> tuple[KernelCrate, ...]:
+    """The crates holding the kernels a build compiles: the kernel crate and the crates it
+    depends on that declare kernels (artifacts/kernels.py); a dependency's kernels need
+    RGPU_WORKSPACE, which tells it whose artifacts to embed (workspace.py)."""
+    from rgpu.artifacts import kernels
+    from rgpu.workspace import require_workspace_env
 
-    return types_in_crate(ws.kernel_dir)
+    found = kernels.crates(ws.root, ws.kernel_dir, env)
+    kernels.kernels_of(found)  # one namespace of entry points: a name twice is an error
+    libraries = [c.package for c in found[1:]]
+    if libraries:
+        require_workspace_env(ws, env, libraries)
+    return found
+
+
+def _kernel_types(ws: Workspace, env: Mapping[str, str]) -> tuple[str, ...]:
+    from rgpu.artifacts.capabilities import types_in_sources
+
+    types: set[str] = set()
+    for crate in kernel_crates(ws, env):
+        types.update(types_in_sources(crate.src_dir))
+    return tuple(sorted(types))
 
 
 def kernel_plan(
@@ -127,7 +146,7 @@ def kernel_plan(
         toolchain=toolchain,
         # Only SPIR-V's capabilities follow the source's scalar types; reading the source
         # for the others would be wasted on every build, no-ops included.
-        kernel_types=_kernel_types(ws) if codegen.artifact_kind == "spirv" else (),
+        kernel_types=_kernel_types(ws, env) if codegen.artifact_kind == "spirv" else (),
     )
     return KernelPlan(codegen, build, _with_placement_note(codegen.plan(build), build))
 
@@ -225,7 +244,7 @@ def build(
         for note in parts.notes:
             reporter().info(f"note: {note}")
         produced = compile_kernels(ws, options, parts, env)
-        found = report_portability(produced, options)
+        found = report_portability(produced, options, ws)
         if any(b.host_target for b in parts.backends):
             from rgpu.artifacts.manifest import read_manifest
             from rgpu.web import build as web_build
@@ -261,14 +280,28 @@ def build(
     )
 
 
-def report_portability(produced: Sequence[Artifact], options: Options) -> list[dict[str, str]]:
+def libraries_of(ws: Workspace) -> dict[str, str]:
+    """Kernel -> the library crate that declares it, from the manifest (the kernel crate's
+    own kernels are not in it)."""
+    from rgpu.artifacts.manifest import read_kernels
+
+    return {
+        k.name: k.package
+        for k in read_kernels(ws.kernels_dir) or ()
+        if k.package != ws.kernel_package
+    }
+
+
+def report_portability(
+    produced: Sequence[Artifact], options: Options, ws: Workspace | None = None
+) -> list[dict[str, str]]:
     """Warn for each kernel naga cannot take to a platform; stop (before the host build)
     when that platform is one the project requires."""
     if not any("portability" in a.extra for a in produced):
         return []  # PTX only (or nothing built): naga checked nothing, and the import costs
     from rgpu.artifacts import portability
 
-    found = portability.findings_of(produced)
+    found = portability.findings_of(produced, libraries_of(ws) if ws is not None else None)
     for finding in found:
         reporter().warn(finding.line())
     portability.require(found, options.require_platforms)
@@ -290,8 +323,8 @@ def compile_kernels(
             write_manifest(ws.kernels_dir, [])
         return []
     from rgpu.artifacts import external as ext
-    from rgpu.artifacts.kernels import find
-    from rgpu.artifacts.manifest import read_manifest, write_manifest
+    from rgpu.artifacts.kernels import kernels_of
+    from rgpu.artifacts.manifest import read_kernels, read_manifest, write_manifest
     from rgpu.kernel_build import compile_one
     from rgpu.toolchains import tools
 
@@ -303,7 +336,7 @@ def compile_kernels(
         external = ext.collect(
             parts.external,
             ws.kernels_dir,
-            required=find(ws.kernel_dir),
+            required=tuple(k.name for k in kernels_of(kernel_crates(ws, env))),
             cuda_archs=_archs(options),
             ptxas=tools.find_ptxas(env),
         )
@@ -312,7 +345,16 @@ def compile_kernels(
         produced += compile_one(ws, kernel, previous, env)
     produced += external
     produced += parts.reused_external
-    write_manifest(ws.kernels_dir, produced)
+    # Which crate each kernel is from (the manifest's `kernels`: what each crate's
+    # embed_kernels!() embeds, and what the reports name). Kept from the last manifest when
+    # nothing was compiled (a no-op build reads no source and starts no cargo).
+    owners = read_kernels(ws.kernels_dir)
+    same = sorted((a.path, a.sha256) for a in produced) == sorted(
+        (a.path, a.sha256) for a in previous
+    )
+    if owners is None or not same or parts.external:
+        owners = kernels_of(kernel_crates(ws, env))
+    write_manifest(ws.kernels_dir, produced, owners)
     return produced
 
 

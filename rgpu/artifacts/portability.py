@@ -62,18 +62,25 @@ class Finding:
     platform: str
     message: str  # naga's
     change: str  # what to change
+    # The package that declares the kernel, when it is a library the kernel crate depends
+    # on (None: the kernel crate's own).
+    crate: str | None = None
 
     def line(self) -> str:
         name = PLATFORMS[self.platform][0]
-        return f"`{self.kernel}` will not run on {name}: {self.message} ({self.change})"
+        where = f" (from {self.crate})" if self.crate else ""
+        return f"`{self.kernel}`{where} will not run on {name}: {self.message} ({self.change})"
 
     def to_dict(self) -> dict[str, str]:
-        return {
+        data = {
             "kernel": self.kernel,
             "platform": self.platform,
             "message": self.message,
             "change": self.change,
         }
+        if self.crate:
+            data["crate"] = self.crate
+        return data
 
 
 def parse_report(text: str, kernels: Sequence[str]) -> tuple[str, list[Outcome]]:
@@ -157,9 +164,13 @@ def findings(outcomes: Iterable[Outcome]) -> list[Finding]:
     ]
 
 
-def findings_of(artifacts: Iterable[Any]) -> list[Finding]:
+def findings_of(
+    artifacts: Iterable[Any], libraries: Mapping[str, str] | None = None
+) -> list[Finding]:
     """The findings recorded in manifest artifacts' `extra["portability"]` (SPIR-V modules):
-    {kernel: {platform: "ok" | naga's message}}."""
+    {kernel: {platform: "ok" | naga's message}}; ``libraries``: kernel -> the library crate
+    that declares it (the kernel crate's own kernels are not in it)."""
+    libraries = libraries or {}
     found: list[Finding] = []
     for artifact in artifacts:
         table = artifact.extra.get("portability")
@@ -169,7 +180,9 @@ def findings_of(artifacts: Iterable[Any]) -> list[Finding]:
             for platform in PLATFORMS:
                 message = platforms.get(platform, "not checked")
                 if message != "ok":
-                    found.append(Finding(kernel, platform, message, change_for(platform, message)))
+                    change = change_for(platform, message)
+                    crate = libraries.get(kernel)
+                    found.append(Finding(kernel, platform, message, change, crate))
     return found
 
 

@@ -95,11 +95,15 @@ def missing_wgsl(required: Sequence[str], artifacts: Sequence[Artifact]) -> list
 
 
 def check_wgsl(ws: Workspace, artifacts: Sequence[Artifact]) -> None:
-    """Every kernel of the crate has WGSL before a program is built for the browser: the
-    browser runs nothing else, and a kernel without it would fail only when launched."""
+    """Every kernel of the crate, and of the libraries of kernels it depends on, has WGSL
+    before a program is built for the browser: the browser runs nothing else, and a kernel
+    without it would fail only when launched."""
     from rgpu.artifacts.kernels import find
+    from rgpu.artifacts.manifest import read_kernels
 
-    missing = missing_wgsl(find(ws.kernel_dir), artifacts)
+    listed = read_kernels(ws.kernels_dir)
+    names = find(ws.kernel_dir) if listed is None else tuple(k.name for k in listed)
+    missing = missing_wgsl(names, artifacts)
     if missing:
         raise ArtifactError(
             f"no WGSL for the kernels {', '.join(missing)}: the webgpu backend runs each "

@@ -460,27 +460,35 @@ fn cuda_entry(k: &Kernel, which: Cuda) -> TokenStream {
     let shared: Vec<TokenStream> = shared.collect();
     let args = device_args(k, quote! { __i }, false);
     let run = run_call(k, &args);
-    let head = match which {
+    let attrs = quote! {
+        #[doc(hidden)]
+        #[allow(non_snake_case, unused_unsafe, clippy::missing_safety_doc,
+                clippy::too_many_arguments)]
+    };
+    let body = quote! {{
+        let __ids = ::rgpu::__private::ids();
+        #(#shared)*
+        #(#views)*
+        #run
+    }};
+    let entry = match which {
+        // The head comes from the facade's macro, which allows the `ptx-kernel` ABI, so the
+        // crate holding the kernel (a library too) needs no nightly feature of its own.
         Cuda::Nvptx => quote! {
-            #[no_mangle]
-            pub unsafe extern "ptx-kernel" fn #name(__p: #params, #(#pointers),*)
+            ::rgpu::__nvptx_entry! {
+                #attrs
+                fn #name(__p: #params, #(#pointers),*) #body
+            }
         },
         Cuda::Nvvm => quote! {
+            #attrs
             #[::rgpu::__private::cuda_std::kernel]
-            pub unsafe fn #name(__p: #params, #(#pointers),*)
+            pub unsafe fn #name(__p: #params, #(#pointers),*) #body
         },
     };
     quote! {
         #(#globals)*
-        #[doc(hidden)]
-        #[allow(non_snake_case, unused_unsafe, clippy::missing_safety_doc,
-                clippy::too_many_arguments)]
-        #head {
-            let __ids = ::rgpu::__private::ids();
-            #(#shared)*
-            #(#views)*
-            #run
-        }
+        #entry
     }
 }
 
