@@ -1,0 +1,197 @@
+//! The reduction's kernel: each tile of [`TILE`] words to one word, by an operation that
+//! gives the same bits on every backend. The host launches it again on the tiles' results
+//! until one word is left.
+//!
+//! - [`ReduceParams::SUM`]: the wrapping sum of `u32` words (`i32`: the same bits).
+//! - [`ReduceParams::MIN`], [`ReduceParams::MAX`]: of the words' order-preserving encoding
+//!   ([`KeyMap`]: `u32`, `i32`, or `f32` in IEEE 754 total order), encoded on the first
+//!   level only ([`ReduceParams::ENCODE`]); the host decodes the result.
+//! - [`ReduceParams::SUM_F32`]: `f32` addition in one fixed order, whatever the subgroup
+//!   size: thread `t` of a tile adds items `t, t + 256, .., t + 15 * 256` in turn to `-0.0`
+//!   (the identity of `+`, so a missing item changes nothing), then a pairwise tree over
+//!   the 256 threads' sums (`s[t] += s[t + k]` for k = 128, 64, .., 1). The cpu backend adds
+//!   in the same order ([`tile_sum_f32`]), so every backend gives the same bits (given
+//!   subnormals are kept: a Vulkan driver may flush them to zero).
+
+use rgpu::{Global, Group, Shared};
+
+use crate::group::{Lanes, THREADS, TILE};
+use crate::key::{KeyKind, KeyMap, Order};
+
+/// The parameters of one level of a reduction. 16 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReduceParams {
+    /// Words to reduce (`input`'s first `len`).
+    pub len: u32,
+    /// Tiles, `len.div_ceil(TILE)`: the workgroups, and the words written to `partials`.
+    pub tiles: u32,
+    /// [`ReduceParams::SUM`], [`ReduceParams::MIN`], [`ReduceParams::MAX`] or
+    /// [`ReduceParams::SUM_F32`].
+    pub op: u32,
+    /// `KeyKind` in bits 0..8 (what MIN/MAX encode), [`ReduceParams::ENCODE`].
+    pub flags: u32,
+}
+
+// SAFETY: `#[repr(C)]`, four `u32`s: no padding, every bit pattern is valid.
+unsafe impl bytemuck::Zeroable for ReduceParams {}
+// SAFETY: as above.
+unsafe impl bytemuck::Pod for ReduceParams {}
+
+impl ReduceParams {
+    pub const SUM: u32 = 0;
+    pub const MIN: u32 = 1;
+    pub const MAX: u32 = 2;
+    pub const SUM_F32: u32 = 3;
+    /// The words are raw values: encode them for MIN/MAX (the first level).
+    pub const ENCODE: u32 = 1 << 9;
+
+    pub const fn new(len: u32, op: u32, kind: KeyKind, first: bool) -> Self {
+        Self {
+            len,
+            tiles: crate::group::tiles(len),
+            op,
+            flags: kind as u32 | if first { Self::ENCODE } else { 0 },
+        }
+    }
+
+    fn map(&self) -> Option<KeyMap> {
+        let kind = KeyKind::from_u32(self.flags & 0xff)?;
+        Some(KeyMap::new(kind, Order::Ascending))
+    }
+}
+
+/// `a op b` for the integer operations.
+#[inline(always)]
+fn combine(op: u32, a: u32, b: u32) -> u32 {
+    if op == ReduceParams::MIN {
+        a.min(b)
+    } else if op == ReduceParams::MAX {
+        a.max(b)
+    } else {
+        a.wrapping_add(b)
+    }
+}
+
+/// The identity of `op` (of `+` on floats: `-0.0`).
+#[inline(always)]
+pub fn identity(op: u32) -> u32 {
+    if op == ReduceParams::MIN {
+        u32::MAX
+    } else if op == ReduceParams::SUM_F32 {
+        0x8000_0000
+    } else {
+        0
+    }
+}
+
+/// Each tile's reduction to `partials[tile]`. One workgroup per tile (`groups =
+/// params.tiles`).
+#[rgpu::kernel(threads = 256)]
+pub fn prim_reduce(
+    group: Group,
+    params: ReduceParams,
+    input: &[u32],
+    partials: Global<u32>,
+    tree: Shared<u32, { THREADS as usize }>,
+) {
+    let Some(map) = params.map() else {
+        return;
+    };
+    if input.len() < params.len as usize || partials.len() < params.tiles {
+        return; // not the host's launch
+    }
+    let (op, len) = (params.op, params.len);
+    let lanes = Lanes::of(&group);
+    let tile = group.id();
+    let start = tile * TILE;
+    let full = len - start >= TILE;
+    let encode = params.flags & ReduceParams::ENCODE != 0
+        && (op == ReduceParams::MIN || op == ReduceParams::MAX);
+    let mut words = [0u32; 16];
+    rgpu::unroll!(J in 0..16 => {
+        let index = start + J as u32 * THREADS + lanes.place;
+        words[J] = identity(op);
+        if full || index < len {
+            // SAFETY: index < len <= input.len() (checked above).
+            let raw = unsafe { *input.get_unchecked(index as usize) };
+            words[J] = if encode { map.encode(raw) } else { raw };
+        }
+    });
+    if op == ReduceParams::SUM_F32 {
+        // The fixed order: the thread's items in turn from -0.0, then the pairwise tree.
+        let mut sum = -0.0f32;
+        rgpu::unroll!(J in 0..16 => {
+            let index = start + J as u32 * THREADS + lanes.place;
+            if full || index < len {
+                sum += f32::from_bits(words[J]);
+            }
+        });
+        let t = lanes.place;
+        tree.store(t, sum.to_bits());
+        let mut half = THREADS / 2;
+        while half > 0 {
+            group.barrier();
+            if t < half {
+                let a = f32::from_bits(tree.load(t));
+                let b = f32::from_bits(tree.load(t + half));
+                tree.store(t, (a + b).to_bits());
+            }
+            half /= 2;
+        }
+        if t == 0 {
+            // SAFETY: tile < tiles <= partials.len(); one invocation writes it.
+            unsafe { partials.write(tile, tree.load(0)) };
+        }
+        return;
+    }
+    let mut value = words[0];
+    rgpu::unroll!(J in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] => {
+        value = combine(op, value, words[J]);
+    });
+    // The subgroup's, by butterfly shuffles (order does not matter for these operations),
+    // then the subgroups' in turn.
+    let size = THREADS / lanes.subgroups;
+    let mut offset = 1;
+    while offset < size {
+        value = combine(
+            op,
+            value,
+            group.subgroup_shuffle(value, lanes.lane ^ offset),
+        );
+        offset *= 2;
+    }
+    if lanes.lane == 0 {
+        tree.store(lanes.subgroup, value);
+    }
+    group.barrier();
+    if lanes.place == 0 {
+        let mut all = identity(op);
+        for s in 0..lanes.subgroups {
+            all = combine(op, all, tree.load(s));
+        }
+        // SAFETY: as above.
+        unsafe { partials.write(tile, all) };
+    }
+}
+
+/// The f32 sum of one tile of `items` (at most [`TILE`]) in the kernel's order: what the
+/// cpu backend computes for each tile, so its result has the kernel's bits.
+pub fn tile_sum_f32(items: &[f32]) -> f32 {
+    let mut tree = [-0.0f32; THREADS as usize];
+    for (t, sum) in tree.iter_mut().enumerate() {
+        let mut index = t;
+        while index < items.len() {
+            *sum += items[index];
+            index += THREADS as usize;
+        }
+    }
+    let mut half = THREADS as usize / 2;
+    while half > 0 {
+        for t in 0..half {
+            tree[t] += tree[t + half];
+        }
+        half /= 2;
+    }
+    tree[0]
+}
