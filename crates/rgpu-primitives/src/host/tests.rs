@@ -334,7 +334,11 @@ fn a_launch_hook_runs_every_launch_by_name() {
     let mut keys: Vec<u32> = (0..5000).rev().collect();
     prims.sort_keys(&mut keys, Order::Ascending).unwrap();
     assert!(keys.windows(2).all(|w| w[0] < w[1]));
-    let pass = ["prim_radix_upsweep", "prim_radix_scan", "prim_radix_downsweep"];
+    let pass = [
+        "prim_radix_upsweep",
+        "prim_radix_scan",
+        "prim_radix_downsweep",
+    ];
     assert_eq!(*seen.lock().unwrap(), pass.repeat(4));
     prims.set_launch_hook(None);
     prims.sort_keys(&mut keys, Order::Descending).unwrap();
