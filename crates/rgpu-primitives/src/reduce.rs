@@ -176,20 +176,24 @@ pub fn prim_reduce(
 }
 
 /// The f32 sum of one tile of `items` (at most [`TILE`]) in the kernel's order: what the
-/// cpu backend computes for each tile, so its result has the kernel's bits.
+/// cpu backend computes for each tile, so its result has the kernel's bits. Thread `t`'s
+/// sum gets items `t, t + 256, ..` in turn: row by row here, which vectorizes.
 pub fn tile_sum_f32(items: &[f32]) -> f32 {
     let mut tree = [-0.0f32; THREADS as usize];
-    for (t, sum) in tree.iter_mut().enumerate() {
-        let mut index = t;
-        while index < items.len() {
-            *sum += items[index];
-            index += THREADS as usize;
+    let mut rows = items.chunks_exact(THREADS as usize);
+    for row in &mut rows {
+        for (sum, &item) in tree.iter_mut().zip(row) {
+            *sum += item;
         }
+    }
+    for (sum, &item) in tree.iter_mut().zip(rows.remainder()) {
+        *sum += item;
     }
     let mut half = THREADS as usize / 2;
     while half > 0 {
-        for t in 0..half {
-            tree[t] += tree[t + half];
+        let (low, high) = tree.split_at_mut(half);
+        for (a, &b) in low.iter_mut().zip(high.iter()) {
+            *a += b;
         }
         half /= 2;
     }

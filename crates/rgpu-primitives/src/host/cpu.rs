@@ -14,7 +14,7 @@ use std::vec::Vec;
 use rayon::prelude::*;
 
 use crate::group::TILE;
-use crate::key::KeyMap;
+use crate::key::{KeyMap, Order};
 use crate::reduce::tile_sum_f32;
 
 const DIGITS: usize = 256;
@@ -89,19 +89,12 @@ impl Codec<u64> for HighWord {
     }
 }
 
-/// A `u64` key: both words mapped (ascending: as is; descending: every bit flipped).
-#[derive(Clone, Copy)]
-pub struct Wide(pub KeyMap);
-
-impl Codec<u64> for Wide {
-    #[inline(always)]
-    fn encode(self, e: u64) -> u64 {
-        (self.0.encode((e >> 32) as u32) as u64) << 32 | self.0.encode(e as u32) as u64
-    }
-
-    #[inline(always)]
-    fn decode(self, e: u64) -> u64 {
-        (self.0.decode((e >> 32) as u32) as u64) << 32 | self.0.decode(e as u32) as u64
+/// Sorts `u64` keys in `order` (rayon's unstable sort: keys alone, so no order among equal
+/// keys to keep).
+pub fn sort_wide(keys: &mut [u64], order: Order) {
+    match order {
+        Order::Ascending => keys.par_sort_unstable(),
+        Order::Descending => keys.par_sort_unstable_by(|a, b| b.cmp(a)),
     }
 }
 
@@ -296,10 +289,17 @@ pub fn scan(input: &[u32], output: &mut [u32], inclusive: bool) {
         .zip(input.par_chunks(chunk))
         .zip(carries)
         .for_each(|((out, items), mut running)| {
-            for (o, &item) in out.iter_mut().zip(items) {
-                let next = running.wrapping_add(item);
-                *o = if inclusive { next } else { running };
-                running = next;
+            // One loop per kind (a test inside the loop would keep it from vectorizing).
+            if inclusive {
+                for (o, &item) in out.iter_mut().zip(items) {
+                    running = running.wrapping_add(item);
+                    *o = running;
+                }
+            } else {
+                for (o, &item) in out.iter_mut().zip(items) {
+                    *o = running;
+                    running = running.wrapping_add(item);
+                }
             }
         });
 }

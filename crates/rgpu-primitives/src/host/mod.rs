@@ -240,12 +240,10 @@ impl Primitives {
                     KeyMap::new(kind, order),
                     &[0, 8, 16, 24],
                 ),
-                KeyLayout::Wide => cpu::radix_sort(
-                    bytemuck::cast_slice_mut::<K, u64>(keys),
-                    &mut self.host_wide,
-                    cpu::Wide(KeyMap::new(KeyKind::U32, order)),
-                    &[0, 8, 16, 24, 32, 40, 48, 56],
-                ),
+                // Eight radix passes over 64-bit keys move more memory than rayon's
+                // pattern-defeating quicksort does (BENCHMARKS.md): keys alone have no
+                // order among equals to keep, so that sort gives the same result.
+                KeyLayout::Wide => cpu::sort_wide(bytemuck::cast_slice_mut::<K, u64>(keys), order),
             }
             return Ok(());
         }
