@@ -333,13 +333,25 @@ def compile_kernels(
     # minutes of compiling the other kinds.
     external: list[Artifact] = []
     if parts.external:
+        # The kernel crate's own kernels are required; a library's (rgpu-primitives has
+        # many a program may never launch) are named in a note when missing, and fail
+        # only when launched.
+        crates = kernel_crates(ws, env)
         external = ext.collect(
             parts.external,
             ws.kernels_dir,
-            required=tuple(k.name for k in kernels_of(kernel_crates(ws, env))),
+            required=crates[0].kernels if crates else (),
             cuda_archs=_archs(options),
             ptxas=tools.find_ptxas(env),
         )
+        have = {e for a in external for e in a.entry_points}
+        lacking = [k for c in crates[1:] for k in c.kernels if k not in have]
+        if lacking:
+            reporter().info(
+                f"note: the --kernel-artifact files lack {len(lacking)} kernels of the "
+                f"libraries the kernel crate depends on ({', '.join(lacking[:6])}"
+                f"{', ...' if len(lacking) > 6 else ''}): launching those fails"
+            )
     produced: list[Artifact] = []
     for kernel in parts.kernels:
         produced += compile_one(ws, kernel, previous, env)

@@ -125,7 +125,8 @@ def plan_vendor(
 ) -> VendorPlan:
     """Pure: rgpu's crates (``files``) under vendor/rgpu-<version>/ and [workspace.
     dependencies] rgpu (and rgpu-primitives, where the workspace has it) pointing at them
-    (path and `version = "=<version>"`; its other keys kept). ``vendored``: the vendor/rgpu-* directories there now."""
+    (path and `version = "=<version>"`; its other keys kept). ``vendored``: the
+    vendor/rgpu-* directories there now."""
     doc = toml_edit.parse(manifest_text, MANIFEST, COMMAND)
     workspace = toml_edit.child_table(doc, "workspace")
     section = toml_edit.child_table(workspace, "dependencies") if workspace is not None else None

@@ -496,7 +496,9 @@ fn cuda_entry(k: &Kernel, which: Cuda) -> TokenStream {
 
 fn spirv_entry(k: &Kernel) -> TokenStream {
     let name = k.name.to_string();
-    let entry = format_ident!("__rgpu_kernel_{}", k.name);
+    // Named as the kernel, as the CUDA entry points and the host launcher are: a `pub use`
+    // of a library's kernel resolves on every codegen.
+    let entry = &k.name;
     let params = k.ident("params");
     let threads = k.threads;
     let buffers = k.buffers().enumerate().map(|(i, p)| {

@@ -344,3 +344,36 @@ fn a_launch_hook_runs_every_launch_by_name() {
     prims.sort_keys(&mut keys, Order::Descending).unwrap();
     assert_eq!(seen.lock().unwrap().len(), 12);
 }
+
+/// The radix scan over rows longer than one round of the kernel (more than 4096 tiles:
+/// sorts of more than 2^24 keys), on the cpu executor with made-up counts.
+#[test]
+fn the_radix_scan_takes_rows_longer_than_a_round() {
+    use crate::group::TILE;
+    use crate::radix::{prim_radix_scan, RadixParams, RADIX};
+    let device = cpu();
+    let tiles = (TILE + 905) as usize;
+    let params = RadixParams::new(
+        (tiles * TILE as usize) as u32,
+        8,
+        KeyKind::U32,
+        Order::Ascending,
+        false,
+        false,
+    );
+    assert_eq!(params.tiles as usize, tiles);
+    let counts: Vec<u32> = random(9, RADIX as usize * tiles)
+        .into_iter()
+        .map(|r| (r % (TILE as u64 + 1)) as u32)
+        .collect();
+    let (mut scanned, mut totals) = (counts.clone(), vec![0u32; RADIX as usize]);
+    prim_radix_scan(&device, RADIX, params, &mut scanned, &mut totals).unwrap();
+    for (d, row) in counts.chunks(tiles).enumerate() {
+        let mut sum = 0;
+        for (t, count) in row.iter().enumerate() {
+            assert_eq!(scanned[d * tiles + t], sum, "digit {d}, tile {t}");
+            sum += count;
+        }
+        assert_eq!(totals[d], sum, "digit {d}");
+    }
+}
