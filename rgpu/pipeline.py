@@ -323,7 +323,7 @@ def compile_kernels(
             write_manifest(ws.kernels_dir, [])
         return []
     from rgpu.artifacts import external as ext
-    from rgpu.artifacts.kernels import kernels_of
+    from rgpu.artifacts.kernels import kernels_of, require_linked
     from rgpu.artifacts.manifest import read_kernels, read_manifest, write_manifest
     from rgpu.kernel_build import compile_one
     from rgpu.toolchains import tools
@@ -365,7 +365,14 @@ def compile_kernels(
         (a.path, a.sha256) for a in previous
     )
     if owners is None or not same or parts.external:
-        owners = kernels_of(kernel_crates(ws, env))
+        crates = kernel_crates(ws, env)
+        owners = kernels_of(crates)
+        built = [
+            (a.path, a.entry_points)
+            for a in produced
+            if a.kind in ("ptx", "spirv") and a.codegen != "external"
+        ]
+        require_linked(built, crates, ws.kernel_dir / "src" / "lib.rs")
     write_manifest(ws.kernels_dir, produced, owners)
     return produced
 

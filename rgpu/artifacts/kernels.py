@@ -29,6 +29,7 @@ _KERNEL = re.compile(
 # Comments (doc comments too: an example kernel in a doc comment is not a kernel).
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 FACADE = "rgpu"
+OWN_CRATES = (FACADE, "rgpu-macros", "rgpu-runtime")
 
 
 def kernel_names(text: str) -> list[str]:
@@ -198,10 +199,45 @@ def crates(root: Path, kernel_dir: Path, env: Mapping[str, str]) -> tuple[Kernel
             outside = not directory.is_relative_to(resolved_root)
             found.append(KernelCrate(package, src_dir, manifest, outside, kernels))
         for name, path in deps:
-            if name == FACADE or name.startswith(f"{FACADE}-"):
-                continue  # rgpu's own crates declare no kernels
+            if name in OWN_CRATES:
+                continue  # rgpu's facade, macros and runtime declare no kernels
             if path is not None:
                 todo.append((path.resolve(), None))
             else:
                 todo += [(d.resolve(), ds) for d, ds in graph.registry_dir(name)]
     return tuple(found)
+
+
+def unlinked(
+    modules: Sequence[tuple[str, Sequence[str]]], crates: Sequence[KernelCrate]
+) -> dict[str, list[str]]:
+    """The library crates whose kernels a built module (its name, its entry points) lacks,
+    with the kernels: rustc links a dependency into the kernel crate's PTX and SPIR-V only
+    when the kernel crate's code names it."""
+    missing: dict[str, list[str]] = {}
+    for _, entries in modules:
+        have = set(entries)
+        for crate in crates[1:]:
+            lacking = [k for k in crate.kernels if k not in have]
+            if lacking:
+                missing.setdefault(crate.package, lacking)
+    return missing
+
+
+def require_linked(
+    modules: Sequence[tuple[str, Sequence[str]]], crates: Sequence[KernelCrate], lib_rs: Path
+) -> None:
+    """An error naming the crates to `use` when a built module lacks a library's kernels."""
+    missing = unlinked(modules, crates)
+    if not missing:
+        return
+    shown = "; ".join(
+        f"{c}: {', '.join(k[:4])}{', ...' if len(k) > 4 else ''}" for c, k in missing.items()
+    )
+    uses = " ".join(f"`use {c.replace('-', '_')} as _;`" for c in missing)
+    raise ConfigError(
+        f"the built kernels lack those of crates the kernel crate depends on ({shown}): "
+        "rustc links a dependency into the kernel crate's PTX and SPIR-V only when the "
+        "kernel crate's code names it",
+        f"add {uses} to {lib_rs} (or `pub use` one of the crate's kernels), then build again",
+    )

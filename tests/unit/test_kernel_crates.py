@@ -152,3 +152,15 @@ def test_a_finding_names_the_library_crate_of_its_kernel() -> None:
     found = [f for f in portability.findings_of([spv], {"lib_k": "mylib"}) if f.platform == "metal"]
     assert [f.line().split(" will")[0] for f in found] == ["`lib_k` (from mylib)", "`own`"]
     assert found[0].to_dict()["crate"] == "mylib" and "crate" not in found[1].to_dict()
+
+
+def test_a_module_without_a_librarys_kernels_names_the_use_to_add(tmp_path: Path) -> None:
+    ws = graph(tmp_path)
+    crates = found(ws, tmp_path)
+    modules = [("k-sm_90.ptx", ("add_one", "inner_k", "outer_k", "reg_k"))]
+    kernels.require_linked(modules, crates, ws / "kernel" / "src" / "lib.rs")
+    with pytest.raises(ConfigError) as error:
+        kernels.require_linked([("k.spv", ("add_one", "inner_k"))], crates, ws / "lib.rs")
+    assert "(fromreg: reg_k; outer: outer_k)" in error.value.message
+    assert error.value.hint is not None
+    assert "`use fromreg as _;` `use outer as _;`" in error.value.hint

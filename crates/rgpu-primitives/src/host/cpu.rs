@@ -201,7 +201,9 @@ unsafe fn scatter<E: Element, C: Codec<E>>(
     decoding: bool,
 ) {
     let mut buffers = [[E::default(); BUFFERED]; DIGITS];
-    let mut held = [0u8; DIGITS];
+    // (u32, not u8: the crate names no type a kernel does not use, since rgpu declares
+    // SPIR-V capabilities from the scalar types its sources name.)
+    let mut held = [0u32; DIGITS];
     for &bits in keys {
         let key = if encoding { codec.encode(bits) } else { bits };
         let d = key.digit(shift);
@@ -213,7 +215,7 @@ unsafe fn scatter<E: Element, C: Codec<E>>(
             next[d] += BUFFERED as u32;
             held[d] = 0;
         } else {
-            held[d] = n as u8 + 1;
+            held[d] = n as u32 + 1;
         }
     }
     for d in 0..DIGITS {

@@ -206,9 +206,11 @@ fn reductions_match_plain_rust_and_float_sums_agree_bit_for_bit() {
         let a = host.sum(&fl).unwrap();
         let b = kernels.sum(&fl).unwrap();
         assert_eq!(a.to_bits(), b.to_bits(), "f32 sum of {n}");
-        let plain: f64 = fl.iter().map(|&x| x as f64).sum();
+        // Close to a plain sequential sum (no f64 here: rgpu declares SPIR-V capabilities
+        // from the scalar types a crate with kernels names).
+        let plain: f32 = fl.iter().sum();
         assert!(
-            (a as f64 - plain).abs() <= 1e-3 * (1.0 + plain.abs()),
+            (a - plain).abs() <= 1e-2 * (1.0 + plain.abs()),
             "{a} vs {plain}"
         );
     }

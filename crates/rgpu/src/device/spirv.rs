@@ -1,7 +1,7 @@
 //! rust-gpu (rustc_codegen_spirv): the primitives through spirv-std's `arch` (0.11, the
 //! version rgpu pins in toolchains/spirv.toml): `workgroup_memory_barrier_with_group_sync`
 //! (OpControlBarrier, workgroup scope), `atomic_i_add` (workgroup scope for workgroup
-//! memory, device scope for storage buffers), and the GroupNonUniform subgroup operations
+//! memory, queue-family scope for storage buffers), and the GroupNonUniform subgroup operations
 //! (rgpu's spirv build enables the GroupNonUniform, Ballot, Arithmetic and Shuffle
 //! capabilities; `subgroup_shuffle` is OpGroupNonUniformShuffle). Ids come from the entry point's builtins. NOT COMPILED TO SPIR-V on rgpu's
 //! machines (rust-gpu needs a nightly's rustc-dev there): it is type-checked on the host
@@ -16,7 +16,12 @@ use spirv_std::memory::{Scope, Semantics};
 use super::Word;
 
 const WORKGROUP: u32 = Scope::Workgroup as u32;
-const DEVICE: u32 = Scope::Device as u32;
+/// The scope of `Global`'s atomics: every invocation of the launch. rust-gpu's modules use
+/// the Vulkan memory model, where `Device` scope needs the VulkanMemoryModelDeviceScope
+/// capability (spirv-val refuses the module without it, and naga, wgpu's SPIR-V reader on
+/// Metal, DX12 and WebGPU, reads no module that declares it); `QueueFamily` needs none and
+/// holds every invocation of one dispatch.
+const DEVICE: u32 = Scope::QueueFamily as u32;
 const RELAXED: u32 = Semantics::NONE.bits();
 
 #[inline(always)]
