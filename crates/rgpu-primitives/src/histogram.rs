@@ -69,14 +69,17 @@ pub fn prim_histogram(
     while tile < params.tiles {
         let start = tile * TILE;
         let full = len - start >= TILE;
+        // Past the end: `bins`, which is not counted (one store per element, from a scalar
+        // `if`: see reduce.rs).
         let mut words = [0u32; 16];
         rgpu::unroll!(J in 0..16 => {
             let index = start + J as u32 * THREADS + lanes.place;
-            words[J] = bins;
-            if full || index < len {
+            words[J] = if full || index < len {
                 // SAFETY: index < len <= values.len() (checked above).
-                words[J] = unsafe { *values.get_unchecked(index as usize) };
-            }
+                unsafe { *values.get_unchecked(index as usize) }
+            } else {
+                bins
+            };
         });
         rgpu::unroll!(J in 0..16 => {
             let v = words[J];

@@ -270,23 +270,14 @@ pub fn prim_radix_scan(
     }
 }
 
-/// What the downsweeps share up to the sorted tile's order: the tile's keys (encoded, past
-/// the end `u32::MAX`), their ranks, and in workgroup memory each (part, digit)'s first slot
-/// (`hist`) and each digit's first place in `dst` less the tile's first slot of it (`base`).
-struct Ranked {
-    keys: [u32; 16],
-    ranks: [u32; 8],
-    full: bool,
-    start: u32,
-}
-
-/// Loads the tile's words of `src` in the downsweep's order (part-major, step, lane), or
-/// `fill` past the end.
+/// Loads the tile's words of `src` into `words` in the downsweep's order (part-major, step,
+/// lane); past the end they keep what the caller put there. Written into the caller's array
+/// element by element: an array returned by value becomes whole-array values in rust-gpu's
+/// SPIR-V, which browsers' shader compilers take far longer to compile.
 #[inline(always)]
-fn load_part(src: &[u32], lanes: &Lanes, start: u32, len: u32, fill: u32) -> ([u32; 16], bool) {
+fn load_part(words: &mut [u32; 16], src: &[u32], lanes: &Lanes, start: u32, len: u32) {
     let full = len - start >= TILE;
     let first = start + lanes.part * PART_KEYS + lanes.in_part;
-    let mut words = [fill; 16];
     rgpu::unroll!(J in 0..16 => {
         let index = first + J as u32 * PART_THREADS;
         if full || index < len {
@@ -294,9 +285,13 @@ fn load_part(src: &[u32], lanes: &Lanes, start: u32, len: u32, fill: u32) -> ([u
             words[J] = unsafe { *src.get_unchecked(index as usize) };
         }
     });
-    (words, full)
 }
 
+/// What the downsweeps share up to the sorted tile's order: the tile's keys into `keys`
+/// (encoded, past the end `u32::MAX`: the caller fills it so), their ranks into `ranks`, and
+/// in workgroup memory each (part, digit)'s first slot (`hist`) and each digit's first place
+/// in `dst` less the tile's first slot of it (`base`). Returns whether the tile is full, and
+/// its first key's index.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn rank_tile<const H: usize, const B: usize, const S: usize>(
@@ -310,11 +305,16 @@ fn rank_tile<const H: usize, const B: usize, const S: usize>(
     hist: &Shared<u32, H>,
     base: &Shared<u32, B>,
     sums: &Shared<u32, S>,
-) -> Ranked {
+    keys: &mut [u32; 16],
+    ranks: &mut [u32; 8],
+) -> (bool, u32) {
     let tile = group.id();
     let start = tile * TILE;
     let shift = params.shift;
-    let (mut keys, full) = load_part(src, lanes, start, params.len, u32::MAX);
+    let full = params.len - start >= TILE;
+    // The part's keys: step j holds keys j * 32 .. j * 32 + 32 of the part. All loads first,
+    // then the encoding, so the loads are in flight together.
+    load_part(keys, src, lanes, start, params.len);
     let first = start + lanes.part * PART_KEYS + lanes.in_part;
     if params.encodes() {
         rgpu::unroll!(J in 0..16 => {
@@ -351,8 +351,8 @@ fn rank_tile<const H: usize, const B: usize, const S: usize>(
 
     // Rank each key among the part's keys of its digit, in (step, lane) order.
     let counters = lanes.part * RADIX;
-    // Two ranks (each below PART_KEYS <= 2^16) per word: half the registers.
-    let mut ranks = [0u32; 8];
+    // Two ranks (each below PART_KEYS <= 2^16) per word: half the registers, and the sums
+    // are made here.
     rgpu::unroll!(J in 0..16 => {
         let d = digit(keys[J], shift);
         // The lanes holding a key with this key's digit (its own lane included): one
@@ -415,30 +415,26 @@ fn rank_tile<const H: usize, const B: usize, const S: usize>(
         )
     };
     group.barrier();
-    Ranked {
-        keys,
-        ranks,
-        full,
-        start,
-    }
+    (full, start)
 }
 
-/// The slot of the tile's key `J` in the sorted tile.
+/// The slot of key `j` of `keys` in the sorted tile.
 ///
 /// # Safety
-/// `hist` holds the (part, digit) slots `rank_tile` left.
+/// `hist` holds the (part, digit) slots `rank_tile` left for these keys and ranks.
 #[inline(always)]
 unsafe fn slot_of<const H: usize>(
     hist: &Shared<u32, H>,
     lanes: &Lanes,
-    ranked: &Ranked,
+    keys: &[u32; 16],
+    ranks: &[u32; 8],
     j: usize,
     shift: u32,
 ) -> u32 {
     // The digit again, computed another way so it is not kept from the ranking (fewer
     // live registers).
-    let d = ranked.keys[j].rotate_right(shift) & (RADIX - 1);
-    let rank = (ranked.ranks[j / 2] >> (16 * (j as u32 % 2))) & 0xffff;
+    let d = keys[j].rotate_right(shift) & (RADIX - 1);
+    let rank = (ranks[j / 2] >> (16 * (j as u32 % 2))) & 0xffff;
     // SAFETY: counters + d < HIST_WORDS.
     unsafe { hist.load_unchecked(lanes.part * RADIX + d) + rank }
 }
@@ -468,26 +464,25 @@ pub fn prim_radix_downsweep(
     }
     let lanes = Lanes::of(&group);
     let shift = params.shift;
-    let ranked = rank_tile(
-        &group, &lanes, &params, map, src, counts, totals, &hist, &base, &sums,
+    let mut keys = [u32::MAX; 16];
+    let mut ranks = [0u32; 8];
+    let (full, start) = rank_tile(
+        &group, &lanes, &params, map, src, counts, totals, &hist, &base, &sums, &mut keys,
+        &mut ranks,
     );
     rgpu::unroll!(J in 0..16 => {
         // SAFETY: `hist` as rank_tile left it; the slot is the key's rank in the tile, below
         // TILE.
-        unsafe { sorted.store_unchecked(slot_of(&hist, &lanes, &ranked, J, shift), ranked.keys[J]) };
+        unsafe { sorted.store_unchecked(slot_of(&hist, &lanes, &keys, &ranks, J, shift), keys[J]) };
     });
     group.barrier();
 
     // The sorted tile out, in index order: each digit's keys leave as one run.
-    let in_tile = if ranked.full {
-        TILE
-    } else {
-        params.len - ranked.start
-    };
+    let in_tile = if full { TILE } else { params.len - start };
     let decoding = params.decodes().then_some(map);
     rgpu::unroll!(J in 0..16 => {
         let i = J as u32 * THREADS + lanes.place;
-        if ranked.full || i < in_tile {
+        if full || i < in_tile {
             // SAFETY: i < TILE, digit < RADIX; base[d] + i is this key's place in the pass's
             // order (< len); the places of one pass are distinct, so no other invocation
             // writes it.
@@ -532,37 +527,38 @@ pub fn prim_radix_downsweep_pairs(
     }
     let lanes = Lanes::of(&group);
     let shift = params.shift;
-    let ranked = rank_tile(
-        &group, &lanes, &params, map, src, counts, totals, &hist, &base, &sums,
+    let mut keys = [u32::MAX; 16];
+    let mut ranks = [0u32; 8];
+    let (full, start) = rank_tile(
+        &group, &lanes, &params, map, src, counts, totals, &hist, &base, &sums, &mut keys,
+        &mut ranks,
     );
     rgpu::unroll!(J in 0..16 => {
         // SAFETY: as in prim_radix_downsweep.
-        unsafe { sorted.store_unchecked(slot_of(&hist, &lanes, &ranked, J, shift), ranked.keys[J]) };
+        unsafe { sorted.store_unchecked(slot_of(&hist, &lanes, &keys, &ranks, J, shift), keys[J]) };
     });
     group.barrier();
 
-    let in_tile = if ranked.full {
-        TILE
-    } else {
-        params.len - ranked.start
-    };
+    let in_tile = if full { TILE } else { params.len - start };
     let decoding = params.decodes().then_some(map);
     // Each sorted slot's place in `dst`, kept for the values.
     let mut places = [0u32; 16];
     rgpu::unroll!(J in 0..16 => {
         let i = J as u32 * THREADS + lanes.place;
-        // SAFETY: as in prim_radix_downsweep.
+        // SAFETY: as in prim_radix_downsweep (every slot of the sorted tile holds a key,
+        // those past the end `u32::MAX`).
         unsafe {
             let key = sorted.load_unchecked(i);
             places[J] = base.load_unchecked(digit(key, shift)).wrapping_add(i);
-            if ranked.full || i < in_tile {
+            if full || i < in_tile {
                 dst.write(places[J], decoding.map_or(key, |map| map.decode(key)));
             }
         }
     });
     // The values, in the keys' order: loaded now (fewer live registers during the
     // ranking), through the sorted tile's memory once the keys have left it.
-    let (mut values, _) = load_part(src_values, &lanes, ranked.start, params.len, 0);
+    let mut values = [0u32; 16];
+    load_part(&mut values, src_values, &lanes, start, params.len);
     if params.maps_values() && params.encodes() {
         rgpu::unroll!(J in 0..16 => {
             values[J] = map.encode(values[J]);
@@ -571,13 +567,13 @@ pub fn prim_radix_downsweep_pairs(
     group.barrier();
     rgpu::unroll!(J in 0..16 => {
         // SAFETY: as for the keys.
-        unsafe { sorted.store_unchecked(slot_of(&hist, &lanes, &ranked, J, shift), values[J]) };
+        unsafe { sorted.store_unchecked(slot_of(&hist, &lanes, &keys, &ranks, J, shift), values[J]) };
     });
     group.barrier();
     let decoding = (params.maps_values() && params.decodes()).then_some(map);
     rgpu::unroll!(J in 0..16 => {
         let i = J as u32 * THREADS + lanes.place;
-        if ranked.full || i < in_tile {
+        if full || i < in_tile {
             // SAFETY: the key's place, as above.
             unsafe {
                 let value = sorted.load_unchecked(i);

@@ -12,6 +12,9 @@
 //!   the 256 threads' sums (`s[t] += s[t + k]` for k = 128, 64, .., 1). The cpu backend adds
 //!   in the same order ([`tile_sum_f32`]), so every backend gives the same bits (given
 //!   subnormals are kept: a Vulkan driver may flush them to zero).
+//!
+//! Every operation runs that way (the integer ones give the same result in any order): one
+//! kernel without subgroup operations.
 
 use rgpu::{Global, Group, Shared};
 
@@ -61,13 +64,15 @@ impl ReduceParams {
     }
 }
 
-/// `a op b` for the integer operations.
+/// `a op b` (for `SUM_F32`: the `f32` sum of the two words' floats).
 #[inline(always)]
 fn combine(op: u32, a: u32, b: u32) -> u32 {
     if op == ReduceParams::MIN {
         a.min(b)
     } else if op == ReduceParams::MAX {
         a.max(b)
+    } else if op == ReduceParams::SUM_F32 {
+        (f32::from_bits(a) + f32::from_bits(b)).to_bits()
     } else {
         a.wrapping_add(b)
     }
@@ -86,7 +91,9 @@ pub fn identity(op: u32) -> u32 {
 }
 
 /// Each tile's reduction to `partials[tile]`. One workgroup per tile (`groups =
-/// params.tiles`).
+/// params.tiles`). Every operation in the fixed order `SUM_F32` needs (each thread's items
+/// in turn from the identity, then the pairwise tree in workgroup memory): no subgroup
+/// operation, so the same on every subgroup size.
 #[rgpu::kernel(threads = 256)]
 pub fn prim_reduce(
     group: Group,
@@ -108,70 +115,40 @@ pub fn prim_reduce(
     let full = len - start >= TILE;
     let encode = params.flags & ReduceParams::ENCODE != 0
         && (op == ReduceParams::MIN || op == ReduceParams::MAX);
+    // All the thread's loads first, so they are in flight together; past the end the
+    // operation's identity. (Each element is stored once, from a scalar `if`: an array
+    // assigned in branches becomes whole-array values in rust-gpu's SPIR-V, which browsers'
+    // shader compilers take far longer to compile.)
     let mut words = [0u32; 16];
     rgpu::unroll!(J in 0..16 => {
         let index = start + J as u32 * THREADS + lanes.place;
-        words[J] = identity(op);
-        if full || index < len {
+        words[J] = if full || index < len {
             // SAFETY: index < len <= input.len() (checked above).
             let raw = unsafe { *input.get_unchecked(index as usize) };
-            words[J] = if encode { map.encode(raw) } else { raw };
-        }
+            if encode { map.encode(raw) } else { raw }
+        } else {
+            identity(op)
+        };
     });
-    if op == ReduceParams::SUM_F32 {
-        // The fixed order: the thread's items in turn from -0.0, then the pairwise tree.
-        let mut sum = -0.0f32;
-        rgpu::unroll!(J in 0..16 => {
-            let index = start + J as u32 * THREADS + lanes.place;
-            if full || index < len {
-                sum += f32::from_bits(words[J]);
-            }
-        });
-        let t = lanes.place;
-        tree.store(t, sum.to_bits());
-        let mut half = THREADS / 2;
-        while half > 0 {
-            group.barrier();
-            if t < half {
-                let a = f32::from_bits(tree.load(t));
-                let b = f32::from_bits(tree.load(t + half));
-                tree.store(t, (a + b).to_bits());
-            }
-            half /= 2;
-        }
-        if t == 0 {
-            // SAFETY: tile < tiles <= partials.len(); one invocation writes it.
-            unsafe { partials.write(tile, tree.load(0)) };
-        }
-        return;
-    }
-    let mut value = words[0];
-    rgpu::unroll!(J in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] => {
+    // The thread's items in turn from the identity (for SUM_F32 a missing item is -0.0,
+    // which leaves a sum as it was), then the pairwise tree over the threads' values.
+    let mut value = identity(op);
+    rgpu::unroll!(J in 0..16 => {
         value = combine(op, value, words[J]);
     });
-    // The subgroup's, by butterfly shuffles (order does not matter for these operations),
-    // then the subgroups' in turn.
-    let size = THREADS / lanes.subgroups;
-    let mut offset = 1;
-    while offset < size {
-        value = combine(
-            op,
-            value,
-            group.subgroup_shuffle(value, lanes.lane ^ offset),
-        );
-        offset *= 2;
-    }
-    if lanes.lane == 0 {
-        tree.store(lanes.subgroup, value);
-    }
-    group.barrier();
-    if lanes.place == 0 {
-        let mut all = identity(op);
-        for s in 0..lanes.subgroups {
-            all = combine(op, all, tree.load(s));
+    let t = lanes.place;
+    tree.store(t, value);
+    let mut half = THREADS / 2;
+    while half > 0 {
+        group.barrier();
+        if t < half {
+            tree.store(t, combine(op, tree.load(t), tree.load(t + half)));
         }
-        // SAFETY: as above.
-        unsafe { partials.write(tile, all) };
+        half /= 2;
+    }
+    if t == 0 {
+        // SAFETY: tile < tiles <= partials.len(); one invocation writes it.
+        unsafe { partials.write(tile, tree.load(0)) };
     }
 }
 
