@@ -3,7 +3,8 @@
 rgpu), on a library of kernels inside the workspace and on one outside its directory (as a
 crate from cargo's registry is), with `.cargo/config.toml` setting RGPU_WORKSPACE.
 
-One session workspace, built once per backend (2 cores: each is minutes): the FIXTURE
+One session workspace, built for the cpu and then for every GPU backend at once (2 cores:
+minutes each): the FIXTURE
 program and test (tests/fixtures/primitives/) run every primitive at several sizes against
 plain Rust and the library kernels, on the cpu, on wgpu and ash on Mesa lavapipe (rust-gpu's
 SPIR-V, passthrough and through naga), in headless Chromium (rgpu-naga's WGSL), and CUDA is
@@ -16,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -93,42 +95,44 @@ def test_on_the_cpu_every_primitive_and_library_kernel_matches_plain_rust(primws
 
 
 @pytest.fixture(scope="session")
-def vulkan(primws: Path) -> Path:
-    run_rgpu("build", "-C", str(primws), "--backend", "wgpu,ash", "--yes", env=LAVAPIPE)
+def built(primws: Path) -> Path:
+    """Every GPU backend in one build (one rust-gpu run, one native host build, one wasm
+    build, the nvptx PTX): the slow part of this file, once."""
+    backends = "cuda,wgpu,ash,webgpu"
+    run_rgpu("build", "-C", str(primws), "--backend", backends, "--yes", env=LAVAPIPE)
     return primws
 
 
-def test_the_manifest_names_each_kernels_crate(vulkan: Path) -> None:
-    owners = {k.name: k.package for k in read_kernels(kernels_dir(vulkan)) or ()}
+def test_the_manifest_names_each_kernels_crate(built: Path) -> None:
+    owners = {k.name: k.package for k in read_kernels(kernels_dir(built)) or ()}
     for name, crate in LIBRARY_KERNELS.items():
         assert owners[name] == crate
     assert owners["saxpy"] == f"{NAME}-kernel"
     assert owners["prim_radix_downsweep"] == "rgpu-primitives"
-    (spv,) = [a for a in manifest_of(vulkan) if a.kind == "spirv"]
+    (spv,) = [a for a in manifest_of(built) if a.kind == "spirv"]
     assert set(owners) <= set(spv.entry_points)
-    wgsl = {e for a in manifest_of(vulkan) if a.kind == "wgsl" for e in a.entry_points}
+    wgsl = {e for a in manifest_of(built) if a.kind == "wgsl" for e in a.entry_points}
     assert set(LIBRARY_KERNELS) <= wgsl and "prim_scan_downsweep" in wgsl
 
 
-def test_on_lavapipe_every_primitive_matches_plain_rust_through_wgpu_and_ash(vulkan: Path) -> None:
+def test_on_lavapipe_every_primitive_matches_plain_rust_through_wgpu_and_ash(built: Path) -> None:
     env = {**LAVAPIPE, "RGPU_REQUIRE_BACKENDS": "wgpu,ash"}
-    proc = run_rgpu("test", "-C", str(vulkan), "--backend", "wgpu", "--backend", "ash", env=env)
+    proc = run_rgpu("test", "-C", str(built), "--backend", "wgpu", "--backend", "ash", env=env)
     for backend in ("wgpu", "ash"):
         assert f"passed  {backend}: primitives" in proc.stdout, proc.stdout + proc.stderr[-3000:]
 
 
-def test_through_naga_the_primitives_match_too(vulkan: Path) -> None:
+def test_through_naga_the_primitives_match_too(built: Path) -> None:
     env = {**LAVAPIPE, "RGPU_WGPU_SHADER": "naga"}
-    run = run_rgpu("run", "-C", str(vulkan), "--backend", "wgpu", "--", "--quick", env=env)
+    run = run_rgpu("run", "-C", str(built), "--backend", "wgpu", "--", "--quick", env=env)
     assert "all checks passed" in run.stdout, run.stderr[-3000:]
 
 
-def test_cuda_builds_every_crates_kernels_into_checked_ptx(primws: Path) -> None:
-    run_rgpu("build", "-C", str(primws), "--backend", "cuda")
-    ptx = [a for a in manifest_of(primws) if a.kind == "ptx"]
+def test_cuda_builds_every_crates_kernels_into_checked_ptx(built: Path) -> None:
+    ptx = [a for a in manifest_of(built) if a.kind == "ptx"]
     assert ptx, "no PTX in the manifest"
     for artifact in ptx:
-        text = (kernels_dir(primws) / artifact.path).read_text()
+        text = (kernels_dir(built) / artifact.path).read_text()
         entries = set(re.findall(r"\.entry (\w+)\(", text))
         assert {"saxpy", *LIBRARY_KERNELS, "prim_radix_downsweep_pairs"} <= entries, entries
         if find_ptxas(dict(os.environ)) is not None:
@@ -163,9 +167,25 @@ def test_without_rgpu_workspace_in_the_cargo_config_the_build_says_what_to_add(
     assert 'RGPU_WORKSPACE = { value = ".", relative = true }' in proc.stderr
 
 
-def test_in_headless_chromium_every_primitive_matches_plain_rust(primws: Path) -> None:
-    run_rgpu("build", "-C", str(primws), "--backend", "webgpu", "--yes")
-    run = run_rgpu("run", "-C", str(primws), "--backend", "webgpu", "--", "--quick")
+def test_in_headless_chromium_every_primitive_matches_plain_rust(built: Path) -> None:
+    # Most of the page's run is SwiftShader compiling the pipelines (about 5 minutes here).
+    run = run_rgpu("run", "-C", str(built), "--backend", "webgpu", "--", "--quick")
     assert "device: webgpu" in run.stdout and "all checks passed" in run.stdout, (
         run.stdout + run.stderr[-3000:]
     )
+
+
+def test_the_crates_own_tests_pass() -> None:
+    """rgpu-primitives' unit tests in rgpu's crates workspace: the host versions and the
+    kernels (on the cpu backend) against plain Rust at the edge sizes, NaN and -0.0 keys, the
+    launch hook, a scan row longer than one round."""
+    proc = subprocess.run(
+        ["cargo", "test", "--release", "-p", "rgpu-primitives"],
+        cwd=REPO / "crates",
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert re.search(r"test result: ok\. (\d+) passed", proc.stdout), proc.stdout[-2000:]
