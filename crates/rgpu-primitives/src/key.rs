@@ -25,6 +25,14 @@ impl KeyKind {
             _ => None,
         }
     }
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::U32 => "u32",
+            Self::I32 => "i32",
+            Self::F32 => "f32",
+        }
+    }
 }
 
 /// Ascending or descending.
@@ -42,6 +50,13 @@ impl Order {
             0 => Some(Self::Ascending),
             1 => Some(Self::Descending),
             _ => None,
+        }
+    }
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Ascending => "asc",
+            Self::Descending => "desc",
         }
     }
 }

@@ -287,14 +287,14 @@ fn load_part(words: &mut [u32; 16], src: &[u32], lanes: &Lanes, start: u32, len:
     });
 }
 
-/// What the downsweeps share up to the sorted tile's order: the tile's keys into `keys`
-/// (encoded, past the end `u32::MAX`: the caller fills it so), their ranks into `ranks`, and
-/// in workgroup memory each (part, digit)'s first slot (`hist`) and each digit's first place
-/// in `dst` less the tile's first slot of it (`base`). Returns whether the tile is full, and
-/// its first key's index.
+/// What the downsweeps share up to the sorted tile: the tile's keys into `keys` (encoded,
+/// past the end `u32::MAX`: the caller fills it so), their ranks into `ranks`, and in
+/// workgroup memory each (part, digit)'s first slot (`hist`), each digit's first place in
+/// `dst` less the tile's first slot of it (`base`) and the keys in their sorted order
+/// (`sorted`). Returns whether the tile is full, and its first key's index.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn rank_tile<const H: usize, const B: usize, const S: usize>(
+fn sort_tile<const H: usize, const B: usize, const S: usize, const T: usize>(
     group: &Group,
     lanes: &Lanes,
     params: &RadixParams,
@@ -305,6 +305,7 @@ fn rank_tile<const H: usize, const B: usize, const S: usize>(
     hist: &Shared<u32, H>,
     base: &Shared<u32, B>,
     sums: &Shared<u32, S>,
+    sorted: &Shared<u32, T>,
     keys: &mut [u32; 16],
     ranks: &mut [u32; 8],
 ) -> (bool, u32) {
@@ -415,13 +416,18 @@ fn rank_tile<const H: usize, const B: usize, const S: usize>(
         )
     };
     group.barrier();
+    rgpu::unroll!(J in 0..16 => {
+        // SAFETY: `hist` as just left; the slot is the key's rank in the tile, below TILE.
+        unsafe { sorted.store_unchecked(slot_of(hist, lanes, keys, ranks, J, shift), keys[J]) };
+    });
+    group.barrier();
     (full, start)
 }
 
 /// The slot of key `j` of `keys` in the sorted tile.
 ///
 /// # Safety
-/// `hist` holds the (part, digit) slots `rank_tile` left for these keys and ranks.
+/// `hist` holds the (part, digit) slots `sort_tile` left for these keys and ranks.
 #[inline(always)]
 unsafe fn slot_of<const H: usize>(
     hist: &Shared<u32, H>,
@@ -466,16 +472,10 @@ pub fn prim_radix_downsweep(
     let shift = params.shift;
     let mut keys = [u32::MAX; 16];
     let mut ranks = [0u32; 8];
-    let (full, start) = rank_tile(
-        &group, &lanes, &params, map, src, counts, totals, &hist, &base, &sums, &mut keys,
+    let (full, start) = sort_tile(
+        &group, &lanes, &params, map, src, counts, totals, &hist, &base, &sums, &sorted, &mut keys,
         &mut ranks,
     );
-    rgpu::unroll!(J in 0..16 => {
-        // SAFETY: `hist` as rank_tile left it; the slot is the key's rank in the tile, below
-        // TILE.
-        unsafe { sorted.store_unchecked(slot_of(&hist, &lanes, &keys, &ranks, J, shift), keys[J]) };
-    });
-    group.barrier();
 
     // The sorted tile out, in index order: each digit's keys leave as one run.
     let in_tile = if full { TILE } else { params.len - start };
@@ -529,15 +529,10 @@ pub fn prim_radix_downsweep_pairs(
     let shift = params.shift;
     let mut keys = [u32::MAX; 16];
     let mut ranks = [0u32; 8];
-    let (full, start) = rank_tile(
-        &group, &lanes, &params, map, src, counts, totals, &hist, &base, &sums, &mut keys,
+    let (full, start) = sort_tile(
+        &group, &lanes, &params, map, src, counts, totals, &hist, &base, &sums, &sorted, &mut keys,
         &mut ranks,
     );
-    rgpu::unroll!(J in 0..16 => {
-        // SAFETY: as in prim_radix_downsweep.
-        unsafe { sorted.store_unchecked(slot_of(&hist, &lanes, &keys, &ranks, J, shift), keys[J]) };
-    });
-    group.barrier();
 
     let in_tile = if full { TILE } else { params.len - start };
     let decoding = params.decodes().then_some(map);

@@ -13,7 +13,7 @@ use kernel::key::SortKey;
 use kernel::schedule::{Pass, Passes};
 use kernel::{KeyKind, SortOrder, MAX_KEYS};
 use rgpu::{Backend, Buffer, Device};
-use rgpu_primitives::{Order, Primitives};
+use rgpu_primitives::Primitives;
 
 use crate::cpu;
 
@@ -180,13 +180,6 @@ pub fn launch_all(
     Ok(())
 }
 
-fn order_of(order: SortOrder) -> Order {
-    match order {
-        SortOrder::Ascending => Order::Ascending,
-        SortOrder::Descending => Order::Descending,
-    }
-}
-
 /// The radix sort (rgpu-primitives' `sort_keys`) of keys given as the raw bits of `kind`,
 /// in a device buffer.
 pub fn radix_sort(
@@ -195,7 +188,6 @@ pub fn radix_sort(
     kind: KeyKind,
     order: SortOrder,
 ) -> Result<(), rgpu::Error> {
-    let order = order_of(order);
     match kind {
         KeyKind::U32 => radix.sort_keys(keys, order),
         KeyKind::I32 => radix.sort_keys(keys.cast_mut::<i32>()?, order),
@@ -210,7 +202,6 @@ pub fn radix_sort_host(
     kind: KeyKind,
     order: SortOrder,
 ) -> Result<(), rgpu::Error> {
-    let order = order_of(order);
     match kind {
         KeyKind::U32 => radix.sort_keys(keys, order),
         KeyKind::I32 => radix.sort_keys(bytemuck::cast_slice_mut::<u32, i32>(keys), order),

@@ -44,11 +44,11 @@ impl<T: Pod> Elements<T> for [T] {
 
 impl<T: Pod> Elements<T> for Vec<T> {
     fn source(&self) -> Source<'_, T> {
-        Source::Host(self)
+        self.as_slice().source()
     }
 
     fn place(&mut self) -> Place<'_, T> {
-        Place::Host(self)
+        self.as_mut_slice().place()
     }
 
     fn count(&self) -> usize {
