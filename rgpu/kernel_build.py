@@ -16,6 +16,7 @@ from rgpu.util.output import reporter
 from rgpu.workspace import Workspace
 
 if TYPE_CHECKING:
+    from rgpu.artifacts.kernels import KernelCrate
     from rgpu.artifacts.manifest import Artifact
     from rgpu.codegens import Codegen, KernelBuild
     from rgpu.runner import StepRunner
@@ -37,10 +38,30 @@ def _with_placement_note(plan: Plan, build: KernelBuild) -> Plan:
     return Plan(steps=plan.steps, notes=(*plan.notes, note))
 
 
-def _kernel_types(ws: Workspace) -> tuple[str, ...]:
-    from rgpu.artifacts.capabilities import types_in_crate
+def kernel_crates(ws: Workspace, env: Mapping[str, str]) -> tuple[KernelCrate, ...]:
+    """The crates holding the kernels a build compiles: the kernel crate and the crates it
+    depends on that declare kernels (artifacts/kernels.py); a dependency's kernels need
+    RGPU_WORKSPACE, which tells it whose artifacts to embed (workspace.py)."""
+    from rgpu.artifacts import kernels
+    from rgpu.workspace import require_workspace_env
 
-    return types_in_crate(ws.kernel_dir)
+    found = kernels.crates(ws.root, ws.kernel_dir, env)
+    kernels.kernels_of(found)  # one namespace of entry points: a name twice is an error
+    libraries = [c.package for c in found[1:]]
+    if libraries:
+        require_workspace_env(ws, env, libraries)
+    return found
+
+
+def _kernel_types(ws: Workspace, env: Mapping[str, str]) -> tuple[str, ...]:
+    """The scalar types every crate of kernels names (a library's too: its kernels are
+    in the same SPIR-V module)."""
+    from rgpu.artifacts.capabilities import types_in_sources
+
+    types: set[str] = set()
+    for crate in kernel_crates(ws, env):
+        types.update(types_in_sources(crate.src_dir))
+    return tuple(sorted(types))
 
 
 def kernel_plan(
@@ -62,7 +83,7 @@ def kernel_plan(
         toolchain=toolchain,
         # Only SPIR-V's capabilities follow the source's scalar types; reading the source
         # for the others would be wasted on every build, no-ops included.
-        kernel_types=_kernel_types(ws) if codegen.artifact_kind == "spirv" else (),
+        kernel_types=_kernel_types(ws, env) if codegen.artifact_kind == "spirv" else (),
     )
     return KernelPlan(codegen, build, _with_placement_note(codegen.plan(build), build))
 

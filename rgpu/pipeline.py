@@ -23,7 +23,7 @@ from rgpu.config import Options
 from rgpu.host import build as host
 from rgpu.host import lockfile
 from rgpu.host import state as build_state
-from rgpu.kernel_build import KernelPlan, kernel_plan
+from rgpu.kernel_build import KernelPlan, kernel_crates, kernel_plan
 from rgpu.plan import Plan
 from rgpu.util.output import reporter
 from rgpu.workspace import Workspace
@@ -185,7 +185,7 @@ def build(
         lock_before = lockfile.read_bytes(ws.root)
         try:
             produced = compile_kernels(ws, options, parts, env)
-            found = report_portability(produced, options)
+            found = report_portability(produced, options, ws)
             if any(b.host_target for b in parts.backends):
                 from rgpu.artifacts.manifest import read_manifest
                 from rgpu.web import build as web_build
@@ -226,14 +226,28 @@ def build(
     )
 
 
-def report_portability(produced: Sequence[Artifact], options: Options) -> list[dict[str, str]]:
+def libraries_of(ws: Workspace) -> dict[str, str]:
+    """Kernel -> the library crate that declares it, from the manifest (the kernel crate's
+    own kernels are not in it)."""
+    from rgpu.artifacts.manifest import read_kernels
+
+    return {
+        k.name: k.package
+        for k in read_kernels(ws.kernels_dir) or ()
+        if k.package != ws.kernel_package
+    }
+
+
+def report_portability(
+    produced: Sequence[Artifact], options: Options, ws: Workspace | None = None
+) -> list[dict[str, str]]:
     """Warn for each kernel naga cannot take to a platform; stop (before the host build)
     when that platform is one the project requires."""
     if not any("portability" in a.extra for a in produced):
         return []  # PTX only (or nothing built): naga checked nothing, and the import costs
     from rgpu.artifacts import portability
 
-    found = portability.findings_of(produced)
+    found = portability.findings_of(produced, libraries_of(ws) if ws is not None else None)
     for finding in shown_findings(found, options):
         reporter().warn(finding.line())
     portability.require(found, options.require_platforms)
@@ -265,8 +279,8 @@ def compile_kernels(
             write_manifest(ws.kernels_dir, [])
         return []
     from rgpu.artifacts import external as ext
-    from rgpu.artifacts.kernels import find
-    from rgpu.artifacts.manifest import read_manifest, write_manifest
+    from rgpu.artifacts.kernels import kernels_of, require_linked
+    from rgpu.artifacts.manifest import read_kernels, read_manifest, write_manifest
     from rgpu.kernel_build import compile_one
     from rgpu.toolchains import tools
 
@@ -275,19 +289,47 @@ def compile_kernels(
     # minutes of compiling the other kinds.
     external: list[Artifact] = []
     if parts.external:
+        # The kernel crate's own kernels are required; a library's (rgpu-primitives has
+        # many a program may never launch) are named in a note when missing, and fail
+        # only when launched.
+        crates = kernel_crates(ws, env)
         external = ext.collect(
             parts.external,
             ws.kernels_dir,
-            required=find(ws.kernel_dir),
+            required=crates[0].kernels if crates else (),
             cuda_archs=_archs(options),
             ptxas=tools.find_ptxas(env),
         )
+        have = {e for a in external for e in a.entry_points}
+        lacking = [k for c in crates[1:] for k in c.kernels if k not in have]
+        if lacking:
+            reporter().info(
+                f"note: the --kernel-artifact files lack {len(lacking)} kernels of the "
+                f"libraries the kernel crate depends on ({', '.join(lacking[:6])}"
+                f"{', ...' if len(lacking) > 6 else ''}): launching those fails"
+            )
     produced: list[Artifact] = []
     for kernel in parts.kernels:
         produced += compile_one(ws, kernel, previous, env)
     produced += external
     produced += parts.reused_external
-    write_manifest(ws.kernels_dir, produced)
+    # Which crate each kernel is from (the manifest's `kernels`: what each crate's
+    # embed_kernels!() embeds, and what the reports name). Kept from the last manifest when
+    # nothing was compiled (a no-op build reads no source and starts no cargo).
+    owners = read_kernels(ws.kernels_dir)
+    same = sorted((a.path, a.sha256) for a in produced) == sorted(
+        (a.path, a.sha256) for a in previous
+    )
+    if owners is None or not same or parts.external:
+        crates = kernel_crates(ws, env)
+        owners = kernels_of(crates)
+        built = [
+            (a.path, a.entry_points)
+            for a in produced
+            if a.kind in ("ptx", "spirv") and a.codegen != "external"
+        ]
+        require_linked(built, crates, ws.kernel_dir / "src" / "lib.rs")
+    write_manifest(ws.kernels_dir, produced, owners)
     return produced
 
 

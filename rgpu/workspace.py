@@ -149,3 +149,50 @@ def load(start: Path, env: Mapping[str, str] | None = None) -> Workspace:
         target_dir=target_dir(root, env),
         default_binary=binary,
     )
+
+
+# The variable that tells a crate outside the workspace (a library of kernels from cargo's
+# registry or a path elsewhere) whose kernels its `embed_kernels!()` embeds; it also makes
+# cargo rebuild such a crate, and a vendored one, for each workspace sharing a target dir.
+WORKSPACE_VAR = "RGPU_WORKSPACE"
+CARGO_CONFIG_ENV = f'[env]\n{WORKSPACE_VAR} = {{ value = ".", relative = true }}\n'
+
+
+def configured_workspace(root: Path, env: Mapping[str, str]) -> Path | None:
+    """Where RGPU_WORKSPACE points for cargo run in ``root``: the environment's value, else
+    the `[env]` entry of the workspace's `.cargo/config.toml` (or `config`)."""
+    named = env.get(WORKSPACE_VAR)
+    if named:
+        return absolute(Path(named))
+    for name in ("config.toml", "config"):
+        config = root / ".cargo" / name
+        if not config.is_file():
+            continue
+        value = load_toml(config).get("env", {}).get(WORKSPACE_VAR)
+        if isinstance(value, str):
+            return absolute(Path(value))
+        if isinstance(value, dict) and isinstance(value.get("value"), str):
+            path = Path(value["value"])
+            return absolute(root / path) if value.get("relative") else absolute(path)
+    return None
+
+
+def require_workspace_env(ws: Workspace, env: Mapping[str, str], libraries: list[str]) -> None:
+    """Crates other than the kernel crate hold kernels: cargo must tell them the workspace
+    (RGPU_WORKSPACE), for a plain `cargo build` as for rgpu's."""
+    where = configured_workspace(ws.root, env)
+    if where is not None and where == absolute(ws.root):
+        return
+    crates = ", ".join(libraries)
+    config = ws.root / ".cargo" / "config.toml"
+    now = (
+        f"{WORKSPACE_VAR} points at {where}, not this workspace"
+        if where is not None
+        else f"{shown(config)} does not set {WORKSPACE_VAR}"
+    )
+    raise ConfigError(
+        f"the kernel crate depends on crates that declare kernels ({crates}); each embeds "
+        f"the kernels this workspace builds, so cargo must tell it the workspace, and {now}",
+        f"add to {shown(config)}:\n{CARGO_CONFIG_ENV}"
+        + (f"(and unset {WORKSPACE_VAR} in your shell)" if env.get(WORKSPACE_VAR) else ""),
+    )

@@ -20,7 +20,8 @@ FIXTURE_DIR = Path(__file__).resolve().parent / "fixtures" / "spirv"
 # Each GLSL fixture and the entry points it has (one `-DENTRY_<name>` each).
 FIXTURES: dict[str, tuple[str, ...]] = {
     "bitonic": ("bitonic_tile", "bitonic_global"),
-    "radix": ("radix_upsweep", "radix_scan", "radix_downsweep"),
+    # The radix sort's kernels are rgpu-primitives' (the demo's kernel crate depends on it).
+    "radix": ("prim_radix_upsweep", "prim_radix_scan", "prim_radix_downsweep"),
 }
 # The bitonic fixture alone (older callers).
 FIXTURE_GLSL = FIXTURE_DIR / "bitonic_fixture.comp"

@@ -6,8 +6,9 @@ tells it three things, in this order, each name once:
 
 1. the device API's own (toolchains/spirv.toml `[build] capabilities`: the subgroup
    operations `crates/rgpu/src/device/spirv.rs` calls);
-2. the scalar types the kernel crate's source names (src/**/*.rs, comments and string
-   literals left out): `f64` -> Float64, `u8`/`i8` -> Int8, `u16`/`i16` -> Int16,
+2. the scalar types the sources of the crates holding kernels name (the kernel crate and
+   the libraries of kernels it depends on, artifacts/kernels.py; src/**/*.rs, comments and
+   string literals left out): `f64` -> Float64, `u8`/`i8` -> Int8, `u16`/`i16` -> Int16,
    `u64`/`i64` -> Int64. Reading the source over-approximates (a type used only in host-side
    code still counts), which costs nothing on Vulkan devices that have the feature;
 3. `spirv-capabilities = [...]` in `[workspace.metadata.rgpu]`, for what source reading
@@ -59,8 +60,14 @@ def from_types(types: Iterable[str]) -> tuple[str, ...]:
 
 def types_in_crate(kernel_dir: Path) -> tuple[str, ...]:
     """The scalar types of TYPE_CAPABILITIES named in the kernel crate's src/**/*.rs."""
+    return types_in_sources(kernel_dir / "src")
+
+
+def types_in_sources(src_dir: Path) -> tuple[str, ...]:
+    """The scalar types of TYPE_CAPABILITIES named in ``src_dir``/**/*.rs (a crate that
+    holds kernels: the kernel crate or a library of kernels it depends on)."""
     found: set[str] = set()
-    for source in sorted((kernel_dir / "src").rglob("*.rs")):
+    for source in sorted(src_dir.rglob("*.rs")):
         try:
             found |= types_in(source.read_text(encoding="utf-8", errors="replace"))
         except OSError:

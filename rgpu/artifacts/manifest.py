@@ -1,10 +1,11 @@
 """Kernel artifacts and their manifest (target/rgpu/kernels/manifest.json): read, write, hash.
 
 The kernels directory holds the artifacts the host embeds and the manifest that lists them,
-nothing else: the kernel crate's `rgpu::embed_kernels!()` reads the manifest at compile time
-and `include_bytes!`es every file it lists, so cargo rebuilds when, and only when, one of
-them changes. Files are written only when their content changes; the manifest is written
-last; files it no longer lists (an arch dropped from cuda-archs) are removed.
+nothing else: each crate holding kernels reads the manifest with `rgpu::embed_kernels!()` at
+compile time and `include_bytes!`es every file that has one of its kernels (the manifest's
+`kernels` list says which package declares each kernel), so cargo rebuilds when, and only
+when, one of them changes. Files are written only when their content changes; the manifest
+is written last; files it no longer lists (an arch dropped from cuda-archs) are removed.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rgpu.artifacts.kernels import Kernel
 from rgpu.errors import ArtifactError
 from rgpu.util.files import write_text_if_changed
 
@@ -90,13 +92,22 @@ def describe(
     )
 
 
-def write_manifest(directory: Path, artifacts: Iterable[Artifact]) -> Path:
+def write_manifest(
+    directory: Path, artifacts: Iterable[Artifact], kernels: Iterable[Kernel] | None = None
+) -> Path:
     """Verify every artifact, write the manifest (only if it changed), and remove files of
-    the directory that it no longer lists."""
+    the directory that it no longer lists. ``kernels``: every kernel with the package that
+    declares it (the `kernels` list: each crate's `embed_kernels!()` embeds the artifacts
+    holding its own kernels, and reports name the crate)."""
     items = sorted(artifacts, key=lambda a: (a.kind, a.target, a.path))
     for artifact in items:
         verify(directory, artifact)
-    data = {"version": MANIFEST_VERSION, "artifacts": [a.to_dict() for a in items]}
+    data: dict[str, Any] = {
+        "version": MANIFEST_VERSION,
+        "artifacts": [a.to_dict() for a in items],
+    }
+    if kernels is not None:
+        data["kernels"] = [{"name": k.name, "package": k.package} for k in kernels]
     path = directory / MANIFEST_NAME
     write_text_if_changed(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
     remove_unlisted(directory, {a.path for a in items})
@@ -125,6 +136,19 @@ def read_manifest(directory: Path) -> list[Artifact]:
             f"{path} is not a valid rgpu manifest: {exc}",
             f"delete {path} and rebuild the kernels with `rgpu build`",
         ) from exc
+
+
+def read_kernels(directory: Path) -> tuple[Kernel, ...] | None:
+    """The manifest's `kernels` list; None without a manifest or a list."""
+    path = directory / MANIFEST_NAME
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        listed = data.get("kernels")
+        if not isinstance(listed, list):
+            return None
+        return tuple(Kernel(str(k["name"]), str(k["package"])) for k in listed)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 # Files this process has hashed, by (path, size, mtime): a build verifies the same artifact

@@ -65,10 +65,15 @@ class Finding:
     construct: str | None = None  # what the platform lacks ("f64"), when naga names it
     source: str | None = None  # where the kernel uses it (file:line:column), when found
     at: str | None = None  # where the kernel is written (file:line)
+    # The package that declares the kernel, when it is a library the kernel crate depends
+    # on (None: the kernel crate's own).
+    crate: str | None = None
 
     def line(self) -> str:
         name = PLATFORMS[self.platform][0]
         kernel = f"`{self.kernel}`" + (f" ({self.at})" if self.at else "")
+        if self.crate:
+            kernel += f" (from {self.crate})"
         if self.construct is None:
             return f"{kernel} will not run on {name}: {self.message} ({self.change})"
         where = f" at {self.source}" if self.source else ""
@@ -84,7 +89,7 @@ class Finding:
             "message": self.message,
             "change": self.change,
         }
-        for key in ("construct", "source", "at"):
+        for key in ("construct", "source", "at", "crate"):
             value = getattr(self, key)
             if value is not None:
                 found[key] = value
@@ -169,10 +174,15 @@ def findings(outcomes: Iterable[Outcome]) -> list[Finding]:
     ]
 
 
-def findings_of(artifacts: Iterable[Any]) -> list[Finding]:
+def findings_of(
+    artifacts: Iterable[Any], libraries: Mapping[str, str] | None = None
+) -> list[Finding]:
     """The findings recorded in manifest artifacts' `extra` (SPIR-V modules): `portability`
     {kernel: {platform: "ok" | naga's message}}, `sources` {kernel: {"at": file:line,
-    platform: {"construct", "source"}}} and `narrow_memory` {"kept": why or None}."""
+    platform: {"construct", "source"}}} and `narrow_memory` {"kept": why or None};
+    ``libraries``: kernel -> the library crate that declares it (the kernel crate's own
+    kernels are not in it)."""
+    libraries = libraries or {}
     found: list[Finding] = []
     for artifact in artifacts:
         table = artifact.extra.get("portability")
@@ -198,6 +208,7 @@ def findings_of(artifacts: Iterable[Any]) -> list[Finding]:
                         construct=place.get("construct"),
                         source=place.get("source"),
                         at=places.get("at"),
+                        crate=libraries.get(kernel),
                     )
                 )
     return found

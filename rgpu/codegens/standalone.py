@@ -5,7 +5,8 @@ cuda_builder).
 The generated package's library root is the kernel crate's own `src/lib.rs`, and its
 dependencies are the kernel crate's, read from its Cargo.toml: `workspace = true` entries
 are resolved against the workspace's [workspace.dependencies], relative paths become
-absolute, and the `rgpu` dependency gets the codegen's feature (`spirv` or `nvvm`). So the
+absolute, and the `rgpu` dependency gets the codegen's feature (`spirv` or `nvvm`); the
+workspace's [patch] tables are copied the same way. So the
 kernel's dependencies are written once, in kernel/Cargo.toml, and a third-party `no_std`
 crate added there reaches every codegen. The package is its own workspace (an empty
 [workspace] table) with its own lock file, so the user's Cargo.lock never sees the
@@ -129,8 +130,17 @@ def manifest(
     deps.update(extra_dependencies or {})
     if kernel.get("features"):
         data["features"] = kernel["features"]
+    # The workspace's own [patch] tables reach the nested build too (a library of kernels
+    # from crates.io that depends on `rgpu` is patched to the vendored crates there).
+    patches: dict[str, Any] = {
+        source: {n: _absolute(dict(spec), ws.root) for n, spec in table.items()}
+        for source, table in root.get("patch", {}).items()
+        if isinstance(table, dict)
+    }
     if patch:
-        data["patch"] = {"crates-io": dict(patch)}
+        patches.setdefault("crates-io", {}).update(patch)
+    if patches:
+        data["patch"] = patches
     data["workspace"] = {}
     return data
 

@@ -2,7 +2,8 @@
 
 A workspace made by `rgpu new` or `rgpu init` builds offline right away, and keeps building
 when rgpu is reinstalled, upgraded or removed: it carries its own copy of the crates
-(`rgpu`, `rgpu-macros`, `rgpu-runtime`) under `vendor/rgpu-<version>/`, referenced with
+(`rgpu`, `rgpu-macros`, `rgpu-runtime`, and `rgpu-primitives`, the library of device-wide
+primitives a kernel crate may depend on) under `vendor/rgpu-<version>/`, referenced with
 `path` and `version` from [workspace.dependencies]. The crates are the ones in rgpu's
 repository (crates/), published to crates.io under the same names and versions, so the
 `path` can be dropped once they are there. `rgpu vendor` writes the running rgpu's crates
@@ -24,7 +25,10 @@ from rgpu.scaffold.changes import FileChange
 COMMAND = "rgpu vendor"
 MANIFEST = "Cargo.toml"
 
-CRATES = ("rgpu", "rgpu-macros", "rgpu-runtime")
+CRATES = ("rgpu", "rgpu-macros", "rgpu-runtime", "rgpu-primitives")
+# The vendored crates a workspace names in [workspace.dependencies] (`rgpu`, and
+# `rgpu-primitives` once a kernel crate uses it): `rgpu vendor` moves each one it finds.
+DEPENDENCIES = ("rgpu", "rgpu-primitives")
 SKIP = {"target", "Cargo.lock", ".gitignore", "tests", "examples"}
 
 
@@ -33,9 +37,9 @@ def vendor_dir(version: str = __version__) -> str:
     return f"vendor/rgpu-{version}"
 
 
-def rgpu_dependency(version: str = __version__) -> dict[str, str]:
-    """[workspace.dependencies] rgpu for the vendored crates."""
-    return {"version": f"={version}", "path": f"{vendor_dir(version)}/rgpu"}
+def rgpu_dependency(version: str = __version__, crate: str = "rgpu") -> dict[str, str]:
+    """[workspace.dependencies] rgpu (or another vendored crate) for the vendored crates."""
+    return {"version": f"={version}", "path": f"{vendor_dir(version)}/{crate}"}
 
 
 def crates_source() -> Path:
@@ -120,8 +124,9 @@ def plan_vendor(
     vendored: Sequence[str],
 ) -> VendorPlan:
     """Pure: rgpu's crates (``files``) under vendor/rgpu-<version>/ and [workspace.
-    dependencies] rgpu pointing at them (path and `version = "=<version>"`; its other keys
-    kept). ``vendored``: the vendor/rgpu-* directories there now."""
+    dependencies] rgpu (and rgpu-primitives, where the workspace has it) pointing at them
+    (path and `version = "=<version>"`; its other keys kept). ``vendored``: the
+    vendor/rgpu-* directories there now."""
     doc = toml_edit.parse(manifest_text, MANIFEST, COMMAND)
     workspace = toml_edit.child_table(doc, "workspace")
     section = toml_edit.child_table(workspace, "dependencies") if workspace is not None else None
@@ -130,14 +135,15 @@ def plan_vendor(
             f"{MANIFEST} [workspace.dependencies] is not a table",
             "make it a table: [workspace.dependencies]",
         )
-    want = rgpu_dependency()
-    current = section.get("rgpu")
-    if toml_edit.is_table(current):
-        for key, value in want.items():
-            if toml_edit.plain(current.get(key)) != value:
-                current[key] = value
-    else:
-        section["rgpu"] = toml_edit.inline(want)
+    for crate in DEPENDENCIES:
+        want = rgpu_dependency(crate=crate)
+        current = section.get(crate)
+        if toml_edit.is_table(current):
+            for key, value in want.items():
+                if toml_edit.plain(current.get(key)) != value:
+                    current[key] = value
+        elif crate == "rgpu":
+            section[crate] = toml_edit.inline(want)
     changes = [FileChange(rel, data, on_disk.get(rel)) for rel, data in files.items()]
     changes.append(
         FileChange(

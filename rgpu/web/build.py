@@ -99,13 +99,17 @@ def missing_wgsl(required: Sequence[str], artifacts: Sequence[Artifact]) -> list
 def check_wgsl(
     ws: Workspace, artifacts: Sequence[Artifact], required: Sequence[str] = ()
 ) -> list[str]:
-    """The kernels of the crate without WGSL, before a program is built for the browser: a
+    """The kernels without WGSL (the crate's, and those of the libraries of kernels it
+    depends on), before a program is built for the browser: a
     warning (the spirv build said why each cannot run on WebGPU; launching one there is an
     `rgpu::Error`), or an error when the project requires WebGPU (`require-platforms`)."""
     from rgpu.artifacts.kernels import find
+    from rgpu.artifacts.manifest import read_kernels
     from rgpu.util.output import reporter
 
-    missing = missing_wgsl(find(ws.kernel_dir), artifacts)
+    listed = read_kernels(ws.kernels_dir)
+    names = find(ws.kernel_dir) if listed is None else tuple(k.name for k in listed)
+    missing = missing_wgsl(names, artifacts)
     if not missing:
         return []
     what = (

@@ -65,7 +65,7 @@ def test_the_driver_reports_registers_for_each_demo_kernel(
     assert facts["compute_units"] > 0
     assert result["kernel_stats"], result.get("kernel_stats_unavailable")
     names = [k["kernel"] for k in result["kernel_stats"]]
-    prefix = "radix_" if algorithm == "radix" else "bitonic_"
+    prefix = "prim_radix_" if algorithm == "radix" else "bitonic_"
     assert all(n.startswith(prefix) for n in names), names
     for kernel in result["kernel_stats"]:
         assert registers(kernel) > 0, kernel

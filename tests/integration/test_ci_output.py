@@ -126,7 +126,7 @@ def test_the_cpu_jobs_commands_pass_as_the_workflow_runs_them(tmp_path: Path) ->
     assert "### rgpu build: ok (cpu)" in report
     assert "| host build (cpu; release) |" in report
     assert "### rgpu test: passed" in report
-    assert "| cpu | passed | parity, parity-radix, radix-pass |" in report
+    assert "| cpu | passed | parity, parity-radix |" in report
 
 
 def test_the_gpu_jobs_lines_are_commands_rgpu_accepts(tmp_path: Path) -> None:

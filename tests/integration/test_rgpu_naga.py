@@ -85,7 +85,7 @@ def test_one_file_per_kernel_and_platform_with_the_wgsl_contract(
             wgsl,
         )
         assert "var<push_constant>" not in wgsl and "var<immediate>" not in wgsl
-    assert by_name["radix_downsweep"]["buffers"] == 4
+    assert by_name["prim_radix_downsweep"]["buffers"] == 4
     assert by_name["saxpy"]["buffers"] == 2
 
 

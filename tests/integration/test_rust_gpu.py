@@ -214,7 +214,7 @@ def test_every_type_order_and_edge_size_and_saxpy_match_the_cpu(rg_ws: Path) -> 
     result = run_rgpu("test", "--backend", "wgpu,ash,cpu", cwd=rg_ws, env=env, timeout=3600)
     summary = result.stdout + result.stderr
     for backend in ("wgpu", "ash", "cpu"):
-        tests = "mad_chain, parity, parity-radix, radix-pass, saxpy"
+        tests = "mad_chain, parity, parity-radix, saxpy"
         assert re.search(rf"passed\s+{backend}: {tests}", summary), summary
     cpu = out.with_name("y.cpu").read_bytes()
     assert floats(out.with_name("y.cpu")) == saxpy_expected()
@@ -232,7 +232,7 @@ def test_through_naga_every_type_order_and_edge_size_and_saxpy_match_the_cpu(rg_
     env = {**NAGA, "RGPU_PARITY_MAX_LEN": str(PARITY_MAX_LEN), "SAXPY_OUT": str(out)}
     result = run_rgpu("test", "--backend", "wgpu", cwd=rg_ws, env=env, timeout=3600)
     summary = result.stdout + result.stderr
-    tests = "mad_chain, parity, parity-radix, radix-pass, saxpy"
+    tests = "mad_chain, parity, parity-radix, saxpy"
     assert re.search(rf"passed\s+wgpu: {tests}", summary), summary
     expected = saxpy_expected()
     assert out.with_name("y.wgpu").read_bytes() == struct.pack(f"<{len(expected)}f", *expected)

@@ -182,7 +182,7 @@ def test_the_demos_spirv_entry_points_compile_against_spirv_std(
     code = expanded(check)
     # The rust-gpu entry points were in what cargo checked (the host launchers were not).
     for kernel in ("bitonic_tile", "bitonic_global"):
-        assert f"pub fn __rgpu_kernel_{kernel}(" in code
+        assert f"pub fn {kernel}(" in code
     assert "__p: &__rgpu_params_bitonic_tile, __b0: &mut [u32]," in code
     assert "__w0: &mut [u32; ({ TILE_KEYS as usize }) as usize]" in code
     assert "fn bitonic_tile(device: &::rgpu::Device" not in code

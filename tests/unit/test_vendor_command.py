@@ -91,3 +91,20 @@ def test_vendor_outside_an_rgpu_workspace_says_rgpu_init(
     assert run(["vendor", "-C", str(tmp_path)]) == ExitCode.NOT_A_WORKSPACE
     assert f"rgpu init -C {tmp_path}" in capsys.readouterr().err
     assert tomllib.loads((tmp_path / "Cargo.toml").read_text())["package"]["name"] == "histo"
+
+
+def test_vendor_moves_an_rgpu_primitives_dependency_too(older: Path) -> None:
+    manifest = older / "Cargo.toml"
+    text = manifest.read_text().replace(
+        "[workspace.dependencies]\n",
+        "[workspace.dependencies]\n"
+        f'rgpu-primitives = {{ version = "=0.1.0", path = "{OLD}/rgpu-primitives" }}\n',
+    )
+    manifest.write_text(text)
+    assert run(["vendor", "-C", str(older)]) == 0
+    deps = tomllib.loads(manifest.read_text())["workspace"]["dependencies"]
+    assert deps["rgpu-primitives"] == {
+        "version": f"={__version__}",
+        "path": f"{VENDOR}/rgpu-primitives",
+    }
+    assert (older / VENDOR / "rgpu-primitives" / "src" / "radix.rs").is_file()

@@ -553,35 +553,43 @@ fn cuda_entry(k: &Kernel, which: Cuda) -> TokenStream {
     let shared: Vec<TokenStream> = shared.collect();
     let args = device_args(k, quote! { __i }, false);
     let run = run_call(k, &args);
-    let head = match which {
+    let attrs = quote! {
+        #[doc(hidden)]
+        #[allow(non_snake_case, unused_unsafe, clippy::missing_safety_doc,
+                clippy::too_many_arguments)]
+    };
+    let body = quote! {{
+        // The runtime launches every workgroup with the kernel's `threads`: a constant
+        // for the compiler (the grid-stride loops' strides, `Group::size`), and a bound on
+        // the thread index that lets it drop index checks derived from it.
+        let __ids = ::rgpu::__private::Ids {
+            size: #threads,
+            ..::rgpu::__private::ids()
+        };
+        // SAFETY: every launch has `threads` invocations per workgroup (rgpu-runtime).
+        unsafe { ::core::hint::assert_unchecked(__ids.local < #threads) };
+        #(#shared)*
+        #(#views)*
+        #run
+    }};
+    let entry = match which {
+        // The head comes from the facade's macro, which allows the `ptx-kernel` ABI, so the
+        // crate holding the kernel (a library too) needs no nightly feature of its own.
         Cuda::Nvptx => quote! {
-            #[no_mangle]
-            pub unsafe extern "ptx-kernel" fn #name(__p: #params, #(#pointers),*)
+            ::rgpu::__nvptx_entry! {
+                #attrs
+                fn #name(__p: #params, #(#pointers),*) #body
+            }
         },
         Cuda::Nvvm => quote! {
+            #attrs
             #[::rgpu::__private::cuda_std::kernel]
-            pub unsafe fn #name(__p: #params, #(#pointers),*)
+            pub unsafe fn #name(__p: #params, #(#pointers),*) #body
         },
     };
     quote! {
         #(#globals)*
-        #[doc(hidden)]
-        #[allow(non_snake_case, unused_unsafe, clippy::missing_safety_doc,
-                clippy::too_many_arguments)]
-        #head {
-            // The runtime launches every workgroup with the kernel's `threads`: a constant
-            // for the compiler (the grid-stride loops' strides, `Group::size`), and a bound on
-            // the thread index that lets it drop index checks derived from it.
-            let __ids = ::rgpu::__private::Ids {
-                size: #threads,
-                ..::rgpu::__private::ids()
-            };
-            // SAFETY: every launch has `threads` invocations per workgroup (rgpu-runtime).
-            unsafe { ::core::hint::assert_unchecked(__ids.local < #threads) };
-            #(#shared)*
-            #(#views)*
-            #run
-        }
+        #entry
     }
 }
 
@@ -589,7 +597,9 @@ fn cuda_entry(k: &Kernel, which: Cuda) -> TokenStream {
 
 fn spirv_entry(k: &Kernel) -> TokenStream {
     let name = k.name.to_string();
-    let entry = format_ident!("__rgpu_kernel_{}", k.name);
+    // Named as the kernel, as the CUDA entry points and the host launcher are: a `pub use`
+    // of a library's kernel resolves on every codegen.
+    let entry = &k.name;
     let params = k.ident("params");
     let threads = k.threads;
     let buffers = k.buffers().enumerate().map(|(i, p)| {

@@ -113,6 +113,9 @@ impl HasMemory for RawBuffer {
 }
 
 /// `len` elements of `T` in the memory of one `Device`.
+// repr(C): `Buffer<T>` and `Buffer<U>` have one layout (they differ only in a zero-sized
+// marker), which `cast`/`cast_mut` rely on.
+#[repr(C)]
 pub struct Buffer<T: Pod> {
     pub(crate) raw: RawBuffer,
     len: usize,
@@ -240,6 +243,43 @@ impl<T: Pod> Buffer<T> {
     fn words(&self, first: usize, last: usize) -> (usize, usize) {
         let total = self.len * size_of::<T>();
         (first & !3, last.next_multiple_of(4).min(total))
+    }
+
+    /// The same memory as elements of `U`, a type of the same size (a `Buffer<f32>` as the
+    /// `u32` bit patterns a kernel on words takes). `Error::Argument` when the sizes differ
+    /// or `U` needs a larger alignment than `T`.
+    pub fn cast<U: Pod>(&self) -> Result<&Buffer<U>, Error> {
+        Self::check_cast::<U>()?;
+        // SAFETY: `Buffer` is repr(C) and `Buffer<T>`, `Buffer<U>` differ only in the
+        // zero-sized marker; `len` counts elements of the same size, and every bit pattern
+        // is a valid `U` (`Pod`).
+        Ok(unsafe { &*(self as *const Self).cast::<Buffer<U>>() })
+    }
+
+    /// [`Buffer::cast`], writable.
+    pub fn cast_mut<U: Pod>(&mut self) -> Result<&mut Buffer<U>, Error> {
+        Self::check_cast::<U>()?;
+        // SAFETY: as in `cast`.
+        Ok(unsafe { &mut *(self as *mut Self).cast::<Buffer<U>>() })
+    }
+
+    fn check_cast<U: Pod>() -> Result<(), Error> {
+        let (from, to) = (std::mem::size_of::<T>(), std::mem::size_of::<U>());
+        if from == to && std::mem::align_of::<U>() <= std::mem::align_of::<T>() {
+            return Ok(());
+        }
+        Err(Error::Argument {
+            kernel: "Buffer::cast",
+            param: "U",
+            reason: format!(
+                "a buffer of {} ({from} bytes, align {}) cannot be seen as {} ({to} bytes, \
+                 align {}): cast to a type of the same size and no larger alignment",
+                std::any::type_name::<T>(),
+                std::mem::align_of::<T>(),
+                std::any::type_name::<U>(),
+                std::mem::align_of::<U>()
+            ),
+        })
     }
 
     /// The type-erased buffer (for `Src::Buffer` / `Dst::Buffer`).
@@ -487,5 +527,30 @@ mod tests {
             bytes.read().unwrap(),
             [0, 21, 2, 3, 24, 25, 26, 27, 28, 29, 30]
         );
+    }
+
+    #[test]
+    fn a_buffer_is_seen_as_another_type_of_its_size() {
+        let device = Device::open(Backend::Cpu).unwrap();
+        let mut b = device.upload(&[1.0f32, -0.0]).unwrap();
+        assert_eq!(
+            b.cast::<u32>().unwrap().read().unwrap(),
+            [0x3f80_0000, 0x8000_0000]
+        );
+        b.cast_mut::<i32>().unwrap().write(&[-1, 2]).unwrap();
+        assert_eq!(b.cast::<u32>().unwrap().read().unwrap(), [u32::MAX, 2]);
+        let mut wide = device.upload(&[u64::MAX - 1]).unwrap();
+        assert_eq!(
+            wide.cast::<[u32; 2]>().unwrap().read().unwrap(),
+            [[u32::MAX - 1, u32::MAX]]
+        );
+        assert!(wide.cast_mut::<u32>().is_err());
+        let e = device
+            .upload(&[[1u32; 2]])
+            .unwrap()
+            .cast::<u64>()
+            .map(|_| ())
+            .unwrap_err();
+        assert!(e.to_string().contains("no larger alignment"), "{e}");
     }
 }

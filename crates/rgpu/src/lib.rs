@@ -273,6 +273,23 @@ macro_rules! __nvptx {
     ($($t:tt)*) => {};
 }
 
+/// A kernel's nvptx entry point: `#[no_mangle] pub unsafe extern "ptx-kernel" fn`. Written
+/// here, not in the expansion, so that no crate holding kernels needs the `abi_ptx` feature
+/// of its own: rustc allows the ABI inside this macro's expansion (its gate honours
+/// `allow_internal_unstable`), and a kernel may live in a library crate, which the nvptx
+/// build compiles as a dependency (a `-Zcrate-attr` reaches only the final crate).
+#[cfg(rgpu_codegen = "nvptx")]
+#[doc(hidden)]
+#[macro_export]
+#[allow_internal_unstable(abi_ptx)]
+macro_rules! __nvptx_entry {
+    ($(#[$meta:meta])* fn $name:ident ($($params:tt)*) $body:block) => {
+        $(#[$meta])*
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $name($($params)*) $body
+    };
+}
+
 /// A `.shared` array of `$bytes` bytes for a `Shared` parameter, declared in the kernel
 /// crate. Written here, not in the expansion, so that the kernel crate needs no
 /// `asm_experimental_arch` of its own (rustc allows it inside this macro's expansion; a

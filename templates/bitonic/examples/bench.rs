@@ -11,14 +11,17 @@
 
 use std::time::Instant;
 
-use host::radix::RadixScratch;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
 use host::rng::SplitMix64;
-use host::sorter::launch_all;
+use host::sorter::{launch_all, radix_sort};
 use host::Algorithm;
 use kernel::schedule::Passes;
 use kernel::{KeyKind, SortOrder};
 use rayon::slice::ParallelSliceMut;
 use rgpu::{Backend, Device};
+use rgpu_primitives::Primitives;
 
 const RUNS: usize = 10;
 
@@ -39,23 +42,15 @@ fn list(var: &str, default: &str) -> Vec<String> {
 fn gpu_rows(device: &Device, algorithm: Algorithm, n: usize) -> Result<(), rgpu::Error> {
     let input = SplitMix64::new(n as u64).bits(n);
     let mut keys = device.upload(&input)?;
-    let mut radix = match algorithm {
-        Algorithm::Radix => Some(RadixScratch::new(device, n as u32)?),
-        Algorithm::Bitonic => None,
-    };
+    let mut radix = Primitives::new(device);
     let mut times = Vec::new();
     for run in 0..=RUNS {
         keys.write(&input)?;
-        let ((), ms) = device.timed(|| match radix.as_mut() {
-            Some(scratch) => host::radix::launch_all(
-                device,
-                &mut keys,
-                scratch,
-                n as u32,
-                KeyKind::U32,
-                SortOrder::Ascending,
-            ),
-            None => launch_all(
+        let ((), ms) = device.timed(|| match algorithm {
+            Algorithm::Radix => {
+                radix_sort(&mut radix, &mut keys, KeyKind::U32, SortOrder::Ascending)
+            }
+            Algorithm::Bitonic => launch_all(
                 device,
                 &mut keys,
                 n as u32,
@@ -75,7 +70,7 @@ fn gpu_rows(device: &Device, algorithm: Algorithm, n: usize) -> Result<(), rgpu:
         device.backend()
     );
     let launches = match algorithm {
-        Algorithm::Radix => host::radix::LAUNCHES,
+        Algorithm::Radix => 3 * rgpu_primitives::radix::PASSES as usize,
         Algorithm::Bitonic => Passes::new(n as u32).count(),
     };
     // The median, and the spread: the fastest and the slowest run.
@@ -95,36 +90,40 @@ fn gpu_rows(device: &Device, algorithm: Algorithm, n: usize) -> Result<(), rgpu:
 }
 
 /// The radix sort's device time per kernel (`BENCH_PHASES=1`): each launch timed by itself
-/// (a wait after each), summed over the sort's passes, the median of `RUNS` sorts after a
-/// warm-up. Their sum is below `sort_ms`: it leaves out the gaps between launches.
+/// (a wait after each, through rgpu-primitives' launch hook), summed over the sort's passes,
+/// the median of `RUNS` sorts after a warm-up. Their sum is below `sort_ms`: it leaves out
+/// the gaps between launches.
 fn radix_phase_row(device: &Device, n: usize) -> Result<(), rgpu::Error> {
-    use host::radix::KERNELS;
     let input = SplitMix64::new(n as u64).bits(n);
     let mut keys = device.upload(&input)?;
-    let mut scratch = RadixScratch::new(device, n as u32)?;
-    let mut times = vec![Vec::new(); KERNELS.len()];
+    let mut radix = Primitives::new(device);
+    // Each kernel's time in the current sort, in order of first launch.
+    let sums: Arc<Mutex<BTreeMap<(usize, &'static str), f64>>> = Arc::default();
+    let (timer, log) = (device.clone(), Arc::clone(&sums));
+    radix.set_launch_hook(Some(Box::new(move |kernel, launch| {
+        let ((), ms) = timer.timed(launch)?;
+        let mut log = log.lock().unwrap();
+        let order = log
+            .keys()
+            .find(|k| k.1 == kernel)
+            .map_or(log.len(), |k| k.0);
+        *log.entry((order, kernel)).or_default() += ms.unwrap_or(f64::NAN);
+        Ok(())
+    })));
+    let mut times: BTreeMap<(usize, &'static str), Vec<f64>> = BTreeMap::new();
     for run in 0..=RUNS {
         keys.write(&input)?;
-        let mut sums = [0.0; KERNELS.len()];
-        host::radix::launch_all_each(
-            device,
-            &mut keys,
-            &mut scratch,
-            (n as u32, KeyKind::U32, SortOrder::Ascending),
-            &mut |kernel, launch| {
-                let ((), ms) = device.timed(launch)?;
-                sums[kernel] += ms.unwrap_or(f64::NAN);
-                Ok(())
-            },
-        )?;
+        sums.lock().unwrap().clear();
+        radix_sort(&mut radix, &mut keys, KeyKind::U32, SortOrder::Ascending)?;
         if run > 0 {
-            times.iter_mut().zip(sums).for_each(|(t, ms)| t.push(ms));
+            for (kernel, ms) in sums.lock().unwrap().iter() {
+                times.entry(*kernel).or_default().push(*ms);
+            }
         }
     }
-    let shares: Vec<String> = KERNELS
-        .iter()
-        .zip(times)
-        .map(|(name, t)| format!("{name}_ms={:.3}", median(t)))
+    let shares: Vec<String> = times
+        .into_iter()
+        .map(|((_, name), t)| format!("{name}_ms={:.3}", median(t)))
         .collect();
     println!(
         "{} radix phases n=2^{} {}",

@@ -1,10 +1,9 @@
-//! Host side of the sorts: a `Sorter` over any rgpu device (bitonic or radix), the CPU
-//! paths, key files, and what the driver says about the kernels (`stats`).
+//! Host side of the sorts: a `Sorter` over any rgpu device (bitonic, or radix through
+//! rgpu-primitives), the CPU paths, key files, and what the driver says about the kernels
+//! (`stats`).
 
 pub mod cpu;
 pub mod keys_io;
-pub mod radix;
-pub mod radix_cpu;
 pub mod reference;
 pub mod rng;
 pub mod sorter;

@@ -1,10 +1,10 @@
-//! Sorting on any device. On a GPU the keys go up once, the algorithm's launches run the
-//! kernel crate's kernels through rgpu's launchers (`kernel::kernels::*` for the bitonic
-//! sort, `kernel::radix::*` for the radix sort; the same calls for cuda, wgpu and ash), and
-//! the keys come back once. On the cpu backend each algorithm has a host version on rayon
-//! (src/cpu.rs: the bitonic schedule with slice-wise min/max, which vectorizes;
-//! src/radix_cpu.rs: the radix passes): that part is the sort's own, the kernels also run
-//! there (the parity tests check both).
+//! Sorting on any device. On a GPU the keys go up once, the algorithm's launches run, and
+//! the keys come back once: the bitonic sort is the kernel crate's own kernels through
+//! rgpu's launchers (`kernel::kernels::*`, the same calls for cuda, wgpu and ash), the radix
+//! sort is rgpu-primitives' `sort_keys` on the keys' device buffer. On the cpu backend each
+//! algorithm has a host version on rayon (src/cpu.rs: the bitonic schedule with slice-wise
+//! min/max, which vectorizes; rgpu-primitives' radix passes): that part is the sort's own,
+//! the bitonic kernels also run there (the parity tests check both).
 
 use std::fmt;
 
@@ -13,9 +13,9 @@ use kernel::key::SortKey;
 use kernel::schedule::{Pass, Passes};
 use kernel::{KeyKind, SortOrder, MAX_KEYS};
 use rgpu::{Backend, Buffer, Device};
+use rgpu_primitives::Primitives;
 
-use crate::radix::RadixScratch;
-use crate::{cpu, radix, radix_cpu};
+use crate::cpu;
 
 /// Which sort runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -23,8 +23,8 @@ pub enum Algorithm {
     /// The bitonic network (`kernel::schedule`): in place, O(n log^2 n) work.
     #[default]
     Bitonic,
-    /// The LSD radix sort (`kernel::radix`): 4 passes over 8-bit digits, stable, a second
-    /// buffer of n keys.
+    /// The LSD radix sort of rgpu-primitives (`sort_keys`): 4 passes over 8-bit digits,
+    /// stable, a second buffer of n keys.
     Radix,
 }
 
@@ -78,8 +78,8 @@ pub struct Sorter {
     device: Device,
     algorithm: Algorithm,
     keys: Option<Buffer<u32>>,
-    radix: Option<RadixScratch>,
-    host_scratch: Vec<u32>,
+    /// The radix sort, with its scratch buffers kept between sorts of one size.
+    radix: Primitives,
     last_device_ms: Option<f64>,
 }
 
@@ -91,11 +91,10 @@ impl Sorter {
 
     pub fn with_algorithm(device: Device, algorithm: Algorithm) -> Self {
         Self {
+            radix: Primitives::new(&device),
             device,
             algorithm,
             keys: None,
-            radix: None,
-            host_scratch: Vec::new(),
             last_device_ms: None,
         }
     }
@@ -134,9 +133,7 @@ impl Sorter {
             let started = rgpu::Instant::now();
             match self.algorithm {
                 Algorithm::Bitonic => cpu::sort_in_place(keys, kind, order),
-                Algorithm::Radix => {
-                    radix_cpu::sort_with_scratch(keys, &mut self.host_scratch, kind, order)
-                }
+                Algorithm::Radix => radix_sort_host(&mut self.radix, keys, kind, order)?,
             }
             self.last_device_ms = Some(started.elapsed().as_secs_f64() * 1e3);
             return Ok(());
@@ -154,15 +151,8 @@ impl Sorter {
         let ((), ms) = match self.algorithm {
             Algorithm::Bitonic => device.timed(|| launch_all(device, buffer, len, kind, order))?,
             Algorithm::Radix => {
-                let scratch = match self.radix.take() {
-                    Some(scratch) if scratch.len() == keys.len() => scratch,
-                    _ => {
-                        self.radix = None; // free the old size's buffers first
-                        RadixScratch::new(device, len)?
-                    }
-                };
-                let scratch = self.radix.insert(scratch);
-                device.timed(|| radix::launch_all(device, buffer, scratch, len, kind, order))?
+                let radix = &mut self.radix;
+                device.timed(|| radix_sort(radix, buffer, kind, order))?
             }
         };
         self.last_device_ms = ms;
@@ -188,6 +178,35 @@ pub fn launch_all(
         }
     }
     Ok(())
+}
+
+/// The radix sort (rgpu-primitives' `sort_keys`) of keys given as the raw bits of `kind`,
+/// in a device buffer.
+pub fn radix_sort(
+    radix: &mut Primitives,
+    keys: &mut Buffer<u32>,
+    kind: KeyKind,
+    order: SortOrder,
+) -> Result<(), rgpu::Error> {
+    match kind {
+        KeyKind::U32 => radix.sort_keys(keys, order),
+        KeyKind::I32 => radix.sort_keys(keys.cast_mut::<i32>()?, order),
+        KeyKind::F32 => radix.sort_keys(keys.cast_mut::<f32>()?, order),
+    }
+}
+
+/// [`radix_sort`] of keys in host memory (the cpu backend's rayon version).
+pub fn radix_sort_host(
+    radix: &mut Primitives,
+    keys: &mut [u32],
+    kind: KeyKind,
+    order: SortOrder,
+) -> Result<(), rgpu::Error> {
+    match kind {
+        KeyKind::U32 => radix.sort_keys(keys, order),
+        KeyKind::I32 => radix.sort_keys(bytemuck::cast_slice_mut::<u32, i32>(keys), order),
+        KeyKind::F32 => radix.sort_keys(bytemuck::cast_slice_mut::<u32, f32>(keys), order),
+    }
 }
 
 /// Sorts typed keys with any sorter.

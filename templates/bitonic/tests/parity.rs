@@ -5,11 +5,9 @@
 //! skipped, per backend, by `rgpu test`; `RGPU_REQUIRE_BACKENDS=cuda,wgpu` (or `rgpu test
 //! --backend cuda`) turns that into a failure.
 
-use host::radix::{launch_pass, PassTables, RadixScratch};
 use host::reference::rust_sort;
 use host::rng::SplitMix64;
 use host::{Algorithm, Sorter};
-use kernel::radix::{radix_scan, RadixParams, RADIX, RADIX_BITS, RADIX_TILE, SCAN_CHUNK};
 use kernel::{KeyKind, SortOrder};
 use rgpu::{Backend, Device};
 
@@ -141,41 +139,6 @@ fn every_built_backend_radix_sorts_like_rust() {
     rgpu::testing::each_backend("parity-radix", |device| check(device, Algorithm::Radix));
 }
 
-/// One radix pass by itself (the second digit: neither encodes nor decodes) is a stable
-/// sort by that digit: keys with equal digits and different bits keep their order. Every
-/// pass must be, or the four passes would not sort.
-fn one_pass_is_stable(device: &Device) -> Result<(), String> {
-    for (i, len) in [2usize, 1000, 4097, 70_000].into_iter().enumerate() {
-        let keys = input(len, 200 + i as u64);
-        let src = device.upload(&keys).map_err(|e| e.to_string())?;
-        let mut dst = device.zeros(len).map_err(|e| e.to_string())?;
-        let mut tables = PassTables::new(device, len as u32).map_err(|e| e.to_string())?;
-        launch_pass(
-            device,
-            &src,
-            &mut dst,
-            &mut tables,
-            len as u32,
-            1,
-            (KeyKind::U32, SortOrder::Ascending),
-        )
-        .map_err(|e| e.to_string())?;
-        let mut expected = keys.clone();
-        expected.sort_by_key(|k| (k >> RADIX_BITS) & 0xff); // stable
-        if dst.read().map_err(|e| e.to_string())? != expected {
-            return Err(format!(
-                "{len} keys: one pass is not a stable sort by its digit"
-            ));
-        }
-    }
-    Ok(())
-}
-
-#[test]
-fn a_radix_pass_is_a_stable_sort_by_its_digit() {
-    rgpu::testing::each_backend("radix-pass", one_pass_is_stable);
-}
-
 /// The kernels themselves on the cpu backend (the demo's cpu path is a vectorized twin):
 /// the launches a GPU runs, through rgpu's cpu executor.
 #[test]
@@ -200,72 +163,6 @@ fn the_kernels_sort_on_the_cpu_executor() {
     }
 }
 
-/// The radix kernels on the cpu backend (its subgroups have one lane, so each part of a
-/// tile ranks its keys in 32 turns), through rgpu's cpu executor.
-#[test]
-fn the_radix_kernels_sort_on_the_cpu_executor() {
-    let device = Device::open(Backend::Cpu).unwrap();
-    let sizes = [2usize, 3, 1000, 4095, 4097, 9000, 1 << 15];
-    for (i, len) in sizes.into_iter().enumerate() {
-        for (what, keys) in [
-            ("random", input(len, 300 + i as u64)),
-            ("duplicate", duplicates(len, 300 + i as u64)),
-        ] {
-            for (kind, order) in [
-                (KeyKind::U32, SortOrder::Ascending),
-                (KeyKind::I32, SortOrder::Descending),
-                (KeyKind::F32, SortOrder::Descending),
-            ] {
-                let mut buffer = device.upload(&keys).unwrap();
-                let mut scratch = RadixScratch::new(&device, len as u32).unwrap();
-                host::radix::launch_all(
-                    &device,
-                    &mut buffer,
-                    &mut scratch,
-                    len as u32,
-                    kind,
-                    order,
-                )
-                .unwrap();
-                assert!(
-                    buffer.read().unwrap() == rust_sort(&keys, kind, order),
-                    "{len} {what} {kind:?} {order:?}"
-                );
-            }
-        }
-    }
-}
-
-/// `radix_scan` over rows longer than one round of the kernel (more than `SCAN_CHUNK` tiles,
-/// sorts of more than 2^24 keys), on the cpu executor with made-up counts.
-#[test]
-fn the_scan_kernel_takes_rows_longer_than_a_round() {
-    let device = Device::open(Backend::Cpu).unwrap();
-    let tiles = (SCAN_CHUNK + 905) as usize;
-    let params = RadixParams::new(
-        (tiles * RADIX_TILE as usize) as u32,
-        1,
-        KeyKind::U32,
-        SortOrder::Ascending,
-    );
-    assert_eq!(params.tiles as usize, tiles);
-    let counts: Vec<u32> = SplitMix64::new(9)
-        .bits(RADIX as usize * tiles)
-        .into_iter()
-        .map(|r| r % (RADIX_TILE + 1))
-        .collect();
-    let (mut scanned, mut totals) = (counts.clone(), vec![0u32; RADIX as usize]);
-    radix_scan(&device, RADIX, params, &mut scanned, &mut totals).unwrap();
-    for (d, row) in counts.chunks(tiles).enumerate() {
-        let mut sum = 0;
-        for (t, count) in row.iter().enumerate() {
-            assert_eq!(scanned[d * tiles + t], sum, "digit {d}, tile {t}");
-            sum += count;
-        }
-        assert_eq!(totals[d], sum, "digit {d}");
-    }
-}
-
 #[test]
 #[cfg_attr(
     debug_assertions,
@@ -286,23 +183,6 @@ fn the_cpu_sorts_two_to_the_24() {
             sorted == rust_sort(&keys, kind, order),
             "2^24 {algorithm} {kind:?} {order:?}"
         );
-    }
-}
-
-/// The cpu backend's radix sort (host code on rayon) against `sort_unstable` on plain
-/// `u32`s, at sizes around its chunking.
-#[test]
-fn the_cpu_radix_sort_matches_sort_unstable() {
-    for (i, len) in [0usize, 1, 2, 1 << 15, (1 << 15) + 1, 300_001]
-        .into_iter()
-        .enumerate()
-    {
-        let keys = input(len, 400 + i as u64);
-        let mut sorted = keys.clone();
-        host::radix_cpu::sort_in_place(&mut sorted, KeyKind::U32, SortOrder::Ascending);
-        let mut expected = keys;
-        expected.sort_unstable();
-        assert!(sorted == expected, "{len}");
     }
 }
 

@@ -16,11 +16,11 @@ use spirv_std::memory::{Scope, Semantics};
 use super::Word;
 
 const WORKGROUP: u32 = Scope::Workgroup as u32;
-// Atomics on storage buffers: every invocation of the launch, which runs on one queue.
-// rust-gpu 0.11 declares the Vulkan memory model, where `Device` scope needs the
-// VulkanMemoryModelDeviceScope capability (spirv-val: "Use of device scope with VulkanKHR
-// memory model requires the VulkanMemoryModelDeviceScopeKHR capability"); `QueueFamily`
-// needs none and covers the launch.
+/// The scope of `Global`'s atomics: every invocation of the launch. rust-gpu's modules use
+/// the Vulkan memory model, where `Device` scope needs the VulkanMemoryModelDeviceScope
+/// capability (spirv-val refuses the module without it, and naga, wgpu's SPIR-V reader on
+/// Metal, DX12 and WebGPU, reads no module that declares it); `QueueFamily` needs none and
+/// holds every invocation of one dispatch.
 const DEVICE: u32 = Scope::QueueFamily as u32;
 const RELAXED: u32 = Semantics::NONE.bits();
 

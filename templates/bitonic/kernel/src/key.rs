@@ -55,49 +55,6 @@ pub fn decode(encoded: u32, kind: KeyKind, order: SortOrder) -> u32 {
     }
 }
 
-/// [`encode`] and [`decode`] for one kind and order, without branches: what hot loops use
-/// (the radix kernels map every key of a pass this way). Equal to them bit for bit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KeyMap {
-    /// Bits every key flips: the sign bit for signed kinds, all bits for descending order.
-    flip: u32,
-    /// Bits a float flips when its sign bit is set (the magnitude, so negatives reverse).
-    negative: u32,
-    /// What `decode` xors the encoded key with to see the float's sign in its top bit.
-    probe: u32,
-}
-
-impl KeyMap {
-    pub const fn new(kind: KeyKind, order: SortOrder) -> Self {
-        let (sign, negative) = match kind {
-            KeyKind::U32 => (0, 0),
-            KeyKind::I32 => (SIGN, 0),
-            KeyKind::F32 => (SIGN, !SIGN),
-        };
-        let (flip, probe) = match order {
-            SortOrder::Ascending => (sign, u32::MAX),
-            SortOrder::Descending => (!sign, 0),
-        };
-        Self {
-            flip,
-            negative,
-            probe,
-        }
-    }
-
-    /// [`encode`].
-    #[inline(always)]
-    pub fn encode(self, bits: u32) -> u32 {
-        bits ^ self.flip ^ (((bits as i32) >> 31) as u32 & self.negative)
-    }
-
-    /// [`decode`].
-    #[inline(always)]
-    pub fn decode(self, key: u32) -> u32 {
-        key ^ self.flip ^ ((((key ^ self.probe) as i32) >> 31) as u32 & self.negative)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     extern crate std;
@@ -133,38 +90,6 @@ mod tests {
                     0xffc0_0000,
                 ] {
                     assert_eq!(decode(encode(bits, kind, order), kind, order), bits);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn the_branch_free_map_is_encode_and_decode() {
-        let mut bits: Vec<u32> = FLOATS.iter().map(|f| f.to_bits()).collect();
-        bits.extend([
-            0,
-            1,
-            0x7fff_ffff,
-            0x8000_0000,
-            0x8000_0001,
-            0xffff_ffff,
-            0xffc0_0001,
-        ]);
-        bits.extend((0..4096u32).map(|i| i.wrapping_mul(0x9e37_79b9)));
-        for kind in [KeyKind::U32, KeyKind::I32, KeyKind::F32] {
-            for order in [SortOrder::Ascending, SortOrder::Descending] {
-                let map = KeyMap::new(kind, order);
-                for &b in &bits {
-                    assert_eq!(
-                        map.encode(b),
-                        encode(b, kind, order),
-                        "{kind:?} {order:?} {b:#x}"
-                    );
-                    assert_eq!(
-                        map.decode(b),
-                        decode(b, kind, order),
-                        "{kind:?} {order:?} {b:#x}"
-                    );
                 }
             }
         }

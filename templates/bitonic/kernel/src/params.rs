@@ -19,60 +19,10 @@ pub const FUSED_STEPS: u32 = 4;
 /// The largest number of keys one sort accepts (indices are `u32` on every backend).
 pub const MAX_KEYS: u32 = 1 << 31;
 
-/// The type of the keys being sorted, as the kernels see it.
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum KeyKind {
-    U32 = 0,
-    I32 = 1,
-    F32 = 2,
-}
-
-impl KeyKind {
-    /// Decodes a value that crossed the host/device boundary. An enum read straight from
-    /// untrusted bits would be undefined behaviour, so the wire format is a plain `u32`.
-    pub const fn from_u32(value: u32) -> Option<Self> {
-        match value {
-            0 => Some(Self::U32),
-            1 => Some(Self::I32),
-            2 => Some(Self::F32),
-            _ => None,
-        }
-    }
-
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::U32 => "u32",
-            Self::I32 => "i32",
-            Self::F32 => "f32",
-        }
-    }
-}
-
-/// Ascending or descending.
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SortOrder {
-    Ascending = 0,
-    Descending = 1,
-}
-
-impl SortOrder {
-    pub const fn from_u32(value: u32) -> Option<Self> {
-        match value {
-            0 => Some(Self::Ascending),
-            1 => Some(Self::Descending),
-            _ => None,
-        }
-    }
-
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Ascending => "asc",
-            Self::Descending => "desc",
-        }
-    }
-}
+/// The type of the keys being sorted (`u32`, `i32`, `f32`) and the order, as the kernels see
+/// them: rgpu-primitives' (the radix sort is its `sort_keys`), so both sorts take the same
+/// values (plain `u32`s on the wire: `KeyKind::from_u32`, `SortOrder::from_u32`).
+pub use rgpu_primitives::key::{KeyKind, Order as SortOrder};
 
 /// Size of the blocks a bitonic stage merges (a power of two, at least 2).
 #[repr(transparent)]

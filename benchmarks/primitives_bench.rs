@@ -1,0 +1,372 @@
+//! Benchmark of rgpu-primitives: each primitive's device time on every backend built in
+//! (data already on the device, scratch kept between runs: `Primitives`), and on the cpu
+//! backend beside rayon's own (`par_sort_unstable`, `par_sort_by_key`, a two-pass rayon
+//! scan, `par_iter().sum()`).
+//!
+//! Built as an example of a workspace whose kernel crate depends on rgpu-primitives
+//! (benchmarks/primitives_pack.sh makes one). Environment:
+//!   BENCH_BACKENDS=cuda,ash,wgpu,cpu   BENCH_SIZES=16,18,20,22,24,26 (powers of two)
+//!   BENCH_OPS=sort_u32,...              BENCH_RUNS=10
+//! One line per (backend, op, size): `bench backend=B op=O n=2^P ms=MEDIAN min=MIN
+//! max=MAX gbs=G`, where G counts each element once (n * element bytes / time).
+
+use std::time::Instant;
+
+use rayon::prelude::*;
+use rgpu::{Backend, Buffer, Device};
+use rgpu_primitives::{Order, Primitives, Reduction};
+
+const OPS: [&str; 10] = [
+    "sort_u32",
+    "sort_f32",
+    "sort_u64",
+    "sort_pairs_u32",
+    "exclusive_scan_u32",
+    "inclusive_scan_u32",
+    "reduce_sum_u32",
+    "reduce_sum_f32",
+    "reduce_max_f32",
+    "histogram_256",
+];
+
+fn var(name: &str, default: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| default.to_string())
+}
+
+fn list(name: &str, default: &str) -> Vec<String> {
+    var(name, default)
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn random(seed: u64, n: usize) -> Vec<u64> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        })
+        .collect()
+}
+
+struct Stats {
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+fn stats(mut ms: Vec<f64>) -> Stats {
+    ms.sort_by(f64::total_cmp);
+    Stats {
+        median: ms[ms.len() / 2],
+        min: ms[0],
+        max: ms[ms.len() - 1],
+    }
+}
+
+fn report(backend: &str, op: &str, p: u32, bytes: usize, s: &Stats) {
+    let gbs = bytes as f64 / (s.median * 1e-3) / 1e9;
+    println!(
+        "bench backend={backend} op={op} n=2^{p} ms={:.3} min={:.3} max={:.3} gbs={gbs:.1}",
+        s.median, s.min, s.max
+    );
+}
+
+/// `runs` timed runs of `work` on `state` after one warm-up; `reset` before each (not
+/// timed).
+fn time_device<S>(
+    device: &Device,
+    runs: usize,
+    state: &mut S,
+    mut reset: impl FnMut(&mut S) -> Result<(), rgpu::Error>,
+    mut work: impl FnMut(&mut S) -> Result<(), rgpu::Error>,
+) -> Result<Stats, rgpu::Error> {
+    let mut times = Vec::new();
+    for run in 0..=runs {
+        reset(state)?;
+        device.sync()?;
+        let ((), ms) = device.timed(|| work(state))?;
+        if run > 0 {
+            times.push(ms.unwrap_or(f64::NAN));
+        }
+    }
+    Ok(stats(times))
+}
+
+/// `runs` runs of `work` after one warm-up, each from a synced device to its return, on
+/// the host's clock.
+fn time_call(
+    device: &Device,
+    runs: usize,
+    mut work: impl FnMut() -> Result<(), rgpu::Error>,
+) -> Result<Stats, rgpu::Error> {
+    let mut times = Vec::new();
+    for run in 0..=runs {
+        device.sync()?;
+        let start = Instant::now();
+        work()?;
+        if run > 0 {
+            times.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    Ok(stats(times))
+}
+
+fn time_host<S>(
+    runs: usize,
+    state: &mut S,
+    mut reset: impl FnMut(&mut S),
+    mut work: impl FnMut(&mut S),
+) -> Stats {
+    let mut times = Vec::new();
+    for run in 0..=runs {
+        reset(state);
+        let start = Instant::now();
+        work(state);
+        if run > 0 {
+            times.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    stats(times)
+}
+
+/// One primitive on device buffers: its statistics and bytes per element.
+fn bench_op(
+    device: &Device,
+    prims: &mut Primitives,
+    op: &str,
+    n: usize,
+    runs: usize,
+) -> Result<(Stats, usize), rgpu::Error> {
+    let words: Vec<u32> = random(1, n).iter().map(|r| *r as u32).collect();
+    let floats: Vec<f32> = words.iter().map(|&w| f32::from_bits(w)).collect();
+    let finite: Vec<f32> = words.iter().map(|&w| (w % 2001) as f32 / 7.0 - 100.0).collect();
+    let wide = random(2, n);
+    Ok(match op {
+        "sort_u32" => {
+            let mut keys: Buffer<u32> = device.upload(&words)?;
+            let s = time_device(
+                device,
+                runs,
+                &mut keys,
+                |keys| keys.write(&words),
+                |keys| prims.sort_keys(keys, Order::Ascending),
+            )?;
+            (s, 4)
+        }
+        "sort_f32" => {
+            let mut keys: Buffer<f32> = device.upload(&floats)?;
+            let s = time_device(
+                device,
+                runs,
+                &mut keys,
+                |keys| keys.write(&floats),
+                |keys| prims.sort_keys(keys, Order::Ascending),
+            )?;
+            (s, 4)
+        }
+        "sort_u64" => {
+            let mut keys: Buffer<u64> = device.upload(&wide)?;
+            let s = time_device(
+                device,
+                runs,
+                &mut keys,
+                |keys| keys.write(&wide),
+                |keys| prims.sort_keys(keys, Order::Ascending),
+            )?;
+            (s, 8)
+        }
+        "sort_pairs_u32" => {
+            let values: Vec<u32> = (0..n as u32).collect();
+            let keys: Buffer<u32> = device.upload(&words)?;
+            let vals: Buffer<u32> = device.upload(&values)?;
+            let s = time_device(
+                device,
+                runs,
+                &mut (keys, vals),
+                |(keys, vals)| {
+                    keys.write(&words)?;
+                    vals.write(&values)
+                },
+                |(keys, vals)| prims.sort_pairs(keys, vals, Order::Ascending),
+            )?;
+            (s, 8)
+        }
+        "exclusive_scan_u32" | "inclusive_scan_u32" => {
+            let input: Buffer<u32> = device.upload(&words)?;
+            let mut output: Buffer<u32> = device.zeros(n)?;
+            let inclusive = op.starts_with("inclusive");
+            let s = time_device(
+                device,
+                runs,
+                &mut output,
+                |_| Ok(()),
+                |output| {
+                    if inclusive {
+                        prims.inclusive_scan(&input, output)
+                    } else {
+                        prims.exclusive_scan(&input, output)
+                    }
+                },
+            )?;
+            (s, 4)
+        }
+        // A reduction reads its one result back: timed on the host's clock, from a synced
+        // device to the result in host memory (launch overhead and the read included).
+        "reduce_sum_u32" => {
+            let input: Buffer<u32> = device.upload(&words)?;
+            (time_call(device, runs, || prims.sum(&input).map(drop))?, 4)
+        }
+        "reduce_sum_f32" => {
+            let input: Buffer<f32> = device.upload(&finite)?;
+            (time_call(device, runs, || prims.sum(&input).map(drop))?, 4)
+        }
+        "reduce_max_f32" => {
+            let input: Buffer<f32> = device.upload(&floats)?;
+            let max = || prims.reduce(&input, Reduction::Max).map(drop);
+            (time_call(device, runs, max)?, 4)
+        }
+        "histogram_256" => {
+            let values: Vec<u32> = words.iter().map(|w| w & 0xff).collect();
+            let input: Buffer<u32> = device.upload(&values)?;
+            let mut counts: Buffer<u32> = device.zeros(256)?;
+            let s = time_device(
+                device,
+                runs,
+                &mut counts,
+                |_| Ok(()),
+                |counts| prims.histogram(&input, counts),
+            )?;
+            (s, 4)
+        }
+        other => panic!("unknown op {other}: one of {OPS:?}"),
+    })
+}
+
+/// rayon's own on the cpu: what the cpu backend's primitives are compared with.
+fn rayon_baselines(op: &str, n: usize, runs: usize) -> Option<(&'static str, Stats)> {
+    let words: Vec<u32> = random(1, n).iter().map(|r| *r as u32).collect();
+    Some(match op {
+        "sort_u32" => (
+            "rayon_par_sort_unstable",
+            time_host(
+                runs,
+                &mut words.clone(),
+                |w| w.copy_from_slice(&words),
+                |w| w.par_sort_unstable(),
+            ),
+        ),
+        "sort_u64" => {
+            let wide = random(2, n);
+            (
+                "rayon_par_sort_unstable",
+                time_host(
+                    runs,
+                    &mut wide.clone(),
+                    |w| w.copy_from_slice(&wide),
+                    |w| w.par_sort_unstable(),
+                ),
+            )
+        }
+        "sort_pairs_u32" => {
+            let pairs: Vec<(u32, u32)> = words.iter().copied().zip(0..n as u32).collect();
+            (
+                "rayon_par_sort_by_key",
+                time_host(
+                    runs,
+                    &mut pairs.clone(),
+                    |w| w.copy_from_slice(&pairs),
+                    |w| w.par_sort_by_key(|p| p.0),
+                ),
+            )
+        }
+        "exclusive_scan_u32" => (
+            "rayon_two_pass_scan",
+            time_host(runs, &mut vec![0u32; n], |_| (), |out| rayon_scan(&words, out)),
+        ),
+        "reduce_sum_u32" => (
+            "rayon_par_iter_sum",
+            time_host(
+                runs,
+                &mut (),
+                |_| (),
+                |_| {
+                    let s: u64 = words.par_iter().map(|&w| w as u64).sum();
+                    std::hint::black_box(s);
+                },
+            ),
+        ),
+        _ => return None,
+    })
+}
+
+/// A plain rayon-parallel exclusive scan: chunk sums in parallel, their prefix, then each
+/// chunk's prefix sums in parallel.
+fn rayon_scan(input: &[u32], output: &mut [u32]) {
+    let chunk = input.len().div_ceil(rayon::current_num_threads()).max(1);
+    let sums: Vec<u32> = input
+        .par_chunks(chunk)
+        .map(|c| c.iter().fold(0u32, |a, &b| a.wrapping_add(b)))
+        .collect();
+    let mut carry = 0u32;
+    let carries: Vec<u32> = sums
+        .iter()
+        .map(|&s| {
+            let c = carry;
+            carry = carry.wrapping_add(s);
+            c
+        })
+        .collect();
+    output
+        .par_chunks_mut(chunk)
+        .zip(input.par_chunks(chunk))
+        .zip(carries)
+        .for_each(|((out, inp), mut running)| {
+            for (o, &x) in out.iter_mut().zip(inp) {
+                *o = running;
+                running = running.wrapping_add(x);
+            }
+        });
+}
+
+fn main() {
+    let backends = list("BENCH_BACKENDS", "cuda,ash,wgpu,cpu");
+    let sizes: Vec<u32> = list("BENCH_SIZES", "16,18,20,22,24,26")
+        .iter()
+        .map(|s| s.parse().expect("BENCH_SIZES: powers of two"))
+        .collect();
+    let ops = list("BENCH_OPS", &OPS.join(","));
+    let runs: usize = var("BENCH_RUNS", "10").parse().expect("BENCH_RUNS");
+    for name in &backends {
+        let backend = Backend::parse(name).expect("BENCH_BACKENDS: backend names");
+        let device = match Device::open(backend) {
+            Ok(d) => d,
+            Err(e) => {
+                println!("skip backend={name}: {e}");
+                continue;
+            }
+        };
+        println!("device backend={name}: {}", device.description());
+        let mut prims = Primitives::new(&device);
+        for op in &ops {
+            for &p in &sizes {
+                let n = 1usize << p;
+                match bench_op(&device, &mut prims, op, n, runs) {
+                    Ok((s, bytes)) => report(name, op, p, n * bytes, &s),
+                    Err(e) => println!("error backend={name} op={op} n=2^{p}: {e}"),
+                }
+                if backend == Backend::Cpu {
+                    if let Some((what, s)) = rayon_baselines(op, n, runs) {
+                        report(what, op, p, n * 4, &s);
+                    }
+                }
+                prims.clear();
+            }
+        }
+    }
+}

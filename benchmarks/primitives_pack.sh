@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Builds rgpu-primitives' benchmark here and packs what the GPU machine runs (it has no cargo
+# and no network): a fresh workspace (`rgpu new --template minimal`) whose kernel crate
+# depends on the vendored rgpu-primitives, benchmarks/primitives_bench.rs as its example,
+# kernels built for BACKENDS (default cuda,wgpu,ash: rustc's nvptx PTX for ARCH, rust-gpu's
+# SPIR-V), then OUT/pack: the example binary, CUB's baseline (primitives_cub.cu, built there
+# by nvcc), CuPy's (primitives_cupy.py) and run.sh.
+#
+#   benchmarks/primitives_pack.sh [OUT]        # default OUT: target/primitives-bench
+#   BACKENDS=cpu benchmarks/primitives_pack.sh  # the cpu rows only (no GPU toolchain)
+#
+# On the GPU machine: `cd pack && ./run.sh [SIZES]` (SIZES: powers of two, default
+# 16,18,20,22,24,26) prints every `bench ...` line: rgpu on cuda, ash, wgpu, then CUB
+# (nvcc) and CuPy.
+set -euo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+OUT=$(mkdir -p "${1:-$REPO/target/primitives-bench}" && cd "${1:-$REPO/target/primitives-bench}" && pwd)
+BACKENDS=${BACKENDS:-cuda,wgpu,ash}
+ARCH=${ARCH:-sm_90}
+RGPU=${RGPU:-rgpu}
+WS=$OUT/primbench
+VERSION=$(python3 -c "import sys; sys.path.insert(0, '$REPO'); import rgpu; print(rgpu.__version__)")
+
+if [ ! -d "$WS" ]; then
+  "$RGPU" new primbench --template minimal --dir "$OUT"
+  python3 - "$WS" "$VERSION" <<'EOF'
+import sys
+from pathlib import Path
+
+ws, version = Path(sys.argv[1]), sys.argv[2]
+vendored = f"vendor/rgpu-{version}"
+root = ws / "Cargo.toml"
+text = root.read_text()
+text = text.replace(
+    "[workspace.dependencies]\n",
+    "[workspace.dependencies]\n"
+    f'rgpu-primitives = {{ version = "={version}", path = "{vendored}/rgpu-primitives" }}\n',
+)
+text = text.replace(
+    "rgpu.workspace = true\n",
+    'rgpu.workspace = true\nrgpu-primitives.workspace = true\nrayon = "1.10"\n',
+)
+root.write_text(text)
+kernel = ws / "kernel" / "Cargo.toml"
+kernel.write_text(
+    kernel.read_text().replace(
+        "rgpu.workspace = true\n", "rgpu.workspace = true\nrgpu-primitives.workspace = true\n"
+    )
+)
+(ws / ".cargo").mkdir(exist_ok=True)
+(ws / ".cargo" / "config.toml").write_text(
+    '[env]\nRGPU_WORKSPACE = { value = ".", relative = true }\n'
+)
+(ws / "examples").mkdir(exist_ok=True)
+EOF
+fi
+cp "$REPO/benchmarks/primitives_bench.rs" "$WS/examples/primitives_bench.rs"
+if [ "$BACKENDS" != cpu ]; then
+  "$RGPU" build -C "$WS" --backend "$BACKENDS" --arch "$ARCH" --yes
+fi
+FEATURES=$(echo "$BACKENDS" | tr ',' '\n' | { grep -v '^cpu$' || true; } | paste -sd, -)
+TARGET=$(cd "$WS" && cargo metadata --format-version 1 --no-deps | python3 -c "import json, sys; print(json.load(sys.stdin)['target_directory'])")
+(cd "$WS" && cargo build --release --example primitives_bench ${FEATURES:+--features "$FEATURES"})
+mkdir -p "$OUT/pack"
+cp "$TARGET/release/examples/primitives_bench" "$REPO/benchmarks/primitives_cub.cu" \
+  "$REPO/benchmarks/primitives_cupy.py" "$OUT/pack/"
+cat > "$OUT/pack/run.sh" <<'EOF'
+#!/usr/bin/env bash
+# rgpu-primitives against CUB on this GPU: rgpu on each backend, then CUB (nvcc), then CuPy.
+set -uo pipefail
+cd "$(dirname "$0")"
+SIZES=${1:-16,18,20,22,24,26}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+for backend in cuda ash wgpu; do
+  BENCH_BACKENDS=$backend BENCH_SIZES=$SIZES ./primitives_bench
+done
+if command -v nvcc >/dev/null; then
+  nvcc -O3 -std=c++17 -arch=sm_90 -o primitives_cub primitives_cub.cu && ./primitives_cub ${SIZES//,/ }
+else
+  echo "no nvcc: CUB through CuPy only"
+fi
+python3 primitives_cupy.py ${SIZES//,/ }
+EOF
+chmod +x "$OUT/pack/run.sh"
+echo "packed: $OUT/pack ($(ls "$OUT/pack" | tr '\n' ' '))"

@@ -1,0 +1,440 @@
+//! The primitives on a GPU device: the kernels' launches, on `u32` words in device buffers,
+//! with the scratch buffers they need (kept between calls of one `Primitives`).
+
+use std::boxed::Box;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::vec::Vec;
+
+use rgpu::{Buffer, Device, Error};
+
+use crate::group::tiles;
+use crate::histogram::{prim_fill, prim_histogram, HistogramParams};
+use crate::key::{KeyKind, Order};
+use crate::radix::{
+    counts_len, prim_radix_downsweep, prim_radix_downsweep_pairs, prim_radix_scan,
+    prim_radix_upsweep, RadixParams, PASSES, RADIX, RADIX_BITS,
+};
+use crate::reduce::{prim_reduce, ReduceParams};
+use crate::scan::{prim_scan_downsweep, prim_scan_partials, prim_scan_upsweep, ScanParams};
+use crate::words::{prim_copy, prim_join, prim_split};
+
+/// Workgroups of a histogram launch at most: each takes every `groups`-th tile, and adds
+/// its counts to the output once.
+const HISTOGRAM_GROUPS: u32 = 1024;
+
+/// What runs each launch of the primitives when set ([`crate::Primitives::set_launch_hook`]):
+/// it gets the kernel's name and the launch, and runs it (inside `Device::timed`, for
+/// example: each kernel's share of a primitive's time).
+pub type LaunchHook =
+    Box<dyn FnMut(&'static str, &mut dyn FnMut() -> Result<(), Error>) -> Result<(), Error> + Send>;
+
+/// Runs the launches of one primitive, through the hook when there is one.
+#[derive(Clone)]
+pub struct Launcher {
+    device: Device,
+    hook: Arc<Mutex<Option<LaunchHook>>>,
+}
+
+impl Launcher {
+    /// Runs `launch` (kernel `name`) on the device.
+    fn run(
+        &self,
+        name: &'static str,
+        launch: &mut dyn FnMut(&Device) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let device = &self.device;
+        let mut hook = self
+            .hook
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        match hook.as_mut() {
+            Some(hook) => hook(name, &mut || launch(device)),
+            None => launch(device),
+        }
+    }
+}
+
+/// Device buffers the launches need besides the caller's, by purpose; a buffer is kept
+/// until a call needs another length for that purpose.
+pub struct Scratch {
+    device: Device,
+    kept: HashMap<&'static str, Buffer<u32>>,
+    hook: Arc<Mutex<Option<LaunchHook>>>,
+}
+
+impl Scratch {
+    pub fn new(device: Device) -> Self {
+        Self {
+            device,
+            kept: HashMap::new(),
+            hook: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    pub fn set_hook(&mut self, hook: Option<LaunchHook>) {
+        *self
+            .hook
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = hook;
+    }
+
+    fn launcher(&self) -> Launcher {
+        Launcher {
+            device: self.device.clone(),
+            hook: Arc::clone(&self.hook),
+        }
+    }
+
+    /// A buffer of exactly `len` words (at least one) for `purpose`; give it back with
+    /// `give`. Its contents are whatever the last user left.
+    fn take(&mut self, purpose: &'static str, len: usize) -> Result<Buffer<u32>, Error> {
+        let len = len.max(1);
+        match self.kept.remove(purpose) {
+            Some(buffer) if buffer.len() == len => Ok(buffer),
+            _ => self.device.zeros(len),
+        }
+    }
+
+    fn give(&mut self, purpose: &'static str, buffer: Buffer<u32>) {
+        self.kept.insert(purpose, buffer);
+    }
+
+    /// Drops every kept buffer.
+    pub fn clear(&mut self) {
+        self.kept.clear();
+    }
+}
+
+/// The counts and totals of a radix pass over `len` keys.
+struct Tables {
+    counts: Buffer<u32>,
+    totals: Buffer<u32>,
+}
+
+impl Tables {
+    fn take(s: &mut Scratch, len: u32) -> Result<Self, Error> {
+        Ok(Self {
+            counts: s.take("radix counts", counts_len(len))?,
+            totals: s.take("radix totals", RADIX as usize)?,
+        })
+    }
+
+    fn give(self, s: &mut Scratch) {
+        s.give("radix counts", self.counts);
+        s.give("radix totals", self.totals);
+    }
+}
+
+/// One radix pass's upsweep and scan.
+fn count(
+    l: &Launcher,
+    params: RadixParams,
+    keys: &Buffer<u32>,
+    t: &mut Tables,
+) -> Result<(), Error> {
+    l.run("prim_radix_upsweep", &mut |d| {
+        prim_radix_upsweep(d, params.tiles, params, keys, &mut t.counts)
+    })?;
+    l.run("prim_radix_scan", &mut |d| {
+        prim_radix_scan(d, RADIX, params, &mut t.counts, &mut t.totals)
+    })
+}
+
+/// Sorts `len` key words in `keys` (kind, order), stably: 4 passes of 3 launches, through
+/// a second buffer; the sorted keys end in `keys`.
+pub fn sort_words(
+    s: &mut Scratch,
+    keys: &mut Buffer<u32>,
+    kind: KeyKind,
+    order: Order,
+) -> Result<(), Error> {
+    let len = keys.len() as u32;
+    if len < 2 {
+        return Ok(());
+    }
+    let l = s.launcher();
+    let mut alt = s.take("radix keys", len as usize)?;
+    let mut t = Tables::take(s, len)?;
+    let result = (|| {
+        let (mut src, mut dst) = (&mut *keys, &mut alt);
+        for pass in 0..PASSES {
+            let params = RadixParams::new(
+                len,
+                pass * RADIX_BITS,
+                kind,
+                order,
+                pass == 0,
+                pass + 1 == PASSES,
+            );
+            count(&l, params, src, &mut t)?;
+            l.run("prim_radix_downsweep", &mut |d| {
+                prim_radix_downsweep(d, params.tiles, params, src, dst, &t.counts, &t.totals)
+            })?;
+            std::mem::swap(&mut src, &mut dst);
+        }
+        Ok(())
+    })();
+    s.give("radix keys", alt);
+    t.give(s);
+    result
+}
+
+/// Pass `pass` of a sort moving two words per key: `keys`' words ordered by one digit, with
+/// `values` moving along, into `alt_keys` and `alt_values`.
+#[allow(clippy::too_many_arguments)]
+fn pair_pass(
+    l: &Launcher,
+    params: RadixParams,
+    keys: &Buffer<u32>,
+    values: &Buffer<u32>,
+    alt_keys: &mut Buffer<u32>,
+    alt_values: &mut Buffer<u32>,
+    t: &mut Tables,
+) -> Result<(), Error> {
+    count(l, params, keys, t)?;
+    l.run("prim_radix_downsweep_pairs", &mut |d| {
+        prim_radix_downsweep_pairs(
+            d,
+            params.tiles,
+            params,
+            keys,
+            values,
+            alt_keys,
+            alt_values,
+            &t.counts,
+            &t.totals,
+        )
+    })
+}
+
+/// Sorts `len` key words in `keys` with `values` moving along (a stable key-value sort);
+/// `wide`: the words are the low (`keys`) and high (`values`) halves of `u64` keys, sorted
+/// by both (8 passes, the high word last).
+pub fn sort_pairs_words(
+    s: &mut Scratch,
+    keys: &mut Buffer<u32>,
+    values: &mut Buffer<u32>,
+    kind: KeyKind,
+    order: Order,
+    wide: bool,
+) -> Result<(), Error> {
+    let len = keys.len() as u32;
+    if len < 2 {
+        return Ok(());
+    }
+    let l = s.launcher();
+    let mut alt_keys = s.take("radix keys", len as usize)?;
+    let mut alt_values = s.take("radix values", len as usize)?;
+    let mut t = Tables::take(s, len)?;
+    let passes = if wide { 2 * PASSES } else { PASSES };
+    let result = (|| {
+        // The key and value words and their second buffers, swapped after each pass; for
+        // a wide key the roles swap after the low word's passes (an even number: the
+        // words are back in place).
+        let (mut k, mut v) = (&mut *keys, &mut *values);
+        let (mut alt_k, mut alt_v) = (&mut alt_keys, &mut alt_values);
+        for pass in 0..passes {
+            let mut params = RadixParams::new(
+                len,
+                (pass % PASSES) * RADIX_BITS,
+                kind,
+                order,
+                pass == 0,
+                pass + 1 == passes,
+            );
+            if wide {
+                params = params.mapping_values();
+            }
+            if wide && pass >= PASSES {
+                pair_pass(&l, params, v, k, alt_v, alt_k, &mut t)?;
+            } else {
+                pair_pass(&l, params, k, v, alt_k, alt_v, &mut t)?;
+            }
+            std::mem::swap(&mut k, &mut alt_k);
+            std::mem::swap(&mut v, &mut alt_v);
+        }
+        Ok(())
+    })();
+    s.give("radix keys", alt_keys);
+    s.give("radix values", alt_values);
+    t.give(s);
+    result
+}
+
+/// Sorts `u64` keys, each two words (`[low, high]`), in `wide`.
+pub fn sort_wide(s: &mut Scratch, wide: &mut Buffer<[u32; 2]>, order: Order) -> Result<(), Error> {
+    let len = wide.len() as u32;
+    if len < 2 {
+        return Ok(());
+    }
+    let l = s.launcher();
+    let mut lo = s.take("wide low", len as usize)?;
+    let mut hi = s.take("wide high", len as usize)?;
+    let result = (|| {
+        l.run("prim_split", &mut |d| {
+            prim_split(d, len, &*wide, &mut lo, &mut hi)
+        })?;
+        sort_pairs_words(s, &mut lo, &mut hi, KeyKind::U32, order, true)?;
+        l.run("prim_join", &mut |d| prim_join(d, len, &lo, &hi, wide))
+    })();
+    s.give("wide low", lo);
+    s.give("wide high", hi);
+    result
+}
+
+/// The first `k` keys of `len` sorted ones: the sort on a copy, then `k` words copied out.
+pub fn top_words(
+    s: &mut Scratch,
+    keys: &Buffer<u32>,
+    k: usize,
+    kind: KeyKind,
+    order: Order,
+) -> Result<Vec<u32>, Error> {
+    let l = s.launcher();
+    let len = keys.len() as u32;
+    let mut copy = s.take("top copy", len as usize)?;
+    let mut first = l.device.zeros::<u32>(k.max(1))?;
+    let result = (|| {
+        l.run("prim_copy", &mut |d| prim_copy(d, len, keys, &mut copy))?;
+        sort_words(s, &mut copy, kind, order)?;
+        l.run("prim_copy", &mut |d| {
+            prim_copy(d, k as u32, &copy, &mut first)
+        })?;
+        first.read()
+    })();
+    s.give("top copy", copy);
+    let mut out = result?;
+    out.truncate(k);
+    Ok(out)
+}
+
+/// [`top_words`] for `u64` keys.
+pub fn top_wide(
+    s: &mut Scratch,
+    wide: &Buffer<[u32; 2]>,
+    k: usize,
+    order: Order,
+) -> Result<Vec<[u32; 2]>, Error> {
+    let l = s.launcher();
+    let len = wide.len() as u32;
+    let mut lo = s.take("wide low", len as usize)?;
+    let mut hi = s.take("wide high", len as usize)?;
+    let mut first = l.device.zeros::<[u32; 2]>(k.max(1))?;
+    let result = (|| {
+        l.run("prim_split", &mut |d| {
+            prim_split(d, len, wide, &mut lo, &mut hi)
+        })?;
+        sort_pairs_words(s, &mut lo, &mut hi, KeyKind::U32, order, true)?;
+        l.run("prim_join", &mut |d| {
+            prim_join(d, k as u32, &lo, &hi, &mut first)
+        })?;
+        first.read()
+    })();
+    s.give("wide low", lo);
+    s.give("wide high", hi);
+    let mut out = result?;
+    out.truncate(k);
+    Ok(out)
+}
+
+/// Prefix sums of `input`'s words into `output` (the same length).
+pub fn scan_words(
+    s: &mut Scratch,
+    input: &Buffer<u32>,
+    output: &mut Buffer<u32>,
+    inclusive: bool,
+) -> Result<(), Error> {
+    let len = input.len() as u32;
+    if len == 0 {
+        return Ok(());
+    }
+    let l = s.launcher();
+    let params = ScanParams::new(len, inclusive);
+    let mut partials = s.take("scan partials", params.tiles as usize)?;
+    let result = (|| {
+        l.run("prim_scan_upsweep", &mut |d| {
+            prim_scan_upsweep(d, params.tiles, params, input, &mut partials)
+        })?;
+        l.run("prim_scan_partials", &mut |d| {
+            prim_scan_partials(d, 1, params, &mut partials)
+        })?;
+        l.run("prim_scan_downsweep", &mut |d| {
+            prim_scan_downsweep(d, params.tiles, params, input, &partials, output)
+        })
+    })();
+    s.give("scan partials", partials);
+    result
+}
+
+/// The reduction of `input`'s words by `op` (raw: MIN/MAX give the encoded word), or None
+/// for no words.
+pub fn reduce_words(
+    s: &mut Scratch,
+    input: &Buffer<u32>,
+    op: u32,
+    kind: KeyKind,
+) -> Result<Option<u32>, Error> {
+    let mut len = input.len() as u32;
+    if len == 0 {
+        return Ok(None);
+    }
+    let l = s.launcher();
+    // Level by level: the tiles' results of one level are the next level's words.
+    let mut levels: Vec<Buffer<u32>> = Vec::new();
+    let names = [
+        "reduce level 0",
+        "reduce level 1",
+        "reduce level 2",
+        "reduce level 3",
+    ];
+    let result = (|| {
+        let mut first = true;
+        while first || len > 1 {
+            let params = ReduceParams::new(len, op, kind, first);
+            let name = names[levels.len() % names.len()];
+            let mut out = s.take(name, params.tiles as usize)?;
+            let from = levels.last().unwrap_or(input);
+            l.run("prim_reduce", &mut |d| {
+                prim_reduce(d, params.tiles, params, from, &mut out)
+            })?;
+            levels.push(out);
+            len = params.tiles;
+            first = false;
+        }
+        let last = levels.last().expect("one level at least");
+        Ok(Some(last.read()?[0]))
+    })();
+    for (i, level) in levels.into_iter().enumerate() {
+        s.give(names[i % names.len()], level);
+    }
+    result
+}
+
+/// `counts[v] = ` how many of `values` are `v`, for `v < counts.len()`.
+pub fn histogram_words(
+    s: &mut Scratch,
+    values: &Buffer<u32>,
+    counts: &mut Buffer<u32>,
+) -> Result<(), Error> {
+    let l = s.launcher();
+    let (len, bins) = (values.len() as u32, counts.len() as u32);
+    let groups = tiles(len).clamp(1, HISTOGRAM_GROUPS);
+    let params = HistogramParams::new(len, bins, groups);
+    // The values are checked against this device first: a buffer of another device fails
+    // before the counts are zeroed.
+    l.run("prim_histogram", &mut |d| {
+        prim_histogram(d, 0, params, values, counts)
+    })?;
+    l.run("prim_fill", &mut |d| prim_fill(d, bins, 0, counts))?;
+    if len == 0 {
+        return Ok(());
+    }
+    l.run("prim_histogram", &mut |d| {
+        prim_histogram(d, groups, params, values, counts)
+    })
+}

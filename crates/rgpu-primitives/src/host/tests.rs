@@ -1,0 +1,381 @@
+//! The primitives on the cpu backend, both ways: the host versions (what the cpu backend
+//! runs) and the kernels' launches (`Primitives::with_kernels`: the GPU code, run by the
+//! cpu backend), each against plain Rust.
+
+use std::string::ToString;
+use std::vec;
+use std::vec::Vec;
+
+use super::*;
+
+fn random(seed: u64, n: usize) -> Vec<u64> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        })
+        .collect()
+}
+
+fn cpu() -> Device {
+    Device::open(Backend::Cpu).unwrap()
+}
+
+/// Both ways of running the primitives on the cpu backend.
+fn both(device: &Device) -> [Primitives; 2] {
+    [Primitives::new(device), Primitives::with_kernels(device)]
+}
+
+/// Sizes around the tile (4096) and a few tiles; the kernels' path takes the smaller ones
+/// (the cpu backend runs every invocation of a group kernel as a coroutine).
+const SIZES: [usize; 7] = [0, 1, 2, 1000, 4096, 4097, 13_001];
+
+fn floats(n: usize, seed: u64) -> Vec<f32> {
+    let specials = [
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        1.0e-45,
+        -1.0e-45,
+    ];
+    random(seed, n)
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            if i % 97 == 0 {
+                specials[i / 97 % specials.len()]
+            } else {
+                f32::from_bits(*r as u32)
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn keys_sort_like_plain_rust_for_every_type_and_order() {
+    let device = cpu();
+    for mut prims in both(&device) {
+        for n in SIZES {
+            let words: Vec<u32> = random(n as u64, n)
+                .iter()
+                .map(|r| *r as u32 % 5000)
+                .collect();
+            for order in [Order::Ascending, Order::Descending] {
+                let mut keys = words.clone();
+                prims.sort_keys(&mut keys, order).unwrap();
+                let mut want = words.clone();
+                want.sort();
+                if order == Order::Descending {
+                    want.reverse();
+                }
+                assert_eq!(keys, want, "u32 {n} {order:?}");
+
+                let ints: Vec<i32> = random(7, n).iter().map(|r| *r as i32).collect();
+                let mut keys = ints.clone();
+                prims.sort_keys(&mut keys, order).unwrap();
+                let mut want = ints;
+                want.sort_by(|a, b| match order {
+                    Order::Ascending => a.cmp(b),
+                    Order::Descending => b.cmp(a),
+                });
+                assert_eq!(keys, want, "i32 {n} {order:?}");
+
+                let fl = floats(n, 3);
+                let mut keys = fl.clone();
+                prims.sort_keys(&mut keys, order).unwrap();
+                let mut want = fl;
+                want.sort_by(|a, b| match order {
+                    Order::Ascending => a.total_cmp(b),
+                    Order::Descending => b.total_cmp(a),
+                });
+                let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&keys), bits(&want), "f32 {n} {order:?}");
+
+                let wide: Vec<u64> = random(11, n)
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| if i % 3 == 0 { r & 0xffff } else { *r })
+                    .collect();
+                let mut keys = wide.clone();
+                prims.sort_keys(&mut keys, order).unwrap();
+                let mut want = wide;
+                want.sort();
+                if order == Order::Descending {
+                    want.reverse();
+                }
+                assert_eq!(keys, want, "u64 {n} {order:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn pairs_sort_stably_and_keys_in_a_cpu_buffer_sort_in_place() {
+    let device = cpu();
+    for mut prims in both(&device) {
+        for n in SIZES {
+            let keys: Vec<f32> = random(5, n).iter().map(|r| (r % 7) as f32 - 3.0).collect();
+            for order in [Order::Ascending, Order::Descending] {
+                let mut k = keys.clone();
+                let mut v: Vec<u32> = (0..n as u32).collect();
+                prims.sort_pairs(&mut k, &mut v, order).unwrap();
+                let mut want: Vec<(f32, u32)> = keys.iter().copied().zip(0..n as u32).collect();
+                want.sort_by(|a, b| match order {
+                    Order::Ascending => a.0.total_cmp(&b.0),
+                    Order::Descending => b.0.total_cmp(&a.0),
+                });
+                let got: Vec<(f32, u32)> = k.into_iter().zip(v).collect();
+                assert_eq!(got, want, "{n} {order:?}");
+            }
+        }
+        let mut buffer = device.upload(&[3u32, 1, 2]).unwrap();
+        prims.sort_keys(&mut buffer, Order::Ascending).unwrap();
+        assert_eq!(buffer.read().unwrap(), [1, 2, 3]);
+    }
+}
+
+#[test]
+fn scans_are_wrapping_prefix_sums() {
+    let device = cpu();
+    for mut prims in both(&device) {
+        for n in SIZES {
+            let input: Vec<u32> = random(9, n).iter().map(|r| *r as u32).collect();
+            let mut out = vec![0u32; n];
+            prims.exclusive_scan(&input, &mut out).unwrap();
+            let mut running = 0u32;
+            for (i, &x) in input.iter().enumerate() {
+                assert_eq!(out[i], running, "exclusive {n} at {i}");
+                running = running.wrapping_add(x);
+            }
+            prims.inclusive_scan(&input, &mut out).unwrap();
+            let mut running = 0u32;
+            for (i, &x) in input.iter().enumerate() {
+                running = running.wrapping_add(x);
+                assert_eq!(out[i], running, "inclusive {n} at {i}");
+            }
+            let ints: Vec<i32> = input.iter().map(|&x| x as i32).collect();
+            let mut out = vec![0i32; n];
+            prims.inclusive_scan(&ints, &mut out).unwrap();
+            assert_eq!(out.last().copied(), (n > 0).then_some(running as i32));
+        }
+    }
+}
+
+#[test]
+fn reductions_match_plain_rust_and_float_sums_agree_bit_for_bit() {
+    let device = cpu();
+    let [mut host, mut kernels] = both(&device);
+    for n in SIZES {
+        let words: Vec<u32> = random(13, n).iter().map(|r| *r as u32).collect();
+        for prims in [&mut host, &mut kernels] {
+            let sum = prims.sum(&words).unwrap();
+            assert_eq!(sum, words.iter().fold(0u32, |a, &b| a.wrapping_add(b)));
+            let ints: Vec<i32> = words.iter().map(|&w| w as i32).collect();
+            assert_eq!(
+                prims.reduce(&ints, Reduction::Min).unwrap(),
+                ints.iter().copied().min()
+            );
+            assert_eq!(
+                prims.reduce(&ints, Reduction::Max).unwrap(),
+                ints.iter().copied().max()
+            );
+            assert_eq!(
+                prims.reduce(&words, Reduction::Max).unwrap(),
+                words.iter().copied().max()
+            );
+            let fl = floats(n, 17);
+            let min = prims.reduce(&fl, Reduction::Min).unwrap();
+            let want = fl.iter().copied().min_by(|a, b| a.total_cmp(b));
+            assert_eq!(min.map(f32::to_bits), want.map(f32::to_bits), "min {n}");
+            let max = prims.reduce(&fl, Reduction::Max).unwrap();
+            let want = fl.iter().copied().max_by(|a, b| a.total_cmp(b));
+            assert_eq!(max.map(f32::to_bits), want.map(f32::to_bits), "max {n}");
+        }
+        // Finite floats: the sum's bits are the same both ways (the kernels' order).
+        let fl: Vec<f32> = random(19, n)
+            .iter()
+            .map(|r| (*r as u32 % 2001) as f32 / 7.0 - 100.0)
+            .collect();
+        let a = host.sum(&fl).unwrap();
+        let b = kernels.sum(&fl).unwrap();
+        assert_eq!(a.to_bits(), b.to_bits(), "f32 sum of {n}");
+        // Close to a plain sequential sum (no f64 here: rgpu declares SPIR-V capabilities
+        // from the scalar types a crate with kernels names).
+        let plain: f32 = fl.iter().sum();
+        assert!(
+            (a - plain).abs() <= 1e-2 * (1.0 + plain.abs()),
+            "{a} vs {plain}"
+        );
+    }
+    assert_eq!(
+        host.reduce(&Vec::<f32>::new(), Reduction::Min).unwrap(),
+        None
+    );
+    assert_eq!(kernels.sum(&Vec::<u32>::new()).unwrap(), 0);
+}
+
+#[test]
+fn histograms_count_the_values_below_the_bin_count() {
+    let device = cpu();
+    for mut prims in both(&device) {
+        for n in SIZES {
+            let values: Vec<u32> = random(23, n).iter().map(|r| (r % 300) as u32).collect();
+            for bins in [1usize, 256, 5000] {
+                let mut counts = vec![7u32; bins];
+                prims.histogram(&values, &mut counts).unwrap();
+                let mut want = vec![0u32; bins];
+                for &v in &values {
+                    if (v as usize) < bins {
+                        want[v as usize] += 1;
+                    }
+                }
+                assert_eq!(counts, want, "{n} values, {bins} bins");
+            }
+        }
+    }
+}
+
+#[test]
+fn top_k_is_the_first_k_of_the_sorted_keys() {
+    let device = cpu();
+    for mut prims in both(&device) {
+        let keys: Vec<u64> = random(29, 9000);
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(
+            prims.top_k(&keys, 10, Order::Ascending).unwrap(),
+            sorted[..10]
+        );
+        sorted.reverse();
+        assert_eq!(
+            prims.top_k(&keys, 5, Order::Descending).unwrap(),
+            sorted[..5]
+        );
+        let words: Vec<i32> = keys.iter().map(|&k| k as i32).collect();
+        let mut sorted = words.clone();
+        sorted.sort();
+        assert_eq!(
+            prims.top_k(&words, 3, Order::Ascending).unwrap(),
+            sorted[..3]
+        );
+        assert_eq!(prims.top_k(&words, 0, Order::Ascending).unwrap(), []);
+        assert_eq!(
+            prims.top_k(&words[..2], 9, Order::Ascending).unwrap().len(),
+            2
+        );
+    }
+}
+
+/// Elements that claim a length no machine here could hold.
+struct Huge;
+
+impl Elements<u32> for Huge {
+    fn source(&self) -> Source<'_, u32> {
+        Source::Host(&[])
+    }
+    fn place(&mut self) -> Place<'_, u32> {
+        Place::Host(&mut [])
+    }
+    fn count(&self) -> usize {
+        MAX_LEN + 1
+    }
+}
+
+#[test]
+fn bad_input_is_an_error_that_writes_nothing() {
+    let device = cpu();
+    for mut prims in both(&device) {
+        let mut keys = vec![3u32, 2, 1];
+        let mut values = vec![0u32; 2];
+        let e = prims
+            .sort_pairs(&mut keys, &mut values, Order::Ascending)
+            .unwrap_err();
+        assert!(e.to_string().contains("2 values for 3 keys"), "{e}");
+        assert_eq!(
+            (keys.as_slice(), values.as_slice()),
+            (&[3, 2, 1][..], &[0, 0][..])
+        );
+        let mut counts: Vec<u32> = Vec::new();
+        let e = prims.histogram(&keys, &mut counts).unwrap_err();
+        assert!(e.to_string().contains("0 bins"), "{e}");
+        let e = prims.sort_keys(&mut Huge, Order::Ascending).unwrap_err();
+        assert!(matches!(e, Error::TooLarge { .. }), "{e}");
+        let mut out = vec![9u32; 2];
+        let e = prims.exclusive_scan(&keys, &mut out).unwrap_err();
+        assert!(
+            e.to_string().contains("2 elements for an input of 3"),
+            "{e}"
+        );
+        assert_eq!(out, [9, 9]);
+        let mut wide = vec![0u64; 3];
+        let e = prims
+            .sort_pairs(&mut keys, &mut wide, Order::Ascending)
+            .unwrap_err();
+        assert!(e.to_string().contains("values of 8 bytes"), "{e}");
+    }
+}
+
+#[test]
+fn a_launch_hook_runs_every_launch_by_name() {
+    use std::sync::{Arc, Mutex};
+    let device = cpu();
+    let mut prims = Primitives::with_kernels(&device);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    prims.set_launch_hook(Some(std::boxed::Box::new(move |name, launch| {
+        log.lock().unwrap().push(name);
+        launch()
+    })));
+    let mut keys: Vec<u32> = (0..5000).rev().collect();
+    prims.sort_keys(&mut keys, Order::Ascending).unwrap();
+    assert!(keys.windows(2).all(|w| w[0] < w[1]));
+    let pass = [
+        "prim_radix_upsweep",
+        "prim_radix_scan",
+        "prim_radix_downsweep",
+    ];
+    assert_eq!(*seen.lock().unwrap(), pass.repeat(4));
+    prims.set_launch_hook(None);
+    prims.sort_keys(&mut keys, Order::Descending).unwrap();
+    assert_eq!(seen.lock().unwrap().len(), 12);
+}
+
+/// The radix scan over rows longer than one round of the kernel (more than 4096 tiles:
+/// sorts of more than 2^24 keys), on the cpu executor with made-up counts.
+#[test]
+fn the_radix_scan_takes_rows_longer_than_a_round() {
+    use crate::group::TILE;
+    use crate::radix::{prim_radix_scan, RadixParams, RADIX};
+    let device = cpu();
+    let tiles = (TILE + 905) as usize;
+    let params = RadixParams::new(
+        (tiles * TILE as usize) as u32,
+        8,
+        KeyKind::U32,
+        Order::Ascending,
+        false,
+        false,
+    );
+    assert_eq!(params.tiles as usize, tiles);
+    let counts: Vec<u32> = random(9, RADIX as usize * tiles)
+        .into_iter()
+        .map(|r| (r % (TILE as u64 + 1)) as u32)
+        .collect();
+    let (mut scanned, mut totals) = (counts.clone(), vec![0u32; RADIX as usize]);
+    prim_radix_scan(&device, RADIX, params, &mut scanned, &mut totals).unwrap();
+    for (d, row) in counts.chunks(tiles).enumerate() {
+        let mut sum = 0;
+        for (t, count) in row.iter().enumerate() {
+            assert_eq!(scanned[d * tiles + t], sum, "digit {d}, tile {t}");
+            sum += count;
+        }
+        assert_eq!(totals[d], sum, "digit {d}");
+    }
+}

@@ -1,0 +1,178 @@
+//! The reduction's kernel: each tile of [`TILE`] words to one word, by an operation that
+//! gives the same bits on every backend. The host launches it again on the tiles' results
+//! until one word is left.
+//!
+//! - [`ReduceParams::SUM`]: the wrapping sum of `u32` words (`i32`: the same bits).
+//! - [`ReduceParams::MIN`], [`ReduceParams::MAX`]: of the words' order-preserving encoding
+//!   ([`KeyMap`]: `u32`, `i32`, or `f32` in IEEE 754 total order), encoded on the first
+//!   level only ([`ReduceParams::ENCODE`]); the host decodes the result.
+//! - [`ReduceParams::SUM_F32`]: `f32` addition in one fixed order, whatever the subgroup
+//!   size: thread `t` of a tile adds items `t, t + 256, .., t + 15 * 256` in turn to `-0.0`
+//!   (the identity of `+`, so a missing item changes nothing), then a pairwise tree over
+//!   the 256 threads' sums (`s[t] += s[t + k]` for k = 128, 64, .., 1). The cpu backend adds
+//!   in the same order ([`tile_sum_f32`]), so every backend gives the same bits (given
+//!   subnormals are kept: a Vulkan driver may flush them to zero).
+//!
+//! Every operation runs that way (the integer ones give the same result in any order): one
+//! kernel without subgroup operations.
+
+use rgpu::{Global, Group, Shared};
+
+use crate::group::{Lanes, THREADS, TILE};
+use crate::key::{KeyKind, KeyMap, Order};
+
+/// The parameters of one level of a reduction. 16 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReduceParams {
+    /// Words to reduce (`input`'s first `len`).
+    pub len: u32,
+    /// Tiles, `len.div_ceil(TILE)`: the workgroups, and the words written to `partials`.
+    pub tiles: u32,
+    /// [`ReduceParams::SUM`], [`ReduceParams::MIN`], [`ReduceParams::MAX`] or
+    /// [`ReduceParams::SUM_F32`].
+    pub op: u32,
+    /// `KeyKind` in bits 0..8 (what MIN/MAX encode), [`ReduceParams::ENCODE`].
+    pub flags: u32,
+}
+
+// SAFETY: `#[repr(C)]`, four `u32`s: no padding, every bit pattern is valid.
+unsafe impl bytemuck::Zeroable for ReduceParams {}
+// SAFETY: as above.
+unsafe impl bytemuck::Pod for ReduceParams {}
+
+impl ReduceParams {
+    pub const SUM: u32 = 0;
+    pub const MIN: u32 = 1;
+    pub const MAX: u32 = 2;
+    pub const SUM_F32: u32 = 3;
+    /// The words are raw values: encode them for MIN/MAX (the first level).
+    pub const ENCODE: u32 = 1 << 9;
+
+    pub const fn new(len: u32, op: u32, kind: KeyKind, first: bool) -> Self {
+        Self {
+            len,
+            tiles: crate::group::tiles(len),
+            op,
+            flags: kind as u32 | if first { Self::ENCODE } else { 0 },
+        }
+    }
+
+    fn map(&self) -> Option<KeyMap> {
+        let kind = KeyKind::from_u32(self.flags & 0xff)?;
+        Some(KeyMap::new(kind, Order::Ascending))
+    }
+}
+
+/// `a op b` (for `SUM_F32`: the `f32` sum of the two words' floats).
+#[inline(always)]
+fn combine(op: u32, a: u32, b: u32) -> u32 {
+    if op == ReduceParams::MIN {
+        a.min(b)
+    } else if op == ReduceParams::MAX {
+        a.max(b)
+    } else if op == ReduceParams::SUM_F32 {
+        (f32::from_bits(a) + f32::from_bits(b)).to_bits()
+    } else {
+        a.wrapping_add(b)
+    }
+}
+
+/// The identity of `op` (of `+` on floats: `-0.0`).
+#[inline(always)]
+pub fn identity(op: u32) -> u32 {
+    if op == ReduceParams::MIN {
+        u32::MAX
+    } else if op == ReduceParams::SUM_F32 {
+        0x8000_0000
+    } else {
+        0
+    }
+}
+
+/// Each tile's reduction to `partials[tile]`. One workgroup per tile (`groups =
+/// params.tiles`). Every operation in the fixed order `SUM_F32` needs (each thread's items
+/// in turn from the identity, then the pairwise tree in workgroup memory): no subgroup
+/// operation, so the same on every subgroup size.
+#[rgpu::kernel(threads = 256)]
+pub fn prim_reduce(
+    group: Group,
+    params: ReduceParams,
+    input: &[u32],
+    partials: Global<u32>,
+    tree: Shared<u32, { THREADS as usize }>,
+) {
+    let Some(map) = params.map() else {
+        return;
+    };
+    if input.len() < params.len as usize || partials.len() < params.tiles {
+        return; // not the host's launch
+    }
+    let (op, len) = (params.op, params.len);
+    let lanes = Lanes::of(&group);
+    let tile = group.id();
+    let start = tile * TILE;
+    let full = len - start >= TILE;
+    let encode = params.flags & ReduceParams::ENCODE != 0
+        && (op == ReduceParams::MIN || op == ReduceParams::MAX);
+    // All the thread's loads first, so they are in flight together; past the end the
+    // operation's identity. (Each element is stored once, from a scalar `if`: an array
+    // assigned in branches becomes whole-array values in rust-gpu's SPIR-V, which browsers'
+    // shader compilers take far longer to compile.)
+    let mut words = [0u32; 16];
+    rgpu::unroll!(J in 0..16 => {
+        let index = start + J as u32 * THREADS + lanes.place;
+        words[J] = if full || index < len {
+            // SAFETY: index < len <= input.len() (checked above).
+            let raw = unsafe { *input.get_unchecked(index as usize) };
+            if encode { map.encode(raw) } else { raw }
+        } else {
+            identity(op)
+        };
+    });
+    // The thread's items in turn from the identity (for SUM_F32 a missing item is -0.0,
+    // which leaves a sum as it was), then the pairwise tree over the threads' values.
+    let mut value = identity(op);
+    rgpu::unroll!(J in 0..16 => {
+        value = combine(op, value, words[J]);
+    });
+    let t = lanes.place;
+    tree.store(t, value);
+    let mut half = THREADS / 2;
+    while half > 0 {
+        group.barrier();
+        if t < half {
+            tree.store(t, combine(op, tree.load(t), tree.load(t + half)));
+        }
+        half /= 2;
+    }
+    if t == 0 {
+        // SAFETY: tile < tiles <= partials.len(); one invocation writes it.
+        unsafe { partials.write(tile, tree.load(0)) };
+    }
+}
+
+/// The f32 sum of one tile of `items` (at most [`TILE`]) in the kernel's order: what the
+/// cpu backend computes for each tile, so its result has the kernel's bits. Thread `t`'s
+/// sum gets items `t, t + 256, ..` in turn: row by row here, which vectorizes.
+pub fn tile_sum_f32(items: &[f32]) -> f32 {
+    let mut tree = [-0.0f32; THREADS as usize];
+    let mut rows = items.chunks_exact(THREADS as usize);
+    for row in &mut rows {
+        for (sum, &item) in tree.iter_mut().zip(row) {
+            *sum += item;
+        }
+    }
+    for (sum, &item) in tree.iter_mut().zip(rows.remainder()) {
+        *sum += item;
+    }
+    let mut half = THREADS as usize / 2;
+    while half > 0 {
+        let (low, high) = tree.split_at_mut(half);
+        for (a, &b) in low.iter_mut().zip(high.iter()) {
+            *a += b;
+        }
+        half /= 2;
+    }
+    tree[0]
+}
