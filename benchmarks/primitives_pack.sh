@@ -52,6 +52,10 @@ kernel.write_text(
     '[env]\nRGPU_WORKSPACE = { value = ".", relative = true }\n'
 )
 (ws / "examples").mkdir(exist_ok=True)
+# rustc links a dependency's kernels into the kernel crate's PTX and SPIR-V only when the
+# kernel crate names it (rgpu build says so otherwise).
+lib = ws / "kernel" / "src" / "lib.rs"
+lib.write_text(lib.read_text() + "\nuse rgpu_primitives as _;\n")
 EOF
 fi
 cp "$REPO/benchmarks/primitives_bench.rs" "$WS/examples/primitives_bench.rs"
