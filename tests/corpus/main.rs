@@ -203,9 +203,13 @@ fn u16_slice(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
 }
 
 fn i16_global(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
-    let values: Vec<i16> = words(N as usize, 9).iter().map(|&w| w as i16).collect();
-    let mut out = vec![0i16; N as usize];
-    corpus::i16_global(d, N, &values, &mut out)?;
+    // An odd count that 7 does not divide (the kernel's promise: (i * 7) % n is then a
+    // permutation). N = 1001 = 7 * 143 made invocations i, i + 143, ... write one element, a
+    // race whose winner varied between runs on lavapipe and SwiftShader.
+    const M: u32 = 1003;
+    let values: Vec<i16> = words(M as usize, 9).iter().map(|&w| w as i16).collect();
+    let mut out = vec![0i16; M as usize];
+    corpus::i16_global(d, M, &values, &mut out)?;
     Ok(bytes_of(&out))
 }
 
