@@ -1,8 +1,9 @@
 """The portability corpus (tests/corpus/): its workspace, and its table in docs/portability.md.
 
-The corpus workspace is a fresh sort demo (`rgpu new`, whose five sort kernels are in it)
-with tests/corpus/kernels.rs as the kernel crate's `corpus` module and tests/corpus/main.rs
-as the program `corpus`, which runs every corpus kernel and prints a checksum a kernel.
+The corpus workspace is a fresh sort demo (`rgpu new`: its two bitonic kernels, and the
+kernels of rgpu-primitives, which its kernel crate depends on for the radix sort) with
+tests/corpus/kernels.rs as the kernel crate's `corpus` module and tests/corpus/main.rs as the
+program `corpus`, which runs every corpus kernel and prints a checksum a kernel.
 
 The table says, per kernel, whether rgpu's build reached each platform's language (WGSL,
 MSL, HLSL: naga translated the kernel and its validator accepted it) or why not, as the
@@ -23,14 +24,28 @@ DOC = REPO / "docs" / "portability.md"
 BEGIN = "<!-- corpus table: tests/integration/test_corpus.py writes it (RGPU_UPDATE_DOCS=1) -->"
 END = "<!-- end of the corpus table -->"
 COLUMNS = (("webgpu", "WGSL (WebGPU)"), ("metal", "MSL (Metal)"), ("dx12", "HLSL (DirectX 12)"))
-# The sort demo's kernels: in the corpus workspace through the template.
-SORT_KERNELS = ("bitonic_tile", "bitonic_global", "radix_upsweep", "radix_scan", "radix_downsweep")
+# The sort demo's own kernels: in the corpus workspace through the template.
+SORT_KERNELS = ("bitonic_tile", "bitonic_global")
+# The library of kernels the demo's kernel crate depends on (its radix sort is `sort_keys`):
+# `rgpu build` compiles all its kernels into the workspace's module.
+PRIMITIVES = REPO / "crates" / "rgpu-primitives"
 KERNEL = re.compile(r"#\[rgpu::kernel(?:\([^)]*\))?\]\s*(?:///[^\n]*\n\s*)*pub fn (\w+)")
 
 
 def corpus_kernels() -> list[str]:
     """The corpus's kernels, in the order kernels.rs declares them."""
     return KERNEL.findall((CORPUS / "kernels.rs").read_text(encoding="utf-8"))
+
+
+def primitives_kernels() -> list[str]:
+    """rgpu-primitives' kernels, file by file (sorted), each file's in its order."""
+    files = sorted((PRIMITIVES / "src").rglob("*.rs"))
+    return [k for path in files for k in KERNEL.findall(path.read_text(encoding="utf-8"))]
+
+
+def workspace_kernels() -> list[str]:
+    """Every kernel of the corpus workspace's module, in the table's order."""
+    return [*corpus_kernels(), *SORT_KERNELS, *primitives_kernels()]
 
 
 def make_workspace(ws: Path) -> None:

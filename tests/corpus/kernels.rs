@@ -1,7 +1,8 @@
 //! The portability corpus: small kernels of the shapes users write, each the smallest form
 //! of one construct (loop shapes, narrow integers in memory, structs, closures, helper
-//! functions, subgroup operations), plus the kernels rgpu's tests and README use. The sort
-//! demo's own kernels come with the workspace (`rgpu new`, template bitonic).
+//! functions, subgroup operations), plus the kernels rgpu's tests, README and benchmarks
+//! use. The sort demo's own kernels, and those of rgpu-primitives that its kernel crate
+//! depends on, come with the workspace (`rgpu new`, template bitonic).
 //!
 //! tests/integration/test_corpus.py appends this file to the kernel crate of a fresh sort
 //! demo as `mod corpus`, builds it for every backend and checks each kernel against the cpu
@@ -11,7 +12,7 @@
 //! result NoContraction; f64 kernels exact), and none depends on the subgroup size (the cpu
 //! backend's is 1, lavapipe's 8, a GPU's 32 or 64).
 
-use rgpu::{Global, Group, Item, Shared};
+use rgpu::prelude::*;
 
 // --- the README's and the tests' kernels ------------------------------------------------
 
@@ -70,6 +71,30 @@ pub fn unrolled(item: Item, #[item] out: &mut u32) {
         acc = acc.wrapping_mul(31).wrapping_add(a[J]);
     });
     *out = acc;
+}
+
+/// A kernel of a library crate (the README's `mylib`, "Kernels in library crates"): here in
+/// the kernel crate itself, the same body.
+#[rgpu::kernel]
+pub fn mylib_scale(s: f32, #[item] x: &mut f32) {
+    *x *= s;
+}
+
+/// One invocation per pixel of a square `width`-wide image: the Mandelbrot set's escape
+/// count (at most 256) over [-2, 1] x [-1.5, 1.5]. (benchmarks/startup_and_launch_overhead.py)
+#[rgpu::kernel]
+pub fn mandelbrot(item: rgpu::Item, width: u32, #[item] pixel: &mut u32) {
+    let (x, y) = (item.index() % width, item.index() / width);
+    let cx = x as f32 / width as f32 * 3.0 - 2.0;
+    let cy = y as f32 / width as f32 * 3.0 - 1.5;
+    let (mut zx, mut zy, mut i) = (0.0f32, 0.0f32, 0u32);
+    while i < 256 && zx * zx + zy * zy <= 4.0 {
+        let t = zx * zx - zy * zy + cx;
+        zy = 2.0 * zx * zy + cy;
+        zx = t;
+        i += 1;
+    }
+    *pixel = i;
 }
 
 /// `rgpu init`'s story: a loop body moved into a kernel (tests/integration/test_init_story.py).
@@ -236,7 +261,13 @@ pub fn loop_break_continue(item: Item, #[item] out: &mut u32) {
 /// Nested loops with barriers: each round every thread adds its neighbour's value through
 /// workgroup memory (64 threads, `rounds` rounds of `steps` steps).
 #[rgpu::kernel(threads = 64)]
-pub fn loop_nested_barriers(group: Group, rounds: u32, steps: u32, data: Global<u32>, tile: Shared<u32, 64>) {
+pub fn loop_nested_barriers(
+    group: Group,
+    rounds: u32,
+    steps: u32,
+    data: Global<u32>,
+    tile: Shared<u32, 64>,
+) {
     let t = group.thread();
     let at = group.id() * 64 + t;
     // SAFETY: the host passes groups * 64 elements; one invocation per index.
@@ -334,7 +365,11 @@ pub fn u8_items(item: Item, #[item] x: &u8, #[item] out: &mut u8) {
 #[rgpu::kernel]
 pub fn i8_items(#[item] x: &i8, #[item] out: &mut i8) {
     let v = *x;
-    *out = if v < 0 { (v >> 1).wrapping_sub(3) } else { v.wrapping_mul(2) };
+    *out = if v < 0 {
+        (v >> 1).wrapping_sub(3)
+    } else {
+        v.wrapping_mul(2)
+    };
 }
 
 /// u16 slice read at a neighbour's index (its `len()` is the host's 1001, not the 1002
@@ -422,7 +457,11 @@ pub fn narrow_params(item: Item, add: u8, mul: u16, shift: i8, #[item] out: &mut
     }
     let pick = table[(item.index() % 16) as usize];
     let wide = u32::from(pick) * u32::from(mul);
-    *out = if shift < 0 { wide >> (-shift) as u32 } else { wide << shift as u32 };
+    *out = if shift < 0 {
+        wide >> (-shift) as u32
+    } else {
+        wide << shift as u32
+    };
 }
 
 /// A pixel of four bytes.
@@ -551,7 +590,11 @@ unsafe impl bytemuck::Pod for Affine {}
 /// A struct parameter (the params block holds it).
 #[rgpu::kernel]
 pub fn struct_param(item: Item, f: Affine, #[item] x: &f32, #[item] out: &mut f32) {
-    let bump = if item.index() % f.every == 0 { f.bias as f32 } else { 0.0 };
+    let bump = if item.index() % f.every == 0 {
+        f.bias as f32
+    } else {
+        0.0
+    };
     *out = *x * f.scale + f.offset + bump;
 }
 
@@ -594,7 +637,9 @@ struct Lcg {
 
 impl Lcg {
     fn new(seed: u32) -> Self {
-        Self { state: seed ^ 0x9e37_79b9 }
+        Self {
+            state: seed ^ 0x9e37_79b9,
+        }
     }
 
     fn next(&mut self) -> u32 {
@@ -680,6 +725,284 @@ pub fn histogram(group: Group, x: &[u32], bins: Global<u32>, local: Shared<u32, 
     if t < 16 {
         bins.atomic_add(t, local.load(t));
     }
+}
+
+// --- the user-kernels benchmark's kernels -------------------------------------------------
+// benchmarks/user_kernels/kernel/src/lib.rs as it is (its `saxpy` and `histogram`, the
+// same names as kernels above, are left out: one namespace of kernel names).
+
+/// Invocations per workgroup of the group kernels below (each attribute repeats the literal).
+pub const THREADS: u32 = 256;
+const _: () = assert!(THREADS == 256);
+
+/// Items each workgroup of the scan covers: `THREADS` invocations, `SCAN_ROUNDS` rounds.
+pub const SCAN_ROUNDS: u32 = 8;
+pub const SCAN_TILE: u32 = THREADS * SCAN_ROUNDS;
+const _: () = assert!(SCAN_ROUNDS == 8); // the literal of `unroll!(R in 0..8)` in scan_tile_sums
+
+/// Side of a square SGEMM tile (`TILE * TILE == THREADS`).
+pub const TILE: u32 = 16;
+const _: () = assert!(TILE * TILE == THREADS);
+
+/// Adds `value` over the workgroup: each subgroup's sum goes to `sums`, then invocation 0
+/// adds those. Returns the total on invocation 0 (and something else elsewhere).
+#[inline(always)]
+fn workgroup_sum(group: Group, value: u32, sums: Shared<u32, 256>) -> u32 {
+    let subgroup_sum = group.subgroup_add(value);
+    if group.subgroup_lane() == 0 {
+        sums.store(group.subgroup_id(), subgroup_sum);
+    }
+    group.barrier();
+    let mut total = 0u32;
+    if group.thread() == 0 {
+        let subgroups = group.size().div_ceil(group.subgroup_size());
+        let mut s = 0;
+        while s < subgroups {
+            total = total.wrapping_add(sums.load(s));
+            s += 1;
+        }
+    }
+    total
+}
+
+/// `out[0] += x[0] + x[1] + ...` (wrapping): every invocation adds a grid-strided share of
+/// `x`, four loads in flight per step, then its workgroup's sum is added to `out[0]`.
+#[rgpu::kernel(threads = 256)]
+pub fn reduce_sum(group: Group, x: &[u32], sums: Shared<u32, 256>, out: Global<u32>) {
+    let n = x.len() as u32;
+    let stride = group.count() * group.size();
+    let mut i = group.global_thread();
+    let mut acc = 0u32;
+    while i + 3 * stride < n {
+        // SAFETY: i + 3 * stride < n = x.len().
+        let (a, b, c, d) = unsafe {
+            (
+                x.load_unchecked(i),
+                x.load_unchecked(i + stride),
+                x.load_unchecked(i + 2 * stride),
+                x.load_unchecked(i + 3 * stride),
+            )
+        };
+        acc = acc
+            .wrapping_add(a)
+            .wrapping_add(b)
+            .wrapping_add(c)
+            .wrapping_add(d);
+        i += 4 * stride;
+    }
+    while i < n {
+        // SAFETY: i < n.
+        acc = acc.wrapping_add(unsafe { x.load_unchecked(i) });
+        i += stride;
+    }
+    let total = workgroup_sum(group, acc, sums);
+    if group.thread() == 0 {
+        out.atomic_add(0, total);
+    }
+}
+
+/// The same sum as the first version a user writes: one load per step of a plain
+/// grid-stride loop, `x[i]` with its bounds check, no unrolling by hand.
+#[rgpu::kernel(threads = 256)]
+pub fn reduce_sum_plain(group: Group, x: &[u32], sums: Shared<u32, 256>, out: Global<u32>) {
+    let n = x.len() as u32;
+    let stride = group.count() * group.size();
+    let mut i = group.global_thread();
+    let mut acc = 0u32;
+    while i < n {
+        acc = acc.wrapping_add(x[i as usize]);
+        i += stride;
+    }
+    let total = workgroup_sum(group, acc, sums);
+    if group.thread() == 0 {
+        out.atomic_add(0, total);
+    }
+}
+
+/// Scan, step 1: `tile_sums[g]` = the sum of tile `g` (`SCAN_TILE` items) of `x`.
+#[rgpu::kernel(threads = 256)]
+pub fn scan_tile_sums(group: Group, x: &[u32], sums: Shared<u32, 256>, tile_sums: Global<u32>) {
+    let n = x.len() as u32;
+    let base = group.id() * SCAN_TILE;
+    let mut acc = 0u32;
+    rgpu::unroll!(R in 0..8 => {
+        let i = base + R as u32 * THREADS + group.thread();
+        if i < n {
+            // SAFETY: i < n.
+            acc = acc.wrapping_add(unsafe { x.load_unchecked(i) });
+        }
+    });
+    let total = workgroup_sum(group, acc, sums);
+    if group.thread() == 0 {
+        // SAFETY: one invocation writes element `id`, which exists (one per workgroup).
+        unsafe { tile_sums.write(group.id(), total) };
+    }
+}
+
+/// The exclusive prefix sum of `value` over the workgroup, in invocation order, and the
+/// workgroup's total: each subgroup scans itself, invocation 0 scans the subgroups' totals
+/// in `totals` (`totals[subgroups]` is the workgroup's total).
+#[inline(always)]
+fn workgroup_exclusive_scan(group: Group, value: u32, totals: Shared<u32, 257>) -> (u32, u32) {
+    let prefix = group.subgroup_exclusive_add(value);
+    let last = group.subgroup_size() - 1;
+    if group.subgroup_lane() == last || group.thread() == group.size() - 1 {
+        totals.store(group.subgroup_id(), prefix.wrapping_add(value));
+    }
+    group.barrier();
+    let subgroups = group.size().div_ceil(group.subgroup_size());
+    if group.thread() == 0 {
+        let mut running = 0u32;
+        let mut s = 0;
+        while s < subgroups {
+            let t = totals.load(s);
+            totals.store(s, running);
+            running = running.wrapping_add(t);
+            s += 1;
+        }
+        totals.store(subgroups, running);
+    }
+    group.barrier();
+    let result = (
+        prefix.wrapping_add(totals.load(group.subgroup_id())),
+        totals.load(subgroups),
+    );
+    // The next scan writes `totals` again only after every invocation has read it.
+    group.barrier();
+    result
+}
+
+/// Scan, step 2 (one workgroup): `tile_sums` becomes its exclusive prefix sum.
+#[rgpu::kernel(threads = 256)]
+pub fn scan_tile_offsets(group: Group, tile_sums: Global<u32>, totals: Shared<u32, 257>) {
+    let n = tile_sums.len();
+    let mut carry = 0u32;
+    let mut base = 0u32;
+    while base < n {
+        let i = base + group.thread();
+        // SAFETY: i < n; invocation `thread` alone reads and writes element i this round.
+        let value = if i < n {
+            unsafe { tile_sums.read(i) }
+        } else {
+            0
+        };
+        let (prefix, total) = workgroup_exclusive_scan(group, value, totals);
+        if i < n {
+            // SAFETY: as above.
+            unsafe { tile_sums.write(i, carry.wrapping_add(prefix)) };
+        }
+        carry = carry.wrapping_add(total);
+        base += THREADS;
+    }
+}
+
+/// Scan, step 3: `out[i]` = the sum of `x[..i]` (wrapping), each tile from its offset.
+#[rgpu::kernel(threads = 256)]
+pub fn scan_tiles(
+    group: Group,
+    x: &[u32],
+    tile_offsets: &[u32],
+    out: Global<u32>,
+    totals: Shared<u32, 257>,
+) {
+    let n = x.len() as u32;
+    let base = group.id() * SCAN_TILE;
+    // SAFETY: one offset per workgroup (step 2 wrote them).
+    let mut carry = unsafe { tile_offsets.load_unchecked(group.id()) };
+    let mut round = 0;
+    while round < SCAN_ROUNDS {
+        let i = base + round * THREADS + group.thread();
+        // SAFETY: i < n.
+        let value = if i < n {
+            unsafe { x.load_unchecked(i) }
+        } else {
+            0
+        };
+        let (prefix, total) = workgroup_exclusive_scan(group, value, totals);
+        if i < n {
+            // SAFETY: i < n = out.len(); element i is this invocation's alone.
+            unsafe { out.write(i, carry.wrapping_add(prefix)) };
+        }
+        carry = carry.wrapping_add(total);
+        round += 1;
+    }
+}
+
+/// `c = a * b` for row-major `a` (`m x k`) and `b` (`k x n`), each workgroup one 16x16 tile
+/// of `c` through 16x16 tiles of `a` and `b` in workgroup memory; `m`, `n`, `k` multiples
+/// of 16, launched with `(n / 16, m / 16)` workgroups.
+#[rgpu::kernel(threads = 256)]
+pub fn sgemm(
+    group: Group<2>,
+    n: u32,
+    k: u32,
+    a: &[f32],
+    b: &[f32],
+    c: Global<f32>,
+    tile_a: Shared<f32, 256>,
+    tile_b: Shared<f32, 256>,
+) {
+    let (tx, ty) = (group.thread() % TILE, group.thread() / TILE);
+    let row = group.y() * TILE + ty;
+    let col = group.x() * TILE + tx;
+    let mut acc = 0.0f32;
+    let mut t = 0;
+    while t < k {
+        // SAFETY: row < m and t + tx < k; t + ty < k and col < n.
+        unsafe {
+            tile_a.store(ty * TILE + tx, a.load_unchecked(row * k + t + tx));
+            tile_b.store(ty * TILE + tx, b.load_unchecked((t + ty) * n + col));
+        }
+        group.barrier();
+        rgpu::unroll!(J in 0..16 => {
+            let j = J as u32;
+            acc = tile_a.load(ty * TILE + j).mul_add(tile_b.load(j * TILE + tx), acc);
+        });
+        group.barrier();
+        t += TILE;
+    }
+    // SAFETY: row < m, col < n; one invocation per element of c.
+    unsafe { c.write(row * n + col, acc) };
+}
+
+/// A 5-point blur of a `width x height` image: `0.5 * centre + 0.125 * (left + right + up +
+/// down)`, edges repeating the border pixel.
+#[rgpu::kernel]
+pub fn blur(item: Item<2>, src: &[f32], #[item] dst: &mut f32) {
+    let (x, y, i) = (item.x(), item.y(), item.index());
+    let left = if x > 0 { i - 1 } else { i };
+    let right = if x + 1 < item.width() { i + 1 } else { i };
+    let up = if y > 0 { i - item.width() } else { i };
+    let down = if y + 1 < item.height() {
+        i + item.width()
+    } else {
+        i
+    };
+    // SAFETY: every neighbour index is a pixel of the image (src holds width * height).
+    let (c, l, r, u, d) = unsafe {
+        (
+            src.load_unchecked(i),
+            src.load_unchecked(left),
+            src.load_unchecked(right),
+            src.load_unchecked(up),
+            src.load_unchecked(down),
+        )
+    };
+    *dst = 0.5 * c + 0.125 * (((l + r) + u) + d);
+}
+
+/// `out[i] = src[index[i]]` (every index below `src.len()`).
+#[rgpu::kernel]
+pub fn gather(#[item] index: &u32, src: &[f32], #[item] out: &mut f32) {
+    // SAFETY: the caller passes indices below src.len().
+    *out = unsafe { src.load_unchecked(*index) };
+}
+
+/// `dst[index[i]] = value[i]` (the indices a permutation of `0..dst.len()`).
+#[rgpu::kernel]
+pub fn scatter(#[item] index: &u32, #[item] value: &f32, dst: Global<f32>) {
+    // SAFETY: a permutation: each element of dst is written by one invocation.
+    unsafe { dst.write(*index, *value) };
 }
 
 // --- what some platforms do not have -------------------------------------------------------

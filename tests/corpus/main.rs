@@ -77,6 +77,23 @@ fn unrolled(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     Ok(bytes_of(&out))
 }
 
+fn mylib_scale(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut x: Vec<f32> = words(N as usize, 20)
+        .iter()
+        .map(|&w| (w >> 8) as f32 / 65536.0 - 128.0)
+        .collect();
+    corpus::mylib_scale(d, N, 1.37, &mut x)?;
+    Ok(bytes_of(&x))
+}
+
+fn mandelbrot(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    // The start-up benchmark's launch: a 64x64 image.
+    let width = 64u32;
+    let mut image = vec![0u32; (width * width) as usize];
+    corpus::mandelbrot(d, width * width, width, &mut image)?;
+    Ok(bytes_of(&image))
+}
+
 fn brighten(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     // Multiples of 1/8 scaled by 2 and shifted by 1/4: exact in f32.
     let mut pixels: Vec<f32> = (0..N).map(|i| (i % 9) as f32 / 8.0).collect();
@@ -186,9 +203,13 @@ fn u16_slice(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
 }
 
 fn i16_global(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
-    let values: Vec<i16> = words(N as usize, 9).iter().map(|&w| w as i16).collect();
-    let mut out = vec![0i16; N as usize];
-    corpus::i16_global(d, N, &values, &mut out)?;
+    // An odd count that 7 does not divide (the kernel's promise: (i * 7) % n is then a
+    // permutation). N = 1001 = 7 * 143 made invocations i, i + 143, ... write one element, a
+    // race whose winner varied between runs on lavapipe and SwiftShader.
+    const M: u32 = 1003;
+    let values: Vec<i16> = words(M as usize, 9).iter().map(|&w| w as i16).collect();
+    let mut out = vec![0i16; M as usize];
+    corpus::i16_global(d, M, &values, &mut out)?;
     Ok(bytes_of(&out))
 }
 
@@ -262,7 +283,10 @@ fn u16_local_array(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
 }
 
 fn bytes_map(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
-    let x: Vec<u8> = words(N as usize, 14).iter().map(|&w| (w >> 8) as u8).collect();
+    let x: Vec<u8> = words(N as usize, 14)
+        .iter()
+        .map(|&w| (w >> 8) as u8)
+        .collect();
     let mut out = vec![0u8; N as usize];
     corpus::bytes_map(d, N, &x, &mut out)?;
     Ok(out)
@@ -346,6 +370,103 @@ fn histogram(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     Ok(bytes_of(&bins))
 }
 
+/// An f32 in [-0.5, 0.5) with 24 random bits (the user-kernels benchmark's inputs).
+fn units(n: usize, seed: u32) -> Vec<f32> {
+    words(n, seed)
+        .iter()
+        .map(|&w| (w >> 8) as f32 * (1.0 / 16_777_216.0) - 0.5)
+        .collect()
+}
+
+fn reduce_sum(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    // 3 workgroups: each invocation takes the four-load steps, then single loads.
+    let x = words(10_007, 21);
+    let mut out = vec![5u32];
+    corpus::reduce_sum(d, 3, &x, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn reduce_sum_plain(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x = words(10_007, 22);
+    let mut out = vec![5u32];
+    corpus::reduce_sum_plain(d, 3, &x, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn scan_tile_sums(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    // 3 tiles of 2048 items, the last one partial.
+    let x = words(5000, 23);
+    let mut tile_sums = vec![0u32; 3];
+    corpus::scan_tile_sums(d, 3, &x, &mut tile_sums)?;
+    Ok(bytes_of(&tile_sums))
+}
+
+fn scan_tile_offsets(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    // One workgroup over 600 sums: three rounds of 256, the last one partial.
+    let mut tile_sums = words(600, 24);
+    corpus::scan_tile_offsets(d, 1, &mut tile_sums)?;
+    Ok(bytes_of(&tile_sums))
+}
+
+fn scan_tiles(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x = words(5000, 25);
+    let tile_offsets = words(3, 26);
+    let mut out = vec![0u32; 5000];
+    corpus::scan_tiles(d, 3, &x, &tile_offsets, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+/// Multiples of 1/8 in [-1, 1): every product of two and every sum of up to 64 products is
+/// exact in f32.
+fn eighths(n: usize, seed: u32) -> Vec<f32> {
+    words(n, seed)
+        .iter()
+        .map(|&w| ((w >> 8) % 16) as f32 / 8.0 - 1.0)
+        .collect()
+}
+
+fn sgemm(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    // c (32 x 48) = a (32 x 64) * b (64 x 48): (48 / 16, 32 / 16) workgroups. Inputs whose
+    // products and sums are exact, so `mul_add` rounded once (the cpu, CUDA) and twice (a
+    // Vulkan driver that splits GLSL.std.450 Fma: lavapipe, Mesa 22.3 and 25.0) agree: the
+    // corpus checks the tiles, barriers and 2-D launch on every path; how `mul_add` rounds
+    // is tests/integration/test_user_kernels.py's check (inputs where the two differ).
+    let (m, n, k) = (32u32, 48u32, 64u32);
+    let a = eighths((m * k) as usize, 27);
+    let b = eighths((k * n) as usize, 28);
+    let mut c = vec![0.0f32; (m * n) as usize];
+    corpus::sgemm(d, (n / 16, m / 16), n, k, &a, &b, &mut c)?;
+    Ok(bytes_of(&c))
+}
+
+fn blur(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let (width, height) = (37u32, 23u32);
+    let src = units((width * height) as usize, 29);
+    let mut dst = vec![0.0f32; (width * height) as usize];
+    corpus::blur(d, (width, height), &src, &mut dst)?;
+    Ok(bytes_of(&dst))
+}
+
+fn gather(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let src = units(777, 30);
+    let index: Vec<u32> = words(N as usize, 31).iter().map(|&w| w % 777).collect();
+    let mut out = vec![0.0f32; N as usize];
+    corpus::gather(d, N, &index, &src, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn scatter(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    // A permutation of 0..1024 (an odd multiplier modulo a power of two).
+    let n = 1024u32;
+    let index: Vec<u32> = (0..n)
+        .map(|i| i.wrapping_mul(0x9e37_79b1) & (n - 1))
+        .collect();
+    let value = units(n as usize, 32);
+    let mut dst = vec![0.0f32; n as usize];
+    corpus::scatter(d, n, &index, &value, &mut dst)?;
+    Ok(bytes_of(&dst))
+}
+
 fn u64_math(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let mut out = vec![0u32; N as usize];
     corpus::u64_math(d, N, &mut out)?;
@@ -359,6 +480,8 @@ const KERNELS: &[(&str, Run)] = &[
     ("reverse", reverse),
     ("norm", norm),
     ("unrolled", unrolled),
+    ("mylib_scale", mylib_scale),
+    ("mandelbrot", mandelbrot),
     ("brighten", brighten),
     ("mad_chain", mad_chain),
     ("escape", escape),
@@ -394,6 +517,15 @@ const KERNELS: &[(&str, Run)] = &[
     ("ballot_count", ballot_count),
     ("subgroup_scan", subgroup_scan),
     ("histogram", histogram),
+    ("reduce_sum", reduce_sum),
+    ("reduce_sum_plain", reduce_sum_plain),
+    ("scan_tile_sums", scan_tile_sums),
+    ("scan_tile_offsets", scan_tile_offsets),
+    ("scan_tiles", scan_tiles),
+    ("sgemm", sgemm),
+    ("blur", blur),
+    ("gather", gather),
+    ("scatter", scatter),
     ("u64_math", u64_math),
 ];
 

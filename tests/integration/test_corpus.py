@@ -1,12 +1,13 @@
 """The portability corpus (tests/corpus/) built once and run on every path this machine has.
 
-One workspace: a fresh sort demo with the corpus's kernels as its kernel crate's `corpus`
-module and the program `corpus` that runs each one (tests/corpus_table.py). Built for wgpu
-and ash with the real rust-gpu (and rgpu-naga), then:
+One workspace: a fresh sort demo (its kernels and rgpu-primitives') with the corpus's
+kernels as its kernel crate's `corpus` module and the program `corpus` that runs each one
+(tests/corpus_table.py). Built for wgpu and ash with the real rust-gpu (and rgpu-naga), then:
 
 - every kernel gives the cpu backend's result on Mesa lavapipe through wgpu's SPIR-V
   passthrough, through naga (`RGPU_WGPU_SHADER=naga`, the path Metal and DX12 take) and
-  through ash;
+  through ash, except where ROUNDING says why a float result may differ on a path (there
+  it must still be a result, not an error);
 - the build's portability report: each kernel reaches WGSL, MSL and HLSL except where the
   platform lacks what the kernel uses (f64 on Metal and WebGPU, 64-bit integers on WebGPU),
   and then it names the construct and where the source uses it; the table in
@@ -37,11 +38,11 @@ from rgpu.artifacts.manifest import read_manifest
 from rgpu.codegens import spirv_post
 from tests.conftest import TARGET_DIR, run_rgpu
 from tests.corpus_table import (
-    SORT_KERNELS,
     corpus_kernels,
     documented,
     make_workspace,
     table,
+    workspace_kernels,
     write_documented,
 )
 from tests.integration.conftest import COLD_BUILD_TIMEOUT, LAVAPIPE, build_json, kernels_dir
@@ -55,6 +56,15 @@ LOST = {
     ("mandelbrot_u8", "webgpu"): "f64",
     ("mandelbrot_u8", "metal"): "f64",
     ("u64_math", "webgpu"): "64-bit integers (u64/i64)",
+}
+# Kernel, path -> why its float result there may differ from the cpu's. naga 30 neither
+# reads nor writes SPIR-V's NoContraction, so on the naga path (Metal's and DX12's at run
+# time) the driver may fuse or reorder float operations that rgpu's decorations keep apart
+# on the passthrough: lavapipe (Mesa 25.0.7) does, and 10 of the 4096 escape counts of the
+# 64x64 Mandelbrot (the start-up benchmark's launch) change, the same 10 as through the
+# passthrough of the module built with RGPU_FLOAT_CONTRACTION=1 (no decorations).
+ROUNDING = {
+    ("mandelbrot", "wgpu through naga"): "no NoContraction through naga: the driver reorders",
 }
 PATHS = {
     "wgpu (SPIR-V passthrough)": {"RGPU_BACKEND": "wgpu"},
@@ -92,8 +102,16 @@ def run_corpus(env: dict[str, str], *kernels: str) -> dict[str, str]:
     return dict(line.split(": ", 1) for line in lines[1:])
 
 
-def differences(got: dict[str, str], want: dict[str, str]) -> list[str]:
-    return [f"{k}: {got.get(k)} (cpu: {v})" for k, v in want.items() if got.get(k) != v]
+def differences(got: dict[str, str], want: dict[str, str], path: str = "") -> list[str]:
+    """The kernels whose line differs from the cpu's; one ROUNDING names for `path` only
+    when it is missing or an error."""
+
+    def wrong(kernel: str, line: str | None, cpu: str) -> bool:
+        if (kernel, path) in ROUNDING:
+            return line is None or line.startswith("error:")
+        return line != cpu
+
+    return [f"{k}: {got.get(k)} (cpu: {v})" for k, v in want.items() if wrong(k, got.get(k), v)]
 
 
 def test_lavapipe_is_mesa_25() -> None:
@@ -118,7 +136,7 @@ def test_every_kernel_computes_what_the_cpu_does_on_every_vulkan_path(
     cpu = run_corpus({"RGPU_BACKEND": "cpu"})
     assert sorted(cpu) == sorted(corpus_kernels())
     assert not [k for k, v in cpu.items() if v.startswith("error:")], cpu
-    wrong = {name: differences(run_corpus(env), cpu) for name, env in PATHS.items()}
+    wrong = {name: differences(run_corpus(env), cpu, name) for name, env in PATHS.items()}
     assert wrong == {name: [] for name in PATHS}, json.dumps(wrong, indent=1)
 
 
@@ -161,14 +179,14 @@ def test_every_kernel_reaches_every_platform_that_has_what_it_uses(
     assert spv.extra["narrow_memory"]["kept"] is None, spv.extra["narrow_memory"]
     assert spv.extra["narrow_memory"]["variables"] > 0
     assert spv.extra["naga_scopes"]["copied"] > 0, spv.extra["naga_scopes"]
-    assert sorted(spv.entry_points) == sorted([*corpus_kernels(), *SORT_KERNELS])
+    assert sorted(spv.entry_points) == sorted(workspace_kernels())
 
 
 def test_the_portability_table_in_the_docs_is_the_builds(
     corpus: tuple[Path, dict[str, Any]],
 ) -> None:
     ws, _ = corpus
-    new = table(spirv_entry(ws).extra, [*corpus_kernels(), *SORT_KERNELS])
+    new = table(spirv_entry(ws).extra, workspace_kernels())
     if os.environ.get("RGPU_UPDATE_DOCS") == "1":
         write_documented(new)
     assert documented() == new, (
@@ -204,7 +222,7 @@ def test_the_webgpu_kernels_run_in_headless_chromium_like_the_cpu(
     assert lines[0] == "backend: webgpu", proc.stdout
     web = dict(line.split(": ", 1) for line in lines[1:])
     cpu = run_corpus({"RGPU_BACKEND": "cpu"}, *web_ok)
-    assert differences(web, cpu) == [], proc.stderr[-3000:]
+    assert differences(web, cpu, "webgpu") == [], proc.stderr[-3000:]
 
 
 def test_the_naga_rewrites_change_nothing_a_kernel_computes(
@@ -226,7 +244,7 @@ def test_the_naga_rewrites_change_nothing_a_kernel_computes(
     cpu = run_corpus({"RGPU_BACKEND": "cpu"})
     run_rgpu("build", "--backend", "ash", "--kernel-artifact", str(before), cwd=ws)
     for name in ("wgpu (SPIR-V passthrough)", "ash"):
-        assert differences(run_corpus(PATHS[name]), cpu) == [], name
+        assert differences(run_corpus(PATHS[name]), cpu, name) == [], name
     naga = run_corpus(PATHS["wgpu through naga"], "saxpy", "two_level_sum")
     for kernel, line in naga.items():
         assert line.startswith(f"error: kernel `{kernel}` failed to launch on wgpu: naga"), line

@@ -5,7 +5,7 @@ are source text for the parsers, never compiled.)"""
 
 from __future__ import annotations
 
-from tests.corpus_table import KERNEL, REPO, SORT_KERNELS, corpus_kernels
+from tests.corpus_table import KERNEL, REPO, SORT_KERNELS, corpus_kernels, primitives_kernels
 
 SEARCHED = ("templates", "tests/integration", "tests/saxpy.py", "benchmarks", "README.md")
 SUFFIXES = (".rs", ".py", ".jinja", ".md", ".sh")
@@ -32,8 +32,14 @@ def test_every_kernel_rgpu_builds_is_in_the_corpus() -> None:
 
 def test_the_corpus_has_each_kernel_once_and_the_sort_demos_are_the_templates() -> None:
     names = corpus_kernels()
-    assert len(names) == len(set(names)) >= 42
+    assert len(names) == len(set(names)) >= 53
     template = (REPO / "templates" / "bitonic" / "kernel" / "src").rglob("*.rs")
     assert sorted(k for p in template for k in KERNEL.findall(p.read_text())) == sorted(
         SORT_KERNELS
     )
+    # The demo's radix sort is rgpu-primitives': its kernels are in the workspace too.
+    manifest = (REPO / "templates" / "bitonic" / "kernel" / "Cargo.toml.jinja").read_text()
+    assert "rgpu-primitives.workspace = true" in manifest
+    library = primitives_kernels()
+    assert {"prim_radix_upsweep", "prim_radix_scan", "prim_radix_downsweep"} <= set(library)
+    assert not set(library) & (set(names) | set(SORT_KERNELS))
