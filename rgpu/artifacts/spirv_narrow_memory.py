@@ -47,6 +47,7 @@ from rgpu.artifacts.spirv_opcodes import (
     OP_ACCESS_CHAIN,
     OP_ARRAY_LENGTH,
     OP_ATOMIC_AND,
+    OP_ATOMIC_LOAD,
     OP_ATOMIC_OR,
     OP_BITCAST,
     OP_BITWISE_AND,
@@ -110,6 +111,7 @@ from rgpu.artifacts.spirv_pointer_values import (
 DECORATION_BLOCK = 2
 DECORATION_ARRAY_STRIDE = 6
 DECORATION_BINDING = 33
+DECORATION_NON_WRITABLE = 24
 DECORATION_OFFSET = 35
 
 SC_UNIFORM = 2
@@ -176,6 +178,13 @@ class _Pass:
         self.t = _Types()
         self.vulkan_memory_model = False
         self.bindings: dict[int, int] = {}  # variable -> its Binding
+        # Variables the module never writes (rust-gpu's `&[T]`): their words are read with
+        # plain loads; every other buffer's narrow words with atomic loads (load_leaf).
+        self.read_only = {
+            inst[1]
+            for inst in insts
+            if opcode(inst) == OP_DECORATE and len(inst) >= 3 and inst[2] == DECORATION_NON_WRITABLE
+        }
         # Entry point function -> its push-constant variable (SPIR-V 1.4+ interfaces list
         # every global an entry point uses).
         self.push_constants: dict[int, int] = {}
@@ -608,7 +617,7 @@ class _Function:
         p = self.p
         size = p.size(leaf)
         if size in (1, 2):
-            word = self.value(OP_LOAD, p.u32, self.word(ptr, address))
+            word = self.load_word(ptr, address)
             shift = self.shift_of(address)
             if shift != 0:
                 word = self.value(OP_SHIFT_RIGHT_LOGICAL, p.u32, word, self.address_id(shift))
@@ -625,6 +634,19 @@ class _Function:
             both = self.value(OP_COMPOSITE_CONSTRUCT, pair, low, high)
             return self.value(OP_BITCAST, leaf, both)
         raise Unsupported(f"a {size}-byte scalar in a buffer of 8- or 16-bit integers")
+
+    def load_word(self, ptr: Packed, address: int | tuple[str, int]) -> int:
+        """The word holding a narrow scalar. In a buffer the kernel writes, an atomic load
+        (relaxed, the stores' scope): its bytes are stored with atomics, and a plain load of
+        a word that an atomic of the same invocation changes may be scheduled after it
+        (found on NVIDIA's Vulkan driver: a struct of four `u8`s read whole, then written
+        byte by byte, read back bytes already written; docs/reference.md)."""
+        p = self.p
+        target = self.word(ptr, address)
+        if self.packed_class[ptr.var] != SC_STORAGE_BUFFER or ptr.var in p.read_only:
+            return self.value(OP_LOAD, p.u32, target)
+        scope = p.const(SCOPE_QUEUE_FAMILY if p.vulkan_memory_model else SCOPE_DEVICE)
+        return self.value(OP_ATOMIC_LOAD, p.u32, target, scope, p.const(0))
 
     def store_leaf(
         self, ptr: Packed, address: int | tuple[str, int], leaf: int, value: int

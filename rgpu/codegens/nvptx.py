@@ -185,6 +185,16 @@ def linker_args(build: KernelBuild) -> tuple[str, ...]:
     return () if path is None else (f"-Clinker={path}",)
 
 
+def rustflags(arch: str) -> tuple[str, ...]:
+    """Every crate's flags (core's too, so it is built for the same arch). MIR's jump
+    threading is off: it copies the code between two branches on the same condition into
+    both (`if i < n { load }` ... `if i < n { store }`), and with it the warp's shuffles and
+    barriers, so a warp split by the condition runs two different `shfl.sync`s and waits
+    forever (found on the H100: a scan whose last round covers part of a warp hung). MIR
+    knows nothing of convergence; LLVM's passes respect it for NVVM's intrinsics."""
+    return (f"-Ctarget-cpu={arch}", "-Zmir-enable-passes=-JumpThreading")
+
+
 def arch_step(build: KernelBuild, toolchain: NvptxToolchain, arch: str) -> Step:
     crate_attrs = tuple(f"-Zcrate-attr=feature({f})" for f in CRATE_FEATURES)
     return Step(
@@ -209,7 +219,7 @@ def arch_step(build: KernelBuild, toolchain: NvptxToolchain, arch: str) -> Step:
             *linker_args(build),
         ),
         cwd=build.workspace.root,
-        env={**toolchain.env, "CARGO_ENCODED_RUSTFLAGS": f"-Ctarget-cpu={arch}"},
+        env={**toolchain.env, "CARGO_ENCODED_RUSTFLAGS": "\x1f".join(rustflags(arch))},
         unset_env=UNSET_ENV,
         container_ok=True,
         # The archs build at the same time (each its own target dir): on two cores a

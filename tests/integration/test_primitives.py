@@ -89,7 +89,7 @@ def primws(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_on_the_cpu_every_primitive_and_library_kernel_matches_plain_rust(primws: Path) -> None:
     run_rgpu("build", "-C", str(primws), "--backend", "cpu")
     proc = run_rgpu("test", "-C", str(primws), "--backend", "cpu")
-    assert "passed  cpu: primitives" in proc.stdout, proc.stdout + proc.stderr[-3000:]
+    assert "passed  cpu: primitives" in proc.stderr, proc.stdout + proc.stderr[-3000:]
     run = run_rgpu("run", "-C", str(primws), "--backend", "cpu", "--", "--quick")
     assert "all checks passed" in run.stdout, run.stderr[-3000:]
 
@@ -119,7 +119,7 @@ def test_on_lavapipe_every_primitive_matches_plain_rust_through_wgpu_and_ash(bui
     env = {**LAVAPIPE, "RGPU_REQUIRE_BACKENDS": "wgpu,ash"}
     proc = run_rgpu("test", "-C", str(built), "--backend", "wgpu", "--backend", "ash", env=env)
     for backend in ("wgpu", "ash"):
-        assert f"passed  {backend}: primitives" in proc.stdout, proc.stdout + proc.stderr[-3000:]
+        assert f"passed  {backend}: primitives" in proc.stderr, proc.stdout + proc.stderr[-3000:]
 
 
 def test_through_naga_the_primitives_match_too(built: Path) -> None:

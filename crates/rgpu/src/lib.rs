@@ -45,7 +45,12 @@
 #![no_std]
 #![cfg_attr(
     rgpu_codegen = "nvptx",
-    feature(stdarch_nvptx, asm_experimental_arch, allow_internal_unstable),
+    feature(
+        stdarch_nvptx,
+        asm_experimental_arch,
+        allow_internal_unstable,
+        link_llvm_intrinsics
+    ),
     allow(internal_features)
 )]
 // `MulAdd` on rust-gpu and nvvm: `core::intrinsics::fmaf32`/`fmaf64` (math.rs).

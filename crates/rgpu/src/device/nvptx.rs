@@ -45,71 +45,45 @@ pub fn barrier() {
     unsafe { nvptx::_syncthreads() }
 }
 
+// The warp's shuffles and vote as LLVM's NVVM intrinsics, not inline assembly: LLVM knows
+// these are convergent, so it never copies one into the two sides of a branch that splits a
+// warp (with `asm!`, which LLVM treats as an ordinary instruction, it did: a scan whose last
+// round covered part of a warp put `shfl.sync` on both sides of `i < n`, and the warp waited
+// forever on the H100; docs/reference.md).
+#[allow(improper_ctypes)]
+extern "C" {
+    #[link_name = "llvm.nvvm.vote.ballot.sync"]
+    fn vote_ballot_sync(member_mask: u32, predicate: bool) -> u32;
+    #[link_name = "llvm.nvvm.shfl.sync.bfly.i32"]
+    fn shfl_sync_bfly(member_mask: u32, value: u32, lane_mask: u32, clamp: u32) -> u32;
+    #[link_name = "llvm.nvvm.shfl.sync.up.i32"]
+    fn shfl_sync_up(member_mask: u32, value: u32, delta: u32, clamp: u32) -> u32;
+    #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
+    fn shfl_sync_idx(member_mask: u32, value: u32, lane: u32, clamp: u32) -> u32;
+}
+
 #[inline(always)]
 pub fn ballot(predicate: bool) -> u32 {
-    let mask: u32;
-    // SAFETY: register-only warp vote over the whole warp.
-    unsafe {
-        asm!(
-            "{{ .reg .pred p; setp.ne.u32 p, {v}, 0; vote.sync.ballot.b32 {r}, p, {m}; }}",
-            v = in(reg32) predicate as u32,
-            r = out(reg32) mask,
-            m = in(reg32) ALL,
-            options(nomem, nostack)
-        );
-    }
-    mask
+    // SAFETY: a register-only vote over the whole warp, which reaches it together.
+    unsafe { vote_ballot_sync(ALL, predicate) }
 }
 
 #[inline(always)]
 fn shfl_xor(value: u32, lane_mask: u32) -> u32 {
-    let out: u32;
-    // SAFETY: register-only shuffle over the whole warp.
-    unsafe {
-        asm!(
-            "shfl.sync.bfly.b32 {o}, {v}, {l}, 0x1f, {m};",
-            o = out(reg32) out,
-            v = in(reg32) value,
-            l = in(reg32) lane_mask,
-            m = in(reg32) ALL,
-            options(nomem, nostack)
-        );
-    }
-    out
+    // SAFETY: a register-only shuffle over the whole warp.
+    unsafe { shfl_sync_bfly(ALL, value, lane_mask, 0x1f) }
 }
 
 #[inline(always)]
 fn shfl_up(value: u32, delta: u32) -> u32 {
-    let out: u32;
-    // SAFETY: register-only shuffle over the whole warp; lanes below `delta` get their own.
-    unsafe {
-        asm!(
-            "shfl.sync.up.b32 {o}, {v}, {d}, 0, {m};",
-            o = out(reg32) out,
-            v = in(reg32) value,
-            d = in(reg32) delta,
-            m = in(reg32) ALL,
-            options(nomem, nostack)
-        );
-    }
-    out
+    // SAFETY: a register-only shuffle over the whole warp; lanes below `delta` get their own.
+    unsafe { shfl_sync_up(ALL, value, delta, 0) }
 }
 
 #[inline(always)]
 pub fn broadcast(value: u32, lane: u32) -> u32 {
-    let out: u32;
-    // SAFETY: register-only shuffle over the whole warp.
-    unsafe {
-        asm!(
-            "shfl.sync.idx.b32 {o}, {v}, {l}, 0x1f, {m};",
-            o = out(reg32) out,
-            v = in(reg32) value,
-            l = in(reg32) lane,
-            m = in(reg32) ALL,
-            options(nomem, nostack)
-        );
-    }
-    out
+    // SAFETY: a register-only shuffle over the whole warp.
+    unsafe { shfl_sync_idx(ALL, value, lane, 0x1f) }
 }
 
 /// `shfl.sync.idx` takes a per-lane source lane: the same instruction as `broadcast`.
