@@ -35,12 +35,15 @@ from rgpu.artifacts.spirv_contraction import count_no_contraction
 from rgpu.artifacts.spirv_pointer_values import drop_dead_pointer_values
 from rgpu.codegens.spirv_post import PASSES
 from tests.conftest import TARGET_DIR, run_rgpu
+from tests.corpus_table import primitives_kernels
 from tests.integration.conftest import LAVAPIPE
 from tests.saxpy import add_mad_chain, add_saxpy, floats, saxpy_expected
 from tests.spirv_fixture import ALL_ENTRY_POINTS, compile_bitonic_and_saxpy, interface
 
 ENTRY_POINTS = sorted([*ALL_ENTRY_POINTS, "saxpy"])
-RUST_GPU_ENTRY_POINTS = sorted([*ENTRY_POINTS, "mad_chain"])
+# The demo's module holds every rgpu-primitives kernel (its kernel crate depends on the
+# library); the GLSL fixture twins only the radix ones it launches.
+RUST_GPU_ENTRY_POINTS = sorted({*ENTRY_POINTS, "mad_chain", *primitives_kernels()})
 RUST_GPU = "0.11.0"
 # The installs on a fresh machine plus the builds (measured: 546 s on 2 cores), with room to
 # spare for a slower machine or mirror.
