@@ -16,9 +16,6 @@
 //! the primitives on rayon with the kernels' results.
 #![no_std]
 
-#[cfg(not(any(target_arch = "nvptx64", target_arch = "spirv")))]
-extern crate std;
-
 // The PTX, SPIR-V and WGSL `rgpu build` made for the workspace, for this crate's launchers.
 rgpu::embed_kernels!();
 
@@ -32,7 +29,10 @@ pub mod words;
 
 pub use key::{KeyKind, KeyMap, Order};
 
-#[cfg(not(any(target_arch = "nvptx64", target_arch = "spirv")))]
-mod host;
-#[cfg(not(any(target_arch = "nvptx64", target_arch = "spirv")))]
-pub use host::*;
+// The host side on rgpu's host codegen only (rgpu's gate, not a target cfg: `check-spirv`
+// and `check-nvvm` type-check the GPU side on the host target, where rgpu has no Device).
+rgpu::__host! {
+    extern crate std;
+    mod host;
+    pub use host::*;
+}
