@@ -263,6 +263,14 @@ def check_metadata_keys(metadata: Mapping[str, Any]) -> None:
             )
 
 
+def chosen(key: str, metadata: Mapping[str, Any], env: Mapping[str, str]) -> bool:
+    """Whether the workspace's metadata or an RGPU_* variable sets ``key`` (the command
+    line is the caller's to check): the same sources `resolve` reads."""
+    return key in metadata or any(
+        env.get(var, "").strip() for var, name in ENV_VARS.items() if name == key
+    )
+
+
 def resolve(
     *,
     metadata: Mapping[str, Any],

@@ -239,6 +239,11 @@ class _Pass:
 
     # --- types -----------------------------------------------------------------------------
 
+    def atomic_scope(self) -> int:
+        """The scope of the word atomics: a launch (QueueFamily) under the Vulkan memory
+        model, where Device scope needs a capability rgpu does not declare; else Device."""
+        return self.const(SCOPE_QUEUE_FAMILY if self.vulkan_memory_model else SCOPE_DEVICE)
+
     def fresh(self) -> int:
         self.bound += 1
         return self.bound - 1
@@ -645,8 +650,7 @@ class _Function:
         target = self.word(ptr, address)
         if self.packed_class[ptr.var] != SC_STORAGE_BUFFER or ptr.var in p.read_only:
             return self.value(OP_LOAD, p.u32, target)
-        scope = p.const(SCOPE_QUEUE_FAMILY if p.vulkan_memory_model else SCOPE_DEVICE)
-        return self.value(OP_ATOMIC_LOAD, p.u32, target, scope, p.const(0))
+        return self.value(OP_ATOMIC_LOAD, p.u32, target, p.atomic_scope(), p.const(0))
 
     def store_leaf(
         self, ptr: Packed, address: int | tuple[str, int], leaf: int, value: int
@@ -671,7 +675,7 @@ class _Function:
                 placed = self.value(OP_SHIFT_LEFT_LOGICAL, p.u32, p.const(mask), shift[1])
                 clear = self.value(OP_NOT, p.u32, placed)
                 bits = self.value(OP_SHIFT_LEFT_LOGICAL, p.u32, value, shift[1])
-            scope = p.const(SCOPE_QUEUE_FAMILY if p.vulkan_memory_model else SCOPE_DEVICE)
+            scope = p.atomic_scope()
             relaxed = p.const(0)
             self.value(OP_ATOMIC_AND, p.u32, target, scope, relaxed, clear)
             self.value(OP_ATOMIC_OR, p.u32, target, scope, relaxed, bits)

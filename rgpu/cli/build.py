@@ -179,14 +179,13 @@ def build(
         require_platforms=_platforms(require_platforms),
         target_platforms=_targets(target_platforms),
     )
+    from rgpu.config import chosen
     from rgpu.host import state
 
     options = state.kept_archs(
         options,
         state.read(ws.rgpu_dir),
-        archs_chosen=bool(archs)
-        or "cuda-archs" in ws.metadata
-        or bool(os.environ.get("RGPU_CUDA_ARCHS", "").strip()),
+        archs_chosen=bool(archs) or chosen("cuda-archs", ws.metadata, os.environ),
     )
     names = [b.name for b in options.backends]
     try:

@@ -201,3 +201,13 @@ def test_cache_dir_order() -> None:
 
 def test_split_names_flattens_repeats_and_commas_in_order() -> None:
     assert split_names(["cuda,wgpu", " cpu ", "cuda"]) == ["cuda", "wgpu", "cpu"]
+
+
+def test_chosen_says_whether_the_metadata_or_the_environment_sets_a_key() -> None:
+    from rgpu.config import chosen
+
+    assert not chosen("cuda-archs", {}, {})
+    assert not chosen("cuda-archs", {}, {"RGPU_CUDA_ARCHS": " "})
+    assert chosen("cuda-archs", {"cuda-archs": ["sm_90"]}, {})
+    assert chosen("cuda-archs", {}, {"RGPU_CUDA_ARCHS": "sm_90"})
+    assert not chosen("cuda-archs", {}, {"RGPU_CODEGEN": "nvptx"})
