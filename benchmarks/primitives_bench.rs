@@ -7,9 +7,17 @@
 //! (benchmarks/primitives_pack.sh makes one). Environment:
 //!   BENCH_BACKENDS=cuda,ash,wgpu,cpu   BENCH_SIZES=16,18,20,22,24,26 (powers of two)
 //!   BENCH_OPS=sort_u32,...              BENCH_RUNS=10
+//!   BENCH_PAUSE_MS=0: a pause after each (op, size), once its buffers are dropped
+//!   BENCH_KERNELS=1: each kernel's device time too (every launch inside its own
+//!   `Device::timed`, through `Primitives::set_launch_hook`: a sync per launch, so the
+//!   `bench` lines of such a run are not the primitives' own times)
 //! One line per (backend, op, size): `bench backend=B op=O n=2^P ms=MEDIAN min=MIN
-//! max=MAX gbs=G`, where G counts each element once (n * element bytes / time).
+//! max=MAX gbs=G`, where G counts each element once (n * element bytes / time); with
+//! BENCH_KERNELS, one line per kernel after it: `kernel backend=B op=O n=2^P name=K
+//! ms=MEAN_PER_RUN launches=PER_RUN`.
 
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -77,6 +85,61 @@ fn report(backend: &str, op: &str, p: u32, bytes: usize, s: &Stats) {
     );
 }
 
+/// Each kernel's launches and device time since the last `start`, when BENCH_KERNELS is set.
+#[derive(Clone, Default)]
+struct Kernels(Arc<Mutex<BTreeMap<&'static str, (u32, f64)>>>);
+
+impl Kernels {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<&'static str, (u32, f64)>> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Times every launch of `prims` from now on.
+    fn hook(&self, device: &Device, prims: &mut Primitives) {
+        let (kernels, device) = (self.clone(), device.clone());
+        prims.set_launch_hook(Some(Box::new(move |name, launch| {
+            let ((), ms) = device.timed(launch)?;
+            let mut all = kernels.lock();
+            let entry = all.entry(name).or_insert((0, 0.0));
+            entry.0 += 1;
+            entry.1 += ms.unwrap_or(f64::NAN);
+            Ok(())
+        })));
+    }
+
+    /// Forgets what was recorded (after the warm-up).
+    fn start(&self) {
+        self.lock().clear();
+    }
+
+    fn report(&self, backend: &str, op: &str, p: u32, runs: usize) {
+        for (name, (launches, ms)) in self.lock().iter() {
+            println!(
+                "kernel backend={backend} op={op} n=2^{p} name={name} ms={:.4} launches={}",
+                ms / runs as f64,
+                *launches as usize / runs
+            );
+        }
+    }
+}
+
+thread_local! {
+    static KERNELS: std::cell::RefCell<Option<Kernels>> = const { std::cell::RefCell::new(None) };
+}
+
+fn kernels_active() -> bool {
+    KERNELS.with(|k| k.borrow().is_some())
+}
+
+/// Clears the per-kernel record after a warm-up run.
+fn kernels_start() {
+    KERNELS.with(|k| {
+        if let Some(k) = k.borrow().as_ref() {
+            k.start();
+        }
+    });
+}
+
 /// `runs` timed runs of `work` on `state` after one warm-up; `reset` before each (not
 /// timed).
 fn time_device<S>(
@@ -90,9 +153,18 @@ fn time_device<S>(
     for run in 0..=runs {
         reset(state)?;
         device.sync()?;
-        let ((), ms) = device.timed(|| work(state))?;
+        // With BENCH_KERNELS each launch is timed by the hook (timings do not nest).
+        let ms = if kernels_active() {
+            work(state)?;
+            device.sync()?;
+            None
+        } else {
+            device.timed(|| work(state))?.1
+        };
         if run > 0 {
             times.push(ms.unwrap_or(f64::NAN));
+        } else {
+            kernels_start();
         }
     }
     Ok(stats(times))
@@ -112,6 +184,8 @@ fn time_call(
         work()?;
         if run > 0 {
             times.push(start.elapsed().as_secs_f64() * 1e3);
+        } else {
+            kernels_start();
         }
     }
     Ok(stats(times))
@@ -342,6 +416,7 @@ fn main() {
         .collect();
     let ops = list("BENCH_OPS", &OPS.join(","));
     let runs: usize = var("BENCH_RUNS", "10").parse().expect("BENCH_RUNS");
+    let pause: u64 = var("BENCH_PAUSE_MS", "0").parse().expect("BENCH_PAUSE_MS");
     for name in &backends {
         let backend = Backend::parse(name).expect("BENCH_BACKENDS: backend names");
         let device = match Device::open(backend) {
@@ -353,6 +428,12 @@ fn main() {
         };
         println!("device backend={name}: {}", device.description());
         let mut prims = Primitives::new(&device);
+        let kernels = (var("BENCH_KERNELS", "") == "1" && backend != Backend::Cpu).then(|| {
+            let kernels = Kernels::default();
+            kernels.hook(&device, &mut prims);
+            kernels
+        });
+        KERNELS.with(|k| *k.borrow_mut() = kernels.clone());
         for op in &ops {
             for &p in &sizes {
                 let n = 1usize << p;
@@ -360,12 +441,16 @@ fn main() {
                     Ok((s, bytes)) => report(name, op, p, n * bytes, &s),
                     Err(e) => println!("error backend={name} op={op} n=2^{p}: {e}"),
                 }
+                if let Some(kernels) = &kernels {
+                    kernels.report(name, op, p, runs);
+                }
                 if backend == Backend::Cpu {
                     if let Some((what, s)) = rayon_baselines(op, n, runs) {
                         report(what, op, p, n * 4, &s);
                     }
                 }
                 prims.clear();
+                std::thread::sleep(std::time::Duration::from_millis(pause));
             }
         }
     }

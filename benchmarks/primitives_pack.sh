@@ -74,9 +74,17 @@ cat > "$OUT/pack/run.sh" <<'EOF'
 set -uo pipefail
 cd "$(dirname "$0")"
 SIZES=${1:-16,18,20,22,24,26}
+OPS="sort_u32 sort_f32 sort_u64 sort_pairs_u32 exclusive_scan_u32 inclusive_scan_u32
+  reduce_sum_u32 reduce_sum_f32 reduce_max_f32 histogram_256"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+# Each (backend, op) in a process of its own: in one long Vulkan process the bench's
+# host-side resets (uploads between timed runs) leave the GPU idle long enough for NVIDIA's
+# driver to drop the SM clock to 345 MHz, and short Vulkan submissions do not bring it back
+# (BENCHMARKS.md, rgpu-primitives: "clocks"); CUDA is not affected.
 for backend in cuda ash wgpu; do
-  BENCH_BACKENDS=$backend BENCH_SIZES=$SIZES ./primitives_bench
+  for op in $OPS; do
+    BENCH_BACKENDS=$backend BENCH_OPS=$op BENCH_SIZES=$SIZES ./primitives_bench
+  done
 done
 if command -v nvcc >/dev/null; then
   nvcc -O3 -std=c++17 -arch=sm_90 -o primitives_cub primitives_cub.cu && ./primitives_cub ${SIZES//,/ }

@@ -247,9 +247,15 @@ def report_portability(
         return []  # PTX only (or nothing built): naga checked nothing, and the import costs
     from rgpu.artifacts import portability
 
-    found = portability.findings_of(produced, libraries_of(ws) if ws is not None else None)
+    libraries = libraries_of(ws) if ws is not None else None
+    found = portability.findings_of(produced, libraries)
     for finding in shown_findings(found, options):
         reporter().warn(finding.line())
+    # Float rounding off Vulkan and CUDA: said to the projects that name those platforms.
+    named = {*(options.target_platforms or ()), *options.require_platforms}
+    rounding = portability.rounding_line(portability.rounding_of(produced, libraries), named)
+    if rounding is not None:
+        reporter().info(f"note: {rounding}")
     portability.require(found, options.require_platforms)
     return [f.to_dict() for f in found]
 

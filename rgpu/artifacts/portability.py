@@ -215,20 +215,25 @@ def findings_of(
 
 
 def locate(outcomes: Iterable[Outcome], raw: Path, root: Path) -> dict[str, dict[str, Any]]:
-    """{kernel: {"at": where it is written, platform: {"construct", "source"}}} for the
-    kernels naga refused somewhere, from rust-gpu's module as cargo-gpu wrote it (``raw``,
-    with its OpLine debug lines; spirv_sources.py), paths relative to ``root``."""
+    """{kernel: {"at": where it is written, platform: {"construct", "source"}, "rounding":
+    where it first does float arithmetic}} from rust-gpu's module as cargo-gpu wrote it
+    (``raw``, with its OpLine debug lines; spirv_sources.py), paths relative to ``root``:
+    "at" and the platforms for the kernels naga refused somewhere, "rounding" for those
+    with float arithmetic that reach a platform (ROUNDING says why: "" when no line says
+    where)."""
     from rgpu.artifacts.spirv_sources import Sources, construct_of
 
-    failed = [o for o in outcomes if not o.ok]
-    if not failed:
+    outcomes = list(outcomes)
+    if not outcomes:
         return {}
     try:
         sources = Sources(raw.read_bytes())
     except (OSError, ValueError):
         return {}
     found: dict[str, dict[str, Any]] = {}
-    for o in failed:
+    for o in outcomes:
+        if o.ok:
+            continue
         entry = found.setdefault(o.kernel, {})
         if "at" not in entry:
             at = sources.kernel(o.kernel)
@@ -241,7 +246,50 @@ def locate(outcomes: Iterable[Outcome], raw: Path, root: Path) -> dict[str, dict
                 "construct": construct.name,
                 **({"source": place.text(root)} if place is not None else {}),
             }
+    for kernel in sorted({o.kernel for o in outcomes if o.ok}):
+        floats = sources.float_arithmetic(kernel)
+        if floats is not False:
+            found.setdefault(kernel, {})["rounding"] = "" if floats is True else floats.text(root)
     return found
+
+
+# Why a kernel's float results may differ on the naga platforms (docs/reference.md, naga 30).
+ROUNDING = (
+    "float results may differ from the cpu's, CUDA's and Vulkan's in the last bits there: "
+    "naga keeps no NoContraction, and WGSL and Metal's default fast math let the shader "
+    "compiler fuse and reorder float operations"
+)
+
+
+def rounding_of(
+    artifacts: Iterable[Any], libraries: Mapping[str, str] | None = None
+) -> list[tuple[str, str]]:
+    """(kernel, where it first does float arithmetic, or "") for each kernel of the
+    manifest artifacts' `sources` that has a "rounding" entry; a library's kernels are
+    named with their crate (``libraries``: kernel -> crate)."""
+    libraries = libraries or {}
+    found: list[tuple[str, str]] = []
+    for artifact in artifacts:
+        sources = artifact.extra.get("sources")
+        if not isinstance(sources, Mapping):
+            continue
+        for kernel, entry in sorted(sources.items()):
+            if isinstance(entry, Mapping) and isinstance(entry.get("rounding"), str):
+                name = kernel + (f" (from {libraries[kernel]})" if kernel in libraries else "")
+                found.append((name, entry["rounding"]))
+    return found
+
+
+def rounding_line(kernels: Sequence[tuple[str, str]], platforms: Iterable[str]) -> str | None:
+    """One note for the kernels with float arithmetic on the naga platforms of `platforms`
+    (none of those, or no such kernel: None)."""
+    names = [PLATFORMS[p][0] for p in PLATFORMS if p in set(platforms)]
+    if not kernels or not names:
+        return None
+    shown = ", ".join(f"`{k}`" + (f" ({where})" if where else "") for k, where in kernels[:5])
+    more = f" and {len(kernels) - 5} more" if len(kernels) > 5 else ""
+    which = f"{len(kernels)} kernel(s) do float arithmetic ({shown}{more})"
+    return f"on {' / '.join(names)}, {which}: {ROUNDING}"
 
 
 def table_of(outcomes: Iterable[Outcome]) -> dict[str, dict[str, str]]:

@@ -45,6 +45,9 @@ from rgpu.artifacts.spirv_pointer_values import (
 
 TYPE_OPS = frozenset(range(19, 40))
 SUBGROUP_OPS = frozenset(range(333, 367))
+# Scalar and vector float arithmetic (SPIR-V 3.52.13): OpFNegate, OpFAdd, OpFSub, OpFMul,
+# OpFDiv, OpFRem, OpFMod, OpVectorTimesScalar, OpDot.
+FLOAT_ARITHMETIC_OPS = frozenset({127, 129, 131, 133, 136, 140, 141, 142, 148})
 # Paths that are not the user's: the standard library, crates from the registry (spirv-std,
 # libm), rgpu's crates vendored into the workspace.
 NOT_THE_USERS = ("/.cargo/registry/", "/.rustup/", "/rustlib/src/", "/vendor/rgpu-")
@@ -156,6 +159,27 @@ class Sources:
     def kernel(self, kernel: str) -> Place | None:
         """Where the kernel is written: its entry point's first line in the user's files."""
         return self.first(kernel, lambda inst: True)
+
+    def uses(self, kernel: str, wanted: Callable[[tuple[int, ...]], bool]) -> bool:
+        """Whether the kernel's functions (its entry point's and those it calls) have an
+        instruction `wanted` accepts, wherever its source line is."""
+        for function in self.reachable(kernel):
+            first, end = self.functions[function]
+            if any(wanted(inst) for inst in self.insts[first + 1 : end]):
+                return True
+        return False
+
+    def float_arithmetic(self, kernel: str) -> Place | bool:
+        """Where the kernel first does float arithmetic (in the user's files, else the call
+        of the function that does), True when it does but no line says where, False when it
+        does none."""
+
+        def wanted(inst: tuple[int, ...]) -> bool:
+            return opcode(inst) in FLOAT_ARITHMETIC_OPS
+
+        if not self.uses(kernel, wanted):
+            return False
+        return self.first(kernel, wanted) or True
 
     def holds(self, type_id: int, scalar: Callable[[tuple[int, ...]], bool]) -> bool:
         """Whether a type is, or contains (members, elements, pointee), a scalar `scalar`

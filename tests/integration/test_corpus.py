@@ -180,6 +180,12 @@ def test_every_kernel_reaches_every_platform_that_has_what_it_uses(
     assert spv.extra["narrow_memory"]["variables"] > 0
     assert spv.extra["naga_scopes"]["copied"] > 0, spv.extra["naga_scopes"]
     assert sorted(spv.entry_points) == sorted(workspace_kernels())
+    # Where each kernel first does float arithmetic (its results may round differently on
+    # the naga platforms); integer kernels have no such entry.
+    sources = spv.extra["sources"]
+    assert re.fullmatch(r"kernel/src/corpus\.rs:\d+:\d+", sources["mad_chain"]["rounding"])
+    assert "rounding" not in sources.get("u64_math", {}), sources.get("u64_math")
+    assert "rounding" not in sources.get("ballot_count", {}), sources.get("ballot_count")
 
 
 def test_the_portability_table_in_the_docs_is_the_builds(
@@ -207,6 +213,9 @@ def test_a_required_platform_a_kernel_cannot_reach_fails_the_build(
     assert "will not run on Metal: it uses f64 at kernel/src/corpus.rs:" in proc.stderr
     assert "fix: " in proc.stderr and "require-platforms" in proc.stderr
     assert "Traceback" not in proc.stderr
+    # A project that names Metal is told which kernels do float arithmetic there.
+    assert "note: on Metal, " in proc.stderr, proc.stderr
+    assert re.search(r"\d+ kernel\(s\) do float arithmetic \(`\w+", proc.stderr), proc.stderr
     # WebGPU is not required: u64_math, which only WebGPU lacks, does not stop it.
     assert "`u64_math` (" not in proc.stderr.split("error:", 1)[1]
 

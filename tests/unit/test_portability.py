@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import shutil
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -193,6 +195,76 @@ def test_findings_come_back_from_the_manifest_and_required_platforms_fail() -> N
     portability.require(found, ["metal", "dx12"])  # not required there: a warning only
     with pytest.raises(ArtifactError, match="`mandelbrot` will not run on WebGPU"):
         portability.require(found, ["webgpu"])
+
+
+# Two kernels as rust-gpu writes them (OpLine before each source span): `scale` multiplies
+# floats on line 7 of the user's file, `count` adds integers only.
+FLOAT_MODULE = """OpCapability Shader
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %scale "scale"
+OpEntryPoint GLCompute %count "count"
+OpExecutionMode %scale LocalSize 1 1 1
+OpExecutionMode %count LocalSize 1 1 1
+%file = OpString "/home/u/proj/kernel/src/lib.rs"
+%std = OpString "/root/.rustup/toolchains/x/lib/rustlib/src/rust/library/core/src/num.rs"
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%float = OpTypeFloat 32
+%uint = OpTypeInt 32 0
+%f2 = OpConstant %float 2
+%u2 = OpConstant %uint 2
+%scale = OpFunction %void None %fn
+%s0 = OpLabel
+OpLine %file 5 1
+OpLine %std 100 5
+%x = OpFMul %float %f2 %f2
+OpLine %file 7 9
+%y = OpFMul %float %x %f2
+OpReturn
+OpFunctionEnd
+%count = OpFunction %void None %fn
+%c0 = OpLabel
+OpLine %file 12 5
+%n = OpIAdd %uint %u2 %u2
+OpReturn
+OpFunctionEnd
+"""
+
+
+@pytest.mark.skipif(shutil.which("spirv-as") is None, reason="spirv-as: scripts/setup-test-env.sh")
+def test_float_arithmetic_is_located_and_named_for_the_naga_platforms(tmp_path: Path) -> None:
+    (tmp_path / "m.spvasm").write_text(FLOAT_MODULE)
+    raw = tmp_path / "m.spv"
+    made = subprocess.run(
+        ["spirv-as", "--target-env", "vulkan1.2", str(tmp_path / "m.spvasm"), "-o", str(raw)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert made.returncode == 0, made.stderr
+    ok = [
+        portability.Outcome(k, p, f"m.{k}.x", None, 0)
+        for k in ("scale", "count")
+        for p in portability.PLATFORMS
+    ]
+    found = portability.locate(ok, raw, Path("/home/u/proj"))
+    # The first float operation under a line of the user's (the one on core's line is not).
+    assert found == {"scale": {"rounding": "kernel/src/lib.rs:7:9"}}
+    spv = Artifact(
+        path="m.spv", kind="spirv", codegen="spirv", target="spirv-unknown-vulkan1.2",
+        entry_points=("scale", "count"), size=4, sha256="0", extra={"sources": found},
+    )  # fmt: skip
+    kernels = portability.rounding_of([spv], {"scale": "mylib"})
+    assert kernels == [("scale (from mylib)", "kernel/src/lib.rs:7:9")]
+    line = portability.rounding_line(kernels, ["metal", "webgpu"])
+    assert line is not None
+    assert line.startswith(
+        "on WebGPU / Metal, 1 kernel(s) do float arithmetic (`scale (from mylib)` "
+        "(kernel/src/lib.rs:7:9)): float results may differ"
+    )
+    assert "NoContraction" in line
+    assert portability.rounding_line(kernels, []) is None  # no naga platform named
+    assert portability.rounding_line([], ["dx12"]) is None
 
 
 def test_what_to_change_follows_nagas_message() -> None:
