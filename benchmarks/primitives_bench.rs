@@ -91,7 +91,9 @@ struct Kernels(Arc<Mutex<BTreeMap<&'static str, (u32, f64)>>>);
 
 impl Kernels {
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<&'static str, (u32, f64)>> {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Times every launch of `prims` from now on.
@@ -219,7 +221,10 @@ fn bench_op(
 ) -> Result<(Stats, usize), rgpu::Error> {
     let words: Vec<u32> = random(1, n).iter().map(|r| *r as u32).collect();
     let floats: Vec<f32> = words.iter().map(|&w| f32::from_bits(w)).collect();
-    let finite: Vec<f32> = words.iter().map(|&w| (w % 2001) as f32 / 7.0 - 100.0).collect();
+    let finite: Vec<f32> = words
+        .iter()
+        .map(|&w| (w % 2001) as f32 / 7.0 - 100.0)
+        .collect();
     let wide = random(2, n);
     Ok(match op {
         "sort_u32" => {
@@ -361,7 +366,12 @@ fn rayon_baselines(op: &str, n: usize, runs: usize) -> Option<(&'static str, Sta
         }
         "exclusive_scan_u32" => (
             "rayon_two_pass_scan",
-            time_host(runs, &mut vec![0u32; n], |_| (), |out| rayon_scan(&words, out)),
+            time_host(
+                runs,
+                &mut vec![0u32; n],
+                |_| (),
+                |out| rayon_scan(&words, out),
+            ),
         ),
         "reduce_sum_u32" => (
             "rayon_par_iter_sum",
