@@ -134,6 +134,13 @@ def test_rust_gpu_built_one_module_with_every_kernel(rg_ws: Path) -> None:
     # What naga's reader would lose across blocks, copied or repeated where it is used.
     scopes = extra.pop("naga_scopes")
     assert sorted(scopes) == ["addresses", "copied"], scopes
+    # Where the kernels that do float arithmetic first do (their rounding off Vulkan and
+    # CUDA): the saxpy and mad_chain test kernels in the user's file, rgpu-primitives' f32
+    # sum in the vendored crate (no line of the user's: ""); the sorts do none.
+    sources = extra.pop("sources")
+    rounding = {k: v["rounding"] for k, v in sources.items() if "rounding" in v}
+    assert rounding["saxpy"].startswith("kernel/src/") and rounding["prim_reduce"] == ""
+    assert "mad_chain" in rounding and "prim_radix_downsweep" not in rounding, rounding
     assert extra == {"rust_gpu": RUST_GPU, "spirv_val": "accepted"}
     assert sorted(artifact.entry_points) == RUST_GPU_ENTRY_POINTS
 

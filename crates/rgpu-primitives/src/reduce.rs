@@ -7,25 +7,18 @@
 //!   ([`KeyMap`]: `u32`, `i32`, or `f32` in IEEE 754 total order), encoded on the first
 //!   level only ([`ReduceParams::ENCODE`]); the host decodes the result.
 //! - [`ReduceParams::SUM_F32`]: `f32` addition in one fixed order, whatever the subgroup
-//!   size: thread `t` of a tile ([`REDUCE_TILE`] items) adds items `t, t + 256, .., t + 63 *
-//!   256` in turn to `-0.0` (the identity of `+`, so a missing item changes nothing), then a
-//!   pairwise tree over the 256 threads' sums (`s[t] += s[t + k]` for k = 128, 64, .., 1).
-//!   The cpu backend adds in the same order ([`tile_sum_f32`]), so every backend gives the
-//!   same bits (given subnormals are kept: a Vulkan driver may flush them to zero).
+//!   size: thread `t` of a tile adds items `t, t + 256, .., t + 15 * 256` in turn to `-0.0`
+//!   (the identity of `+`, so a missing item changes nothing), then a pairwise tree over
+//!   the 256 threads' sums (`s[t] += s[t + k]` for k = 128, 64, .., 1). The cpu backend adds
+//!   in the same order ([`tile_sum_f32`]), so every backend gives the same bits (given
+//!   subnormals are kept: a Vulkan driver may flush them to zero).
 //!
 //! Every operation runs that way (the integer ones give the same result in any order): one
-//! kernel without subgroup operations. A tile is four rounds of 16 loads a thread, so the
-//! tree (eight barriers) is paid once per 64 items a thread: with 16 (one round) the H100
-//! spent about a third of the kernel's time in it (BENCHMARKS.md, rgpu-primitives).
+//! kernel without subgroup operations.
 
 use rgpu::{Global, Group, Shared};
 
 use crate::group::{Lanes, THREADS, TILE};
-
-/// Rounds of [`TILE`] items in one reduction tile.
-const ROUNDS: u32 = 4;
-/// Items one workgroup of the reduction reduces: 64 a thread.
-pub const REDUCE_TILE: u32 = TILE * ROUNDS;
 use crate::key::{KeyKind, KeyMap, Order};
 
 /// The parameters of one level of a reduction. 16 bytes.
@@ -34,8 +27,7 @@ use crate::key::{KeyKind, KeyMap, Order};
 pub struct ReduceParams {
     /// Words to reduce (`input`'s first `len`).
     pub len: u32,
-    /// Tiles, `len.div_ceil(REDUCE_TILE)`: the workgroups, and the words written to
-    /// `partials`.
+    /// Tiles, `len.div_ceil(TILE)`: the workgroups, and the words written to `partials`.
     pub tiles: u32,
     /// [`ReduceParams::SUM`], [`ReduceParams::MIN`], [`ReduceParams::MAX`] or
     /// [`ReduceParams::SUM_F32`].
@@ -60,7 +52,7 @@ impl ReduceParams {
     pub const fn new(len: u32, op: u32, kind: KeyKind, first: bool) -> Self {
         Self {
             len,
-            tiles: len.div_ceil(REDUCE_TILE),
+            tiles: crate::group::tiles(len),
             op,
             flags: kind as u32 | if first { Self::ENCODE } else { 0 },
         }
@@ -119,36 +111,31 @@ pub fn prim_reduce(
     let (op, len) = (params.op, params.len);
     let lanes = Lanes::of(&group);
     let tile = group.id();
-    let start = tile * REDUCE_TILE;
-    let full = len - start >= REDUCE_TILE;
+    let start = tile * TILE;
+    let full = len - start >= TILE;
     let encode = params.flags & ReduceParams::ENCODE != 0
         && (op == ReduceParams::MIN || op == ReduceParams::MAX);
+    // All the thread's loads first, so they are in flight together; past the end the
+    // operation's identity. (Each element is stored once, from a scalar `if`: an array
+    // assigned in branches becomes whole-array values in rust-gpu's SPIR-V, which browsers'
+    // shader compilers take far longer to compile.)
+    let mut words = [0u32; 16];
+    rgpu::unroll!(J in 0..16 => {
+        let index = start + J as u32 * THREADS + lanes.place;
+        words[J] = if full || index < len {
+            // SAFETY: index < len <= input.len() (checked above).
+            let raw = unsafe { *input.get_unchecked(index as usize) };
+            if encode { map.encode(raw) } else { raw }
+        } else {
+            identity(op)
+        };
+    });
     // The thread's items in turn from the identity (for SUM_F32 a missing item is -0.0,
-    // which leaves a sum as it was): four rounds, each with its 16 loads first, so they are
-    // in flight together; past the end the operation's identity. (Each element is stored
-    // once, from a scalar `if`: an array assigned in branches becomes whole-array values in
-    // rust-gpu's SPIR-V, which browsers' shader compilers take far longer to compile.) Then
-    // the pairwise tree over the threads' values.
+    // which leaves a sum as it was), then the pairwise tree over the threads' values.
     let mut value = identity(op);
-    let mut round = 0;
-    while round < ROUNDS {
-        let base = start + round * TILE + lanes.place;
-        let mut words = [0u32; 16];
-        rgpu::unroll!(J in 0..16 => {
-            let index = base + J as u32 * THREADS;
-            words[J] = if full || index < len {
-                // SAFETY: index < len <= input.len() (checked above).
-                let raw = unsafe { *input.get_unchecked(index as usize) };
-                if encode { map.encode(raw) } else { raw }
-            } else {
-                identity(op)
-            };
-        });
-        rgpu::unroll!(J in 0..16 => {
-            value = combine(op, value, words[J]);
-        });
-        round += 1;
-    }
+    rgpu::unroll!(J in 0..16 => {
+        value = combine(op, value, words[J]);
+    });
     let t = lanes.place;
     tree.store(t, value);
     let mut half = THREADS / 2;
@@ -165,7 +152,7 @@ pub fn prim_reduce(
     }
 }
 
-/// The f32 sum of one tile of `items` (at most [`REDUCE_TILE`]) in the kernel's order: what the
+/// The f32 sum of one tile of `items` (at most [`TILE`]) in the kernel's order: what the
 /// cpu backend computes for each tile, so its result has the kernel's bits. Thread `t`'s
 /// sum gets items `t, t + 256, ..` in turn: row by row here, which vectorizes.
 pub fn tile_sum_f32(items: &[f32]) -> f32 {

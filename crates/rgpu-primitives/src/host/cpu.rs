@@ -13,8 +13,9 @@ use std::vec::Vec;
 
 use rayon::prelude::*;
 
+use crate::group::TILE;
 use crate::key::{KeyMap, Order};
-use crate::reduce::{tile_sum_f32, REDUCE_TILE};
+use crate::reduce::tile_sum_f32;
 
 const DIGITS: usize = 256;
 
@@ -335,12 +336,12 @@ pub fn min_max(words: &[u32], map: KeyMap, max: bool) -> Option<u32> {
         )
 }
 
-/// The f32 sum in the kernel's order: each tile of [`REDUCE_TILE`] by the kernel's tree,
-/// then the tiles' sums the same way, until one is left (`-0.0` for no items).
+/// The f32 sum in the kernel's order: each tile of 4096 by the kernel's tree, then the
+/// tiles' sums the same way, until one is left (`-0.0` for no items).
 pub fn sum_f32(items: &[f32]) -> f32 {
-    let mut level: Vec<f32> = items.par_chunks(REDUCE_TILE as usize).map(tile_sum_f32).collect();
+    let mut level: Vec<f32> = items.par_chunks(TILE as usize).map(tile_sum_f32).collect();
     while level.len() > 1 {
-        level = level.par_chunks(REDUCE_TILE as usize).map(tile_sum_f32).collect();
+        level = level.par_chunks(TILE as usize).map(tile_sum_f32).collect();
     }
     level.first().copied().unwrap_or(-0.0)
 }
