@@ -125,27 +125,25 @@ impl Kernels {
     }
 }
 
-thread_local! {
-    static KERNELS: std::cell::RefCell<Option<Kernels>> = const { std::cell::RefCell::new(None) };
+/// The device the runs are timed on, and the per-kernel record when BENCH_KERNELS is set.
+struct Clock<'a> {
+    device: &'a Device,
+    kernels: Option<Kernels>,
 }
 
-fn kernels_active() -> bool {
-    KERNELS.with(|k| k.borrow().is_some())
-}
-
-/// Clears the per-kernel record after a warm-up run.
-fn kernels_start() {
-    KERNELS.with(|k| {
-        if let Some(k) = k.borrow().as_ref() {
-            k.start();
+impl Clock<'_> {
+    /// Clears the per-kernel record after a warm-up run.
+    fn warmed_up(&self) {
+        if let Some(kernels) = &self.kernels {
+            kernels.start();
         }
-    });
+    }
 }
 
 /// `runs` timed runs of `work` on `state` after one warm-up; `reset` before each (not
 /// timed).
 fn time_device<S>(
-    device: &Device,
+    clock: &Clock,
     runs: usize,
     state: &mut S,
     mut reset: impl FnMut(&mut S) -> Result<(), rgpu::Error>,
@@ -153,10 +151,11 @@ fn time_device<S>(
 ) -> Result<Stats, rgpu::Error> {
     let mut times = Vec::new();
     for run in 0..=runs {
+        let device = clock.device;
         reset(state)?;
         device.sync()?;
         // With BENCH_KERNELS each launch is timed by the hook (timings do not nest).
-        let ms = if kernels_active() {
+        let ms = if clock.kernels.is_some() {
             work(state)?;
             device.sync()?;
             None
@@ -166,7 +165,7 @@ fn time_device<S>(
         if run > 0 {
             times.push(ms.unwrap_or(f64::NAN));
         } else {
-            kernels_start();
+            clock.warmed_up();
         }
     }
     Ok(stats(times))
@@ -175,19 +174,19 @@ fn time_device<S>(
 /// `runs` runs of `work` after one warm-up, each from a synced device to its return, on
 /// the host's clock.
 fn time_call(
-    device: &Device,
+    clock: &Clock,
     runs: usize,
     mut work: impl FnMut() -> Result<(), rgpu::Error>,
 ) -> Result<Stats, rgpu::Error> {
     let mut times = Vec::new();
     for run in 0..=runs {
-        device.sync()?;
+        clock.device.sync()?;
         let start = Instant::now();
         work()?;
         if run > 0 {
             times.push(start.elapsed().as_secs_f64() * 1e3);
         } else {
-            kernels_start();
+            clock.warmed_up();
         }
     }
     Ok(stats(times))
@@ -213,12 +212,13 @@ fn time_host<S>(
 
 /// One primitive on device buffers: its statistics and bytes per element.
 fn bench_op(
-    device: &Device,
+    clock: &Clock,
     prims: &mut Primitives,
     op: &str,
     n: usize,
     runs: usize,
 ) -> Result<(Stats, usize), rgpu::Error> {
+    let device = clock.device;
     let words: Vec<u32> = random(1, n).iter().map(|r| *r as u32).collect();
     let floats: Vec<f32> = words.iter().map(|&w| f32::from_bits(w)).collect();
     let finite: Vec<f32> = words
@@ -230,7 +230,7 @@ fn bench_op(
         "sort_u32" => {
             let mut keys: Buffer<u32> = device.upload(&words)?;
             let s = time_device(
-                device,
+                clock,
                 runs,
                 &mut keys,
                 |keys| keys.write(&words),
@@ -241,7 +241,7 @@ fn bench_op(
         "sort_f32" => {
             let mut keys: Buffer<f32> = device.upload(&floats)?;
             let s = time_device(
-                device,
+                clock,
                 runs,
                 &mut keys,
                 |keys| keys.write(&floats),
@@ -252,7 +252,7 @@ fn bench_op(
         "sort_u64" => {
             let mut keys: Buffer<u64> = device.upload(&wide)?;
             let s = time_device(
-                device,
+                clock,
                 runs,
                 &mut keys,
                 |keys| keys.write(&wide),
@@ -265,7 +265,7 @@ fn bench_op(
             let keys: Buffer<u32> = device.upload(&words)?;
             let vals: Buffer<u32> = device.upload(&values)?;
             let s = time_device(
-                device,
+                clock,
                 runs,
                 &mut (keys, vals),
                 |(keys, vals)| {
@@ -281,7 +281,7 @@ fn bench_op(
             let mut output: Buffer<u32> = device.zeros(n)?;
             let inclusive = op.starts_with("inclusive");
             let s = time_device(
-                device,
+                clock,
                 runs,
                 &mut output,
                 |_| Ok(()),
@@ -299,23 +299,23 @@ fn bench_op(
         // device to the result in host memory (launch overhead and the read included).
         "reduce_sum_u32" => {
             let input: Buffer<u32> = device.upload(&words)?;
-            (time_call(device, runs, || prims.sum(&input).map(drop))?, 4)
+            (time_call(clock, runs, || prims.sum(&input).map(drop))?, 4)
         }
         "reduce_sum_f32" => {
             let input: Buffer<f32> = device.upload(&finite)?;
-            (time_call(device, runs, || prims.sum(&input).map(drop))?, 4)
+            (time_call(clock, runs, || prims.sum(&input).map(drop))?, 4)
         }
         "reduce_max_f32" => {
             let input: Buffer<f32> = device.upload(&floats)?;
             let max = || prims.reduce(&input, Reduction::Max).map(drop);
-            (time_call(device, runs, max)?, 4)
+            (time_call(clock, runs, max)?, 4)
         }
         "histogram_256" => {
             let values: Vec<u32> = words.iter().map(|w| w & 0xff).collect();
             let input: Buffer<u32> = device.upload(&values)?;
             let mut counts: Buffer<u32> = device.zeros(256)?;
             let s = time_device(
-                device,
+                clock,
                 runs,
                 &mut counts,
                 |_| Ok(()),
@@ -443,15 +443,18 @@ fn main() {
             kernels.hook(&device, &mut prims);
             kernels
         });
-        KERNELS.with(|k| *k.borrow_mut() = kernels.clone());
+        let clock = Clock {
+            device: &device,
+            kernels,
+        };
         for op in &ops {
             for &p in &sizes {
                 let n = 1usize << p;
-                match bench_op(&device, &mut prims, op, n, runs) {
+                match bench_op(&clock, &mut prims, op, n, runs) {
                     Ok((s, bytes)) => report(name, op, p, n * bytes, &s),
                     Err(e) => println!("error backend={name} op={op} n=2^{p}: {e}"),
                 }
-                if let Some(kernels) = &kernels {
+                if let Some(kernels) = &clock.kernels {
                     kernels.report(name, op, p, runs);
                 }
                 if backend == Backend::Cpu {

@@ -283,7 +283,8 @@ def rounding_of(
 def rounding_line(kernels: Sequence[tuple[str, str]], platforms: Iterable[str]) -> str | None:
     """One note for the kernels with float arithmetic on the naga platforms of `platforms`
     (none of those, or no such kernel: None)."""
-    names = [PLATFORMS[p][0] for p in PLATFORMS if p in set(platforms)]
+    wanted = set(platforms)
+    names = [PLATFORMS[p][0] for p in PLATFORMS if p in wanted]
     if not kernels or not names:
         return None
     shown = ", ".join(f"`{k}`" + (f" ({where})" if where else "") for k, where in kernels[:5])
