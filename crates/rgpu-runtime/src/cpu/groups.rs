@@ -19,6 +19,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use rayon::prelude::*;
 
 use super::place::{coordinates, Place};
+use super::shared::{SubgroupBits, SubgroupValue, Word};
 
 /// Stack of one invocation. Kernels keep little on the stack; a kernel that overflows it
 /// hits the guard page (SIGSEGV), so raise this if a debug build needs more.
@@ -124,26 +125,89 @@ impl<const D: usize> Group<D> {
         u32::from(predicate)
     }
 
+    /// Lanes with `predicate` true: this one or none.
+    pub fn subgroup_count(&self, predicate: bool) -> u32 {
+        u32::from(predicate)
+    }
+
+    /// `predicate` on every lane: this one's.
+    pub fn subgroup_all(&self, predicate: bool) -> bool {
+        predicate
+    }
+
+    /// `predicate` on some lane: this one's.
+    pub fn subgroup_any(&self, predicate: bool) -> bool {
+        predicate
+    }
+
     /// Sum over the subgroup: the value itself.
-    pub fn subgroup_add(&self, value: u32) -> u32 {
+    pub fn subgroup_add<T: SubgroupValue>(&self, value: T) -> T {
         value
     }
 
-    /// Sum over the lanes before this one: none.
-    pub fn subgroup_exclusive_add(&self, value: u32) -> u32 {
+    /// Smallest over the subgroup: the value itself.
+    pub fn subgroup_min<T: SubgroupValue>(&self, value: T) -> T {
+        value
+    }
+
+    /// Largest over the subgroup: the value itself.
+    pub fn subgroup_max<T: SubgroupValue>(&self, value: T) -> T {
+        value
+    }
+
+    /// AND over the subgroup: the value itself.
+    pub fn subgroup_and<T: SubgroupBits>(&self, value: T) -> T {
+        value
+    }
+
+    /// OR over the subgroup: the value itself.
+    pub fn subgroup_or<T: SubgroupBits>(&self, value: T) -> T {
+        value
+    }
+
+    /// XOR over the subgroup: the value itself.
+    pub fn subgroup_xor<T: SubgroupBits>(&self, value: T) -> T {
+        value
+    }
+
+    /// Sum over lanes `0..=0`: the value itself.
+    pub fn subgroup_inclusive_add<T: SubgroupValue>(&self, value: T) -> T {
+        value
+    }
+
+    /// Sum over the lanes before this one: none, zero.
+    pub fn subgroup_exclusive_add<T: SubgroupValue>(&self, value: T) -> T {
         let _ = value;
-        0
+        T::ZERO
     }
 
     /// Lane `lane`'s value: lane 0 is this invocation.
-    pub fn subgroup_broadcast(&self, value: u32, lane: u32) -> u32 {
+    pub fn subgroup_broadcast<T: Word>(&self, value: T, lane: u32) -> T {
         let _ = lane;
         value
     }
 
     /// Lane `lane`'s value, `lane` per invocation: lane 0 is this invocation.
-    pub fn subgroup_shuffle(&self, value: u32, lane: u32) -> u32 {
+    pub fn subgroup_shuffle<T: Word>(&self, value: T, lane: u32) -> T {
         let _ = lane;
+        value
+    }
+
+    /// Lane `0 ^ mask`'s value: `mask` is 0 in a one-lane subgroup, this invocation.
+    pub fn subgroup_shuffle_xor<T: Word>(&self, value: T, mask: u32) -> T {
+        let _ = mask;
+        value
+    }
+
+    /// Lane `0 - delta`'s value: below lane 0, so this invocation's own.
+    pub fn subgroup_shuffle_up<T: Word>(&self, value: T, delta: u32) -> T {
+        let _ = delta;
+        value
+    }
+
+    /// Lane `0 + delta`'s value: past the one lane, so this invocation's own.
+    pub fn subgroup_shuffle_down<T: Word>(&self, value: T, delta: u32) -> T {
+        let _ = delta;
         value
     }
 }

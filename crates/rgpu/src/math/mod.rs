@@ -1,0 +1,245 @@
+//! Float math in kernels, the same methods on every codegen: `use rgpu::prelude::*;` then
+//! `x.sqrt()`, `x.exp()`, `x.mul_add(y, z)`, ... on `f32` and `f64`.
+//!
+//! A `#![no_std]` kernel crate has no `f32::sqrt` on the GPU targets (those methods are std's,
+//! and std does not exist there), and `libm`'s software routines are slow on a GPU. The
+//! traits here give the methods std gives, lowered to each target's hardware:
+//!
+//! - **cuda (rustc's nvptx target)**: PTX instructions where PTX has them (`sqrt.rn`,
+//!   `rsqrt.approx`, `ex2.approx`, `cvt.rmi`/`rpi`/`rzi`, `abs`, `fma.rn`), `libm`'s
+//!   correctly tested software routines for the rest (logarithms, trigonometry, `powf`,
+//!   `tanh`, and every f64 transcendental: PTX has no f64 ones either);
+//! - **cuda (Rust-CUDA's nvvm)**: libdevice (`__nv_sqrtf`, `__nv_expf`, ...) through
+//!   cuda_std's `GpuFloat`;
+//! - **Vulkan (rust-gpu)**: GLSL.std.450 instructions (`Sqrt`, `InverseSqrt`, `Exp`, `Log`,
+//!   `Sin`, ...), whose precision is the Vulkan driver's (the Vulkan specification bounds it);
+//! - **cpu**: std's own methods (on the host, std's inherent methods are found before these
+//!   traits', so a kernel computes exactly what the same Rust computes on the CPU).
+//!
+//! Each target's implementation is one file beside this one (`host.rs`, `nvptx.rs`,
+//! `nvvm.rs`, `spirv.rs`); the methods and their contract are written once, here. A new
+//! function is one trait method here and one function in each of those files.
+//! docs/kernel-api.md lists each function's lowering and its measured precision per
+//! backend.
+
+#[cfg(rgpu_codegen = "host")]
+mod host;
+#[cfg(rgpu_codegen = "nvptx")]
+mod nvptx;
+#[cfg(rgpu_codegen = "nvvm")]
+mod nvvm;
+#[cfg(rgpu_codegen = "spirv")]
+mod spirv;
+
+/// `self * a + b` with one rounding (a fused multiply-add), on every codegen.
+///
+/// ```ignore
+/// use rgpu::prelude::*;
+///
+/// #[rgpu::kernel]
+/// pub fn saxpy_fma(a: f32, #[item] x: &f32, #[item] y: &mut f32) {
+///     *y = a.mul_add(*x, *y);
+/// }
+/// ```
+///
+/// It lowers to PTX `fma.rn.f32`/`.f64` on nvptx, to GLSL.std.450 `Fma` on rust-gpu, and
+/// on the host (the cpu backend) to std's own `mul_add`, correctly rounded. Floats stay
+/// bit-identical across the cpu, cuda, wgpu and ash backends: a kernel gets a fused
+/// multiply-add where it writes `mul_add`, and nowhere else (`a * b + c` rounds twice on
+/// every backend; see the README on float contraction).
+pub trait MulAdd: Copy {
+    /// `self * a + b`, rounded once.
+    fn mul_add(self, a: Self, b: Self) -> Self;
+}
+
+/// The float functions std gives `f32` and `f64`, in kernels (`use rgpu::prelude::*;`).
+///
+/// ```ignore
+/// use rgpu::prelude::*;
+///
+/// #[rgpu::kernel]
+/// pub fn softplus(#[item] x: &f32, #[item] y: &mut f32) {
+///     *y = (1.0 + x.exp()).ln();
+/// }
+/// ```
+///
+/// `abs`, `min`, `max`, `clamp`, `copysign`, `recip` and `signum` are core's own methods,
+/// the same on every codegen. The names and meanings are std's; what is not std's is the
+/// precision on the GPUs, which docs/kernel-api.md states per function and backend:
+/// - exact (correctly rounded, bit-identical on every backend): `floor`, `ceil`, `round`,
+///   `trunc`, `fract`, `abs`, and `sqrt` on cuda and the cpu (Vulkan bounds `Sqrt` to a few
+///   ulp; NVIDIA's Vulkan driver and Mesa's lavapipe round it correctly in the precision
+///   test);
+/// - within a few ulp of the true value: `exp`, `exp2`, `ln`, `log2`, `log10`, `powf`,
+///   `tanh`, and `sin`, `cos`, `tan` for arguments in the range the backend's table gives;
+/// - `rsqrt`: an approximation (PTX `rsqrt.approx`, GLSL `InverseSqrt`; on the cpu
+///   `1 / sqrt`), within 2 ulp on the hardware measured.
+///
+/// On the cpu backend each method is std's: results there equal plain Rust's on the host.
+pub trait Float: MulAdd + sealed::Bits {
+    /// The square root (NaN below zero).
+    fn sqrt(self) -> Self;
+    /// `1 / sqrt(self)`, approximate (one hardware instruction on the GPUs).
+    fn rsqrt(self) -> Self;
+    /// `e^self`.
+    fn exp(self) -> Self;
+    /// `2^self`.
+    fn exp2(self) -> Self;
+    /// The natural logarithm.
+    fn ln(self) -> Self;
+    /// The base-2 logarithm.
+    fn log2(self) -> Self;
+    /// The base-10 logarithm.
+    fn log10(self) -> Self;
+    /// The sine (radians).
+    fn sin(self) -> Self;
+    /// The cosine (radians).
+    fn cos(self) -> Self;
+    /// The tangent (radians).
+    fn tan(self) -> Self;
+    /// The hyperbolic tangent.
+    fn tanh(self) -> Self;
+    /// `self^n`.
+    fn powf(self, n: Self) -> Self;
+    /// The largest integer not above `self`.
+    fn floor(self) -> Self;
+    /// The smallest integer not below `self`.
+    fn ceil(self) -> Self;
+    /// The integer part (rounded towards zero).
+    fn trunc(self) -> Self;
+
+    /// The nearest integer, halfway cases away from zero (std's `round`).
+    #[inline(always)]
+    fn round(self) -> Self {
+        round_from_trunc(self)
+    }
+
+    /// `self - self.trunc()`.
+    #[inline(always)]
+    fn fract(self) -> Self {
+        fract_from_trunc(self)
+    }
+
+    /// `(self.sin(), self.cos())`.
+    #[inline(always)]
+    fn sin_cos(self) -> (Self, Self) {
+        (self.sin(), self.cos())
+    }
+
+    /// `self^n` by repeated multiplication (the rounding of std's `powi` on the cpu: the same
+    /// bits on every backend).
+    #[inline(always)]
+    fn powi(self, n: i32) -> Self {
+        powi_by_squaring(self, n)
+    }
+}
+
+mod sealed {
+    /// What the provided methods need of a float type; sealed: `f32` and `f64` only.
+    pub trait Bits:
+        Copy
+        + core::ops::Sub<Output = Self>
+        + core::ops::Mul<Output = Self>
+        + core::ops::Div<Output = Self>
+    {
+        const ONE: Self;
+        const HALF: Self;
+        fn trunc_(self) -> Self;
+        fn abs_(self) -> Self;
+        fn copysign_(self, sign: Self) -> Self;
+        fn ge(self, other: Self) -> bool;
+        fn add(self, other: Self) -> Self;
+    }
+}
+
+use sealed::Bits;
+
+macro_rules! bits {
+    ($t:ty) => {
+        impl Bits for $t {
+            const ONE: Self = 1.0;
+            const HALF: Self = 0.5;
+            #[inline(always)]
+            fn trunc_(self) -> Self {
+                Float::trunc(self)
+            }
+            #[inline(always)]
+            fn abs_(self) -> Self {
+                <$t>::from_bits(self.to_bits() & !(1 << (<$t>::BITS_ - 1)))
+            }
+            #[inline(always)]
+            fn copysign_(self, sign: Self) -> Self {
+                let mask = 1 << (<$t>::BITS_ - 1);
+                <$t>::from_bits((self.to_bits() & !mask) | (sign.to_bits() & mask))
+            }
+            #[inline(always)]
+            fn ge(self, other: Self) -> bool {
+                self >= other
+            }
+            #[inline(always)]
+            fn add(self, other: Self) -> Self {
+                self + other
+            }
+        }
+    };
+}
+
+/// The width of a float type in bits (`f32::BITS` does not exist).
+trait Width {
+    const BITS_: u32;
+}
+impl Width for f32 {
+    const BITS_: u32 = 32;
+}
+impl Width for f64 {
+    const BITS_: u32 = 64;
+}
+
+bits!(f32);
+bits!(f64);
+
+/// std's `round` from `trunc`: `x - trunc(x)` is exact, so comparing it with one half
+/// decides the halfway cases exactly (away from zero). NaN and infinities pass through.
+#[inline(always)]
+fn round_from_trunc<T: Float>(x: T) -> T {
+    let t = x.trunc_();
+    if (x - t).abs_().ge(T::HALF) {
+        t.add(T::ONE.copysign_(x))
+    } else {
+        t
+    }
+}
+
+#[inline(always)]
+fn fract_from_trunc<T: Float>(x: T) -> T {
+    x - x.trunc_()
+}
+
+/// compiler-rt's `__powisf2`/`__powidf2` (what std's `powi` calls on the host): square and
+/// multiply over the bits of `|n|`, then one reciprocal for a negative `n`.
+#[inline(always)]
+fn powi_by_squaring<T: Float>(x: T, n: i32) -> T {
+    let mut base = x;
+    let mut bits = n.unsigned_abs();
+    let mut result = T::ONE;
+    loop {
+        if bits & 1 != 0 {
+            result = result * base;
+        }
+        bits /= 2;
+        if bits == 0 {
+            break;
+        }
+        base = base * base;
+    }
+    if n < 0 {
+        recip_(result)
+    } else {
+        result
+    }
+}
+
+#[inline(always)]
+fn recip_<T: Bits>(x: T) -> T {
+    T::ONE / x
+}
