@@ -473,6 +473,53 @@ fn u64_math(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     Ok(bytes_of(&out))
 }
 
+fn float_functions(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x: Vec<f32> = (0..N).map(|i| i as f32 / N as f32).collect();
+    let mut flags = vec![0u32; N as usize];
+    let mut exact = vec![[0u32; 4]; N as usize];
+    corpus::float_functions(d, N, &x, &mut flags, &mut exact)?;
+    // Every identity holds on every item (12 bits set): a wrong lowering changes the line.
+    Ok([bytes_of(&flags), bytes_of(&exact)].concat())
+}
+
+/// The exact float functions (floor, ceil, round with halfway cases, trunc, fract, powi) in
+/// f32 and f64: the same bits on every backend.
+fn math_exact(d: &rgpu::Device, f64s: bool) -> Result<Vec<u8>, rgpu::Error> {
+    let x: Vec<f64> = (0..N).map(|i| f64::from(i) * 0.25 - 125.0 + f64::from(i % 3) * 0.1).collect();
+    let z: Vec<f64> = (0..N).map(|i| f64::from(i % 19) - 9.0).collect();
+    let mut all = Vec::new();
+    for which in 12..=17 {
+        if f64s {
+            let mut y = vec![0f64; N as usize];
+            corpus::math64(d, N, which, &x, &z, &mut y)?;
+            all.extend(bytes_of(&y));
+        } else {
+            let x: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+            let z: Vec<f32> = z.iter().map(|&v| v as f32).collect();
+            let mut y = vec![0f32; N as usize];
+            corpus::math32(d, N, which, &x, &z, &mut y)?;
+            all.extend(bytes_of(&y));
+        }
+    }
+    Ok(all)
+}
+
+fn math32(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    math_exact(d, false)
+}
+
+fn math64(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    math_exact(d, true)
+}
+
+fn subgroup_ops(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let groups = 7u32;
+    let mut out = vec![0u32; groups as usize * 16];
+    let mut scans = vec![0u32; groups as usize * 64 * 3];
+    corpus::subgroup_ops(d, groups, &mut out, &mut scans)?;
+    Ok([bytes_of(&out), bytes_of(&scans)].concat())
+}
+
 const KERNELS: &[(&str, Run)] = &[
     ("saxpy", saxpy),
     ("gradient", gradient),
@@ -494,6 +541,10 @@ const KERNELS: &[(&str, Run)] = &[
     ("loop_nested_barriers", loop_nested_barriers),
     ("early_return", early_return),
     ("two_level_sum", two_level_sum),
+    ("float_functions", float_functions),
+    ("math32", math32),
+    ("math64", math64),
+    ("subgroup_ops", subgroup_ops),
     ("loop_match", loop_match),
     ("u8_items", u8_items),
     ("i8_items", i8_items),

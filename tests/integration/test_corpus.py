@@ -56,6 +56,8 @@ LOST = {
     ("mandelbrot_u8", "webgpu"): "f64",
     ("mandelbrot_u8", "metal"): "f64",
     ("u64_math", "webgpu"): "64-bit integers (u64/i64)",
+    ("math64", "webgpu"): "f64",
+    ("math64", "metal"): "f64",
 }
 # Kernel, path -> why its float result there may differ from the cpu's. naga 30 neither
 # reads nor writes SPIR-V's NoContraction, so on the naga path (Metal's and DX12's at run

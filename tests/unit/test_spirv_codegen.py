@@ -23,8 +23,10 @@ PIN = spirv.spirv_pin(pin("spirv"))
 CAPABILITIES = (
     "GroupNonUniform",
     "GroupNonUniformBallot",
+    "GroupNonUniformVote",
     "GroupNonUniformArithmetic",
     "GroupNonUniformShuffle",
+    "GroupNonUniformShuffleRelative",
 )
 
 
@@ -63,8 +65,10 @@ def test_first_build_installs_cargo_gpu_into_rgpus_cache(tmp_path: Path) -> None
         "--target", "spirv-unknown-vulkan1.2",
         "--capabilities", "GroupNonUniform",
         "--capabilities", "GroupNonUniformBallot",
+        "--capabilities", "GroupNonUniformVote",
         "--capabilities", "GroupNonUniformArithmetic",
         "--capabilities", "GroupNonUniformShuffle",
+        "--capabilities", "GroupNonUniformShuffleRelative",
         "--auto-install-rust-toolchain",
     )  # fmt: skip
     for step in (install, compile_):

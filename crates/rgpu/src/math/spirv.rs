@@ -2,6 +2,8 @@
 //! replaces with GLSL.std.450 instructions (`Sqrt`, `Exp`, `Log`, `Sin`, `Pow`, `Floor`,
 //! ...); `InverseSqrt` is written as `1 / Sqrt` (spirv-std 0.11 has no call for it, and
 //! the drivers turn the division of a square root into their reciprocal square root).
+//! `round` is not GLSL's `Round`, which rounds halfway cases in a direction the driver
+//! chooses: it is the trait's own, from `Trunc` (halfway away from zero, as std).
 //! Their precision is the Vulkan driver's, within the bounds of the Vulkan specification
 //! ("Precision and Operation of SPIR-V Instructions"). `mul_add` is `core::intrinsics`'
 //! `fmaf32`/`fmaf64` (GLSL.std.450 `Fma`) on rust-gpu's pinned nightly.
@@ -93,10 +95,6 @@ macro_rules! spirv {
             #[inline(always)]
             fn trunc(self) -> Self {
                 Libm::trunc(self)
-            }
-            #[inline(always)]
-            fn round(self) -> Self {
-                Libm::round(self)
             }
         }
     };
