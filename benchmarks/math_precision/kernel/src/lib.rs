@@ -27,7 +27,8 @@ macro_rules! apply {
             14 => $x.round(),
             15 => $x.trunc(),
             16 => $x.fract(),
-            17 => $x.powi($z as i32),
+            // Through f32: rust-gpu compiles `f64 as i32` with 64-bit integers (Int64).
+            17 => $x.powi(($z as f32) as i32),
             18 => $x.mul_add($z, 0.25),
             _ => $x,
         }
@@ -43,5 +44,19 @@ pub fn math32(which: u32, #[item] x: &f32, #[item] z: &f32, #[item] y: &mut f32)
 /// `y = f(x, z)` in f64.
 #[rgpu::kernel]
 pub fn math64(which: u32, #[item] x: &f64, #[item] z: &f64, #[item] y: &mut f64) {
-    *y = apply!(which, *x, *z);
+    // GLSL.std.450 has no f64 exp, log, sin, cos, tan, tanh or pow (their Result Type is a
+    // 16- or 32-bit float), and spirv-std's own `f64::powi` is `Pow`: on Vulkan an f64
+    // kernel has only these.
+    let (x, z) = (*x, *z);
+    *y = match which {
+        0 => x.sqrt(),
+        1 => x.rsqrt(),
+        12 => x.floor(),
+        13 => x.ceil(),
+        14 => x.round(),
+        15 => x.trunc(),
+        16 => x.fract(),
+        18 => x.mul_add(z, 0.25),
+        _ => x,
+    };
 }

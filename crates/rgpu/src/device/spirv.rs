@@ -34,10 +34,13 @@ pub fn ballot(predicate: bool) -> u32 {
     arch::subgroup_ballot(predicate).x
 }
 
-/// `OpGroupNonUniformBallotBitCount` (Reduce): every lane of the subgroup, also past 32.
+/// The ballot's set bits, all four words (every lane, also past 32), counted with `OpBitCount`:
+/// naga's SPIR-V reader (wgpu's path to Metal, DX12 and WebGPU) has no
+/// `OpGroupNonUniformBallotBitCount`.
 #[inline(always)]
 pub fn ballot_count(predicate: bool) -> u32 {
-    arch::subgroup_ballot_bit_count(arch::subgroup_ballot(predicate))
+    let mask = arch::subgroup_ballot(predicate);
+    mask.x.count_ones() + mask.y.count_ones() + mask.z.count_ones() + mask.w.count_ones()
 }
 
 #[inline(always)]

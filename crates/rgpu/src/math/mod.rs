@@ -138,73 +138,43 @@ mod sealed {
     /// What the provided methods need of a float type; sealed: `f32` and `f64` only.
     pub trait Bits:
         Copy
+        + PartialOrd
+        + core::ops::Add<Output = Self>
         + core::ops::Sub<Output = Self>
         + core::ops::Mul<Output = Self>
         + core::ops::Div<Output = Self>
     {
         const ONE: Self;
         const HALF: Self;
-        fn trunc_(self) -> Self;
-        fn abs_(self) -> Self;
-        fn copysign_(self, sign: Self) -> Self;
-        fn ge(self, other: Self) -> bool;
-        fn add(self, other: Self) -> Self;
+        const MINUS_HALF: Self;
+    }
+
+    impl Bits for f32 {
+        const ONE: Self = 1.0;
+        const HALF: Self = 0.5;
+        const MINUS_HALF: Self = -0.5;
+    }
+
+    impl Bits for f64 {
+        const ONE: Self = 1.0;
+        const HALF: Self = 0.5;
+        const MINUS_HALF: Self = -0.5;
     }
 }
 
 use sealed::Bits;
 
-macro_rules! bits {
-    ($t:ty) => {
-        impl Bits for $t {
-            const ONE: Self = 1.0;
-            const HALF: Self = 0.5;
-            #[inline(always)]
-            fn trunc_(self) -> Self {
-                Float::trunc(self)
-            }
-            #[inline(always)]
-            fn abs_(self) -> Self {
-                <$t>::from_bits(self.to_bits() & !(1 << (<$t>::BITS_ - 1)))
-            }
-            #[inline(always)]
-            fn copysign_(self, sign: Self) -> Self {
-                let mask = 1 << (<$t>::BITS_ - 1);
-                <$t>::from_bits((self.to_bits() & !mask) | (sign.to_bits() & mask))
-            }
-            #[inline(always)]
-            fn ge(self, other: Self) -> bool {
-                self >= other
-            }
-            #[inline(always)]
-            fn add(self, other: Self) -> Self {
-                self + other
-            }
-        }
-    };
-}
-
-/// The width of a float type in bits (`f32::BITS` does not exist).
-trait Width {
-    const BITS_: u32;
-}
-impl Width for f32 {
-    const BITS_: u32 = 32;
-}
-impl Width for f64 {
-    const BITS_: u32 = 64;
-}
-
-bits!(f32);
-bits!(f64);
-
-/// std's `round` from `trunc`: `x - trunc(x)` is exact, so comparing it with one half
-/// decides the halfway cases exactly (away from zero). NaN and infinities pass through.
+/// std's `round` from `trunc`: `x - trunc(x)` is exact (and has `x`'s sign), so comparing
+/// it with one half decides the halfway cases exactly, away from zero. NaN and infinities
+/// pass through (every comparison with NaN is false; `inf - inf` is NaN).
 #[inline(always)]
 fn round_from_trunc<T: Float>(x: T) -> T {
-    let t = x.trunc_();
-    if (x - t).abs_().ge(T::HALF) {
-        t.add(T::ONE.copysign_(x))
+    let t = x.trunc();
+    let d = x - t;
+    if d >= T::HALF {
+        t + T::ONE
+    } else if d <= T::MINUS_HALF {
+        t - T::ONE
     } else {
         t
     }
@@ -212,7 +182,7 @@ fn round_from_trunc<T: Float>(x: T) -> T {
 
 #[inline(always)]
 fn fract_from_trunc<T: Float>(x: T) -> T {
-    x - x.trunc_()
+    x - x.trunc()
 }
 
 /// compiler-rt's `__powisf2`/`__powidf2` (what std's `powi` calls on the host): square and
@@ -233,13 +203,13 @@ fn powi_by_squaring<T: Float>(x: T, n: i32) -> T {
         base = base * base;
     }
     if n < 0 {
-        recip_(result)
+        recip(result)
     } else {
         result
     }
 }
 
 #[inline(always)]
-fn recip_<T: Bits>(x: T) -> T {
+fn recip<T: Bits>(x: T) -> T {
     T::ONE / x
 }
