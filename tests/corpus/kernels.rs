@@ -1010,9 +1010,10 @@ pub fn scatter(#[item] index: &u32, #[item] value: &f32, dst: Global<f32>) {
 /// Identities of the float functions (`rgpu::Float`), checked with a tolerance each backend
 /// meets (the Vulkan specification's bounds: sine and cosine within 2^-11, the rest a few
 /// ulp), one bit per identity in `flags`; and the exact ones (`floor`, `ceil`, `round`,
-/// `trunc`, `fract`, `sqrt` of a square) as values in `exact`. Every backend that lowers
-/// each function to the right instruction gives all 13 bits and the cpu's values. (`powi`
-/// is an identity, not exact: on Vulkan it is spirv-std's own `f32::powi`, GLSL `Pow`.)
+/// `trunc`, `fract`, the trait's `powi`) as values in `exact`. Every backend that lowers
+/// each function to the right instruction gives all 13 bits and the cpu's values. (`x.powi`
+/// is an identity, not exact: on Vulkan it is spirv-std's own `f32::powi`, GLSL `Pow`;
+/// `Float::powi(x, n)`, the trait's, is exact everywhere.)
 #[rgpu::kernel]
 pub fn float_functions(
     #[item] x: &f32,
@@ -1047,13 +1048,15 @@ pub fn float_functions(
         k += 1;
     }
     *flags = bits;
-    let q = y * 7.3;
-    let square = ((x * 1000.0).floor() * (x * 1000.0).floor()).sqrt();
+    // Each exact value from one multiplication at most before the function: through naga
+    // (no NoContraction) a driver may fuse `x * a + b` into one rounding.
+    let q = x * 1000.0; // [0, 1000)
+    let f = q.floor();
     *exact = [
-        (q.floor().to_bits() ^ q.ceil().to_bits().rotate_left(8)) ^ square.to_bits(),
-        q.round().to_bits() ^ (q + 0.5).trunc().to_bits().rotate_left(16),
-        q.fract().to_bits(),
-        (x * 64.0).round().to_bits() ^ (-x * 64.0).round().to_bits().rotate_left(4),
+        f.to_bits() ^ (-q).ceil().to_bits().rotate_left(8) ^ q.ceil().to_bits().rotate_left(3),
+        q.round().to_bits() ^ (-q).round().to_bits().rotate_left(16) ^ (f + 0.5).round().to_bits(),
+        q.fract().to_bits() ^ (-q).trunc().to_bits().rotate_left(5) ^ (-f - 0.5).round().to_bits(),
+        Float::powi(x, 5).to_bits() ^ Float::powi(x + 1.0, -3).to_bits().rotate_left(4),
     ];
 }
 

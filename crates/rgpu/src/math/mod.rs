@@ -185,6 +185,29 @@ fn fract_from_trunc<T: Float>(x: T) -> T {
     x - x.trunc()
 }
 
+/// log2(e) as the sum of two f32: `LOG2E_HI + LOG2E_LO` to about 48 bits.
+#[cfg(any(rgpu_codegen = "nvptx", rgpu_codegen = "spirv"))]
+const LOG2E_HI: f32 = core::f32::consts::LOG2_E;
+#[cfg(any(rgpu_codegen = "nvptx", rgpu_codegen = "spirv"))]
+const LOG2E_LO: f32 = 1.925_963e-8;
+
+/// `e^x` from the target's `exp2` (PTX `ex2.approx`, GLSL `Exp2`: within 2 ulp on the
+/// hardware measured), with `x * log2 e` carried as `hi + lo`: `2^hi * (1 + lo * ln 2)`.
+/// Rounding the product once would add an error that grows with `|x|` (60 ulp near 88).
+/// The clamp keeps `lo` finite (past it the result is 0 or infinity anyway); NaN passes
+/// through it (comparisons with NaN are false). The fused multiply-add that recovers `lo`
+/// needs a real `Fma`: where a driver splits it (Mesa's lavapipe), `lo` is 0 and the result
+/// is `exp2(x * log2 e)`.
+#[cfg(any(rgpu_codegen = "nvptx", rgpu_codegen = "spirv"))]
+#[inline(always)]
+fn exp_from_exp2(x: f32) -> f32 {
+    let x = x.clamp(-104.0, 89.0);
+    let hi = x * LOG2E_HI;
+    let lo = MulAdd::mul_add(x, LOG2E_HI, -hi) + x * LOG2E_LO;
+    let r = Float::exp2(hi);
+    MulAdd::mul_add(r, lo * core::f32::consts::LN_2, r)
+}
+
 /// compiler-rt's `__powisf2`/`__powidf2` (what std's `powi` calls on the host): square and
 /// multiply over the bits of `|n|`, then one reciprocal for a negative `n`.
 #[inline(always)]

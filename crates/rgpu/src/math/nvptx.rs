@@ -10,7 +10,7 @@
 //! Precision (PTX ISA 8, "Floating-Point Instructions"; measured: docs/kernel-api.md):
 //! `sqrt.rn` and `fma.rn` are correctly rounded; `cvt.rmi/rpi/rzi` exact; `rsqrt.approx.f32`
 //! and `ex2.approx.f32` within 2 ulp. `exp` is `ex2.approx` of `x * log2(e)` carried in two
-//! floats (the product's rounding error would otherwise grow with `|x|`). The logarithms,
+//! floats (`exp_from_exp2`, mod.rs). The logarithms,
 //! trigonometry, `tanh` and `powf` are libm's software routines (within 1 ulp; no lookup
 //! tables except sin/cos/tan's for arguments past 2^28 or so), as CUDA's own `logf`, `sinf`,
 //! `powf` are software.
@@ -35,10 +35,6 @@ macro_rules! unary {
         out
     }};
 }
-
-/// log2(e) as the sum of two f32: `LOG2E_HI + LOG2E_LO` to about 48 bits.
-const LOG2E_HI: f32 = core::f32::consts::LOG2_E;
-const LOG2E_LO: f32 = 1.925_963e-8;
 
 impl MulAdd for f32 {
     #[inline(always)]
@@ -91,16 +87,9 @@ impl Float for f32 {
     fn exp2(self) -> Self {
         unary!("ex2.approx.f32", reg32, self)
     }
-    /// `2^(x * log2 e)`, the product carried as `hi + lo`: `2^hi * (1 + lo * ln 2)`. The
-    /// clamp keeps `lo` finite (past it the result is 0 or infinity anyway); NaN passes
-    /// through it (comparisons with NaN are false).
     #[inline(always)]
     fn exp(self) -> Self {
-        let x = self.clamp(-104.0, 89.0);
-        let hi = x * LOG2E_HI;
-        let lo = MulAdd::mul_add(x, LOG2E_HI, -hi) + x * LOG2E_LO;
-        let r = Float::exp2(hi);
-        MulAdd::mul_add(r, lo * core::f32::consts::LN_2, r)
+        super::exp_from_exp2(self)
     }
     #[inline(always)]
     fn ln(self) -> Self {
