@@ -59,6 +59,10 @@ macro_rules! host {
                 $t::tanh(self)
             }
             #[inline(always)]
+            fn atan2(self, other: Self) -> Self {
+                $t::atan2(self, other)
+            }
+            #[inline(always)]
             fn powf(self, n: Self) -> Self {
                 $t::powf(self, n)
             }

@@ -99,6 +99,9 @@ pub trait Float: MulAdd + sealed::Bits {
     fn tan(self) -> Self;
     /// The hyperbolic tangent.
     fn tanh(self) -> Self;
+    /// The angle of the point `(other, self)` from the x axis, in `(-pi, pi]` (std's
+    /// `y.atan2(x)`).
+    fn atan2(self, other: Self) -> Self;
     /// `self^n`.
     fn powf(self, n: Self) -> Self;
     /// The largest integer not above `self`.

@@ -124,6 +124,10 @@ impl Float for f32 {
         libm::tanhf(self)
     }
     #[inline(always)]
+    fn atan2(self, other: Self) -> Self {
+        libm::atan2f(self, other)
+    }
+    #[inline(always)]
     fn powf(self, n: Self) -> Self {
         libm::powf(self, n)
     }
@@ -189,6 +193,10 @@ impl Float for f64 {
     #[inline(always)]
     fn tanh(self) -> Self {
         libm::tanh(self)
+    }
+    #[inline(always)]
+    fn atan2(self, other: Self) -> Self {
+        libm::atan2(self, other)
     }
     #[inline(always)]
     fn powf(self, n: Self) -> Self {

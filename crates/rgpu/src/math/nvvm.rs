@@ -79,6 +79,10 @@ macro_rules! nvvm {
                 Libdevice::tanh(self)
             }
             #[inline(always)]
+            fn atan2(self, other: Self) -> Self {
+                Libdevice::atan2(self, other)
+            }
+            #[inline(always)]
             fn powf(self, n: Self) -> Self {
                 Libdevice::powf(self, n)
             }

@@ -78,6 +78,10 @@ macro_rules! spirv {
                 Libm::tanh(self)
             }
             #[inline(always)]
+            fn atan2(self, other: Self) -> Self {
+                Libm::atan2(self, other)
+            }
+            #[inline(always)]
             fn powf(self, n: Self) -> Self {
                 Libm::powf(self, n)
             }
