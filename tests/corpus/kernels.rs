@@ -1011,7 +1011,7 @@ pub fn scatter(#[item] index: &u32, #[item] value: &f32, dst: Global<f32>) {
 /// meets (the Vulkan specification's bounds: sine and cosine within 2^-11, the rest a few
 /// ulp), one bit per identity in `flags`; and the exact ones (`floor`, `ceil`, `round`,
 /// `trunc`, `fract`, the trait's `powi`) as values in `exact`. Every backend that lowers
-/// each function to the right instruction gives all 13 bits and the cpu's values. (`x.powi`
+/// each function to the right instruction gives all 14 bits and the cpu's values. (`x.powi`
 /// is an identity, not exact: on Vulkan it is spirv-std's own `f32::powi`, GLSL `Pow`;
 /// `Float::powi(x, n)`, the trait's, is exact everywhere.)
 #[rgpu::kernel]
@@ -1040,6 +1040,7 @@ pub fn float_functions(
         close((y * 0.5).exp2(), (y * 0.5 * core::f32::consts::LN_2).exp(), 1e-5),
         close(p.ln(), p.log2() * core::f32::consts::LN_2, 1e-5),
         close((x + 0.5).powi(5), (x + 0.5) * (x + 0.5) * (x + 0.5) * (x + 0.5) * (x + 0.5), 1e-5),
+        close(a.atan2(0.7).tan(), a / 0.7, 2e-3),
     ];
     let mut bits = 0u32;
     let mut k = 0;
@@ -1086,6 +1087,7 @@ macro_rules! apply_float_function {
             // Through f32: rust-gpu compiles `f64 as i32` with 64-bit integers (Int64).
             17 => $x.powi(($z as f32) as i32),
             18 => $x.mul_add($z, 0.25),
+            19 => $x.atan2($z),
             _ => $x,
         }
     };

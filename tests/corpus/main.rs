@@ -478,7 +478,7 @@ fn float_functions(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let mut flags = vec![0u32; N as usize];
     let mut exact = vec![[0u32; 4]; N as usize];
     corpus::float_functions(d, N, &x, &mut flags, &mut exact)?;
-    // Every identity holds on every item (13 bits set): a wrong lowering changes the line.
+    // Every identity holds on every item (14 bits set): a wrong lowering changes the line.
     Ok([bytes_of(&flags), bytes_of(&exact)].concat())
 }
 

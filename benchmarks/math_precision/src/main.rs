@@ -67,6 +67,13 @@ const FUNCTIONS: &[Function] = &[
         log: false,
     },
     Function {
+        name: "atan2",
+        which: 19,
+        x: (-2.0, 2.0),
+        z: (-2.0, 2.0),
+        log: false,
+    },
+    Function {
         name: "mul_add",
         which: 18,
         x: (-1e3, 1e3),
@@ -111,6 +118,7 @@ fn reference(which: u32, x: f64, z: f64) -> f64 {
         16 => x.fract(),
         17 => x.powi((z as f32) as i32),
         18 => x.mul_add(z, 0.25),
+        19 => x.atan2(z),
         _ => x,
     }
 }

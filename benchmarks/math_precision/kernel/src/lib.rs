@@ -30,6 +30,7 @@ macro_rules! apply {
             // Through f32: rust-gpu compiles `f64 as i32` with 64-bit integers (Int64).
             17 => $x.powi(($z as f32) as i32),
             18 => $x.mul_add($z, 0.25),
+            19 => $x.atan2($z),
             _ => $x,
         }
     };
