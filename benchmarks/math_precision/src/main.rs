@@ -74,6 +74,13 @@ const FUNCTIONS: &[Function] = &[
         log: false,
     },
     Function {
+        name: "divide",
+        which: 20,
+        x: (-1e3, 1e3),
+        z: (0.1, 10.0),
+        log: false,
+    },
+    Function {
         name: "mul_add",
         which: 18,
         x: (-1e3, 1e3),
@@ -119,6 +126,7 @@ fn reference(which: u32, x: f64, z: f64) -> f64 {
         17 => x.powi((z as f32) as i32),
         18 => x.mul_add(z, 0.25),
         19 => x.atan2(z),
+        20 => x / z,
         _ => x,
     }
 }

@@ -31,6 +31,7 @@ macro_rules! apply {
             17 => $x.powi(($z as f32) as i32),
             18 => $x.mul_add($z, 0.25),
             19 => $x.atan2($z),
+            20 => $x / $z,
             _ => $x,
         }
     };
