@@ -72,7 +72,10 @@ pub use rgpu_macros::{embed_kernels, kernel};
 #[cfg(not(rgpu_codegen = "host"))]
 mod device;
 #[cfg(not(rgpu_codegen = "host"))]
-pub use device::{Global, Group, Item, Shared, Word};
+pub use device::{
+    fence, Atomic, AtomicScope, AtomicWord, DeviceScope, Global, Group, Item, Shared, Word,
+    WorkgroupScope,
+};
 
 #[cfg(rgpu_codegen = "host")]
 mod host;
@@ -85,7 +88,8 @@ pub use math::MulAdd;
 pub use slice::LoadUnchecked;
 
 /// What a kernel crate imports: `use rgpu::prelude::*;`. The contexts ([`Item`], [`Group`]),
-/// workgroup and global memory ([`Shared`], [`Global`], [`Word`]), `x.mul_add(y, z)` on
+/// workgroup and global memory ([`Shared`], [`Global`], [`Word`]), the atomic handle
+/// ([`Atomic`], whose methods take `core::sync::atomic::Ordering`), `x.mul_add(y, z)` on
 /// `f32`/`f64` ([`MulAdd`]) and `unsafe { x.load_unchecked(i) }` on read-only buffers
 /// ([`LoadUnchecked`]).
 ///
@@ -97,7 +101,7 @@ pub use slice::LoadUnchecked;
 pub mod prelude {
     #[doc(hidden)]
     pub use crate::__private::UsePrelude as _;
-    pub use crate::{Global, Group, Item, LoadUnchecked, MulAdd, Shared, Word};
+    pub use crate::{Atomic, Global, Group, Item, LoadUnchecked, MulAdd, Shared, Word};
 }
 
 /// `value`, hidden from the compiler's value numbering: a code-generation hint for hot

@@ -28,6 +28,9 @@ pub use arch::ids;
 mod word;
 pub use word::Word;
 
+mod atomic;
+pub use atomic::{fence, Atomic, AtomicScope, AtomicWord, DeviceScope, WorkgroupScope};
+
 /// Where this invocation is, as the hardware says (before the grid-stride loops).
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
