@@ -273,3 +273,184 @@ macro_rules! relaxed_methods {
 }
 
 pub(crate) use relaxed_methods;
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering::{self, AcqRel, Acquire, Relaxed, Release, SeqCst};
+
+    use super::super::{Global, Shared};
+
+    const ALL: [Ordering; 5] = [Relaxed, Acquire, Release, AcqRel, SeqCst];
+    const LOADS: [Ordering; 3] = [Relaxed, Acquire, SeqCst];
+    const STORES: [Ordering; 3] = [Relaxed, Release, SeqCst];
+
+    fn global<T: bytemuck::Pod>(data: &mut [T]) -> Global<T> {
+        // SAFETY: `data` outlives each test's uses and is only reached through this Global.
+        unsafe { Global::from_raw(data.as_mut_ptr(), data.len() as u32) }
+    }
+
+    #[test]
+    fn every_read_modify_write_on_u32_with_every_ordering() {
+        for order in ALL {
+            let mut data = [10u32, 10, 10, 0b1100, 0b1100, 0b1100, 10, 10];
+            let g = global(&mut data);
+            assert_eq!(g.atomic(0).fetch_add(u32::MAX, order), 10);
+            assert_eq!(g.atomic(1).fetch_sub(11, order), 10);
+            assert_eq!(g.atomic(2).fetch_min(3, order), 10);
+            assert_eq!(g.atomic(3).fetch_and(0b1010, order), 0b1100);
+            assert_eq!(g.atomic(4).fetch_or(0b1010, order), 0b1100);
+            assert_eq!(g.atomic(5).fetch_xor(0b1010, order), 0b1100);
+            assert_eq!(g.atomic(6).swap(7, order), 10);
+            assert_eq!(g.atomic(7).fetch_max(12, order), 10);
+            assert_eq!(data, [9, u32::MAX, 3, 0b1000, 0b1110, 0b0110, 7, 12]);
+        }
+    }
+
+    #[test]
+    fn min_and_max_compare_i32_as_signed() {
+        for order in ALL {
+            let mut data = [-5i32, -5, 3];
+            let g = global(&mut data);
+            assert_eq!(g.atomic(0).fetch_min(-7, order), -5);
+            assert_eq!(g.atomic(1).fetch_max(2, order), -5);
+            assert_eq!(g.atomic(2).fetch_sub(5, order), 3);
+            assert_eq!(data, [-7, 2, -2]);
+        }
+        let mut data = [0u32];
+        let g = global(&mut data);
+        g.atomic_max(0, (-1i32) as u32);
+        assert_eq!(data, [u32::MAX]);
+    }
+
+    #[test]
+    fn loads_and_stores_with_each_allowed_ordering() {
+        let mut data = [1u32];
+        let g = global(&mut data);
+        for (i, order) in STORES.into_iter().enumerate() {
+            g.atomic(0).store(i as u32 + 2, order);
+            for load in LOADS {
+                assert_eq!(g.atomic(0).load(load), i as u32 + 2);
+            }
+        }
+    }
+
+    #[test]
+    fn compare_exchange_is_ok_with_the_old_value_when_it_stores() {
+        for success in ALL {
+            for failure in LOADS {
+                let mut data = [5i32];
+                let g = global(&mut data);
+                assert_eq!(g.atomic(0).compare_exchange(4, 9, success, failure), Err(5));
+                assert_eq!(g.atomic(0).compare_exchange(5, 9, success, failure), Ok(5));
+                assert_eq!(data, [9]);
+            }
+        }
+    }
+
+    #[test]
+    fn the_relaxed_methods_on_global_and_shared() {
+        let mut data = [1u32, 1, 1, 0b0110, 0b0110, 0b0110, 1, 1];
+        let g = global(&mut data);
+        let mut words = [0u128; 2];
+        // SAFETY: 8 aligned words that outlive `s`.
+        let s = unsafe { Shared::<u32, 8>::from_cpu(words.as_mut_ptr().cast()) };
+        for i in 0..8 {
+            s.store(i, g.atomic(i).load(Relaxed));
+        }
+        for (expect, (a, b)) in [
+            (1, (g.atomic_add(0, 2), s.atomic_add(0, 2))),
+            (1, (g.atomic_min(1, 0), s.atomic_min(1, 0))),
+            (1, (g.atomic_max(2, 4), s.atomic_max(2, 4))),
+            (0b0110, (g.atomic_and(3, 0b0011), s.atomic_and(3, 0b0011))),
+            (0b0110, (g.atomic_or(4, 0b0011), s.atomic_or(4, 0b0011))),
+            (0b0110, (g.atomic_xor(5, 0b0011), s.atomic_xor(5, 0b0011))),
+            (1, (g.atomic_exchange(6, 8), s.atomic_exchange(6, 8))),
+        ] {
+            assert_eq!((a, b), (expect, expect));
+        }
+        assert_eq!(g.atomic_compare_exchange(7, 2, 3), Err(1));
+        assert_eq!(s.atomic_compare_exchange(7, 1, 3), Ok(1));
+        // SAFETY: 7 < 8.
+        assert_eq!(unsafe { s.atomic_add_unchecked(7, 1) }, 3);
+        assert_eq!(data, [3, 0, 4, 0b0010, 0b0111, 0b0101, 8, 1]);
+        let shared: Vec<u32> = (0..8).map(|i| s.atomic(i).load(SeqCst)).collect();
+        assert_eq!(shared, [3, 0, 4, 0b0010, 0b0111, 0b0101, 8, 4]);
+    }
+
+    #[test]
+    fn f32_add_on_global() {
+        let mut data = [1.5f32];
+        let g = global(&mut data);
+        assert_eq!(g.atomic_add(0, 2.25), 1.5);
+        assert_eq!(data, [3.75]);
+    }
+
+    #[test]
+    fn concurrent_adds_and_compare_exchange_loops_lose_nothing() {
+        let mut data = [0u32, 0];
+        let g = global(&mut data);
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(move || {
+                    for _ in 0..10_000 {
+                        g.atomic_add(0, 1);
+                        let a = g.atomic(1);
+                        let mut seen = a.load(Relaxed);
+                        while let Err(now) = a.compare_exchange(seen, seen + 2, AcqRel, Acquire) {
+                            seen = now;
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(data, [40_000, 80_000]);
+    }
+
+    #[test]
+    fn a_release_store_publishes_to_an_acquire_load() {
+        let mut data = [0u32; 2];
+        let g = global(&mut data);
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                g.atomic(0).store(42, Relaxed);
+                g.atomic(1).store(1, Release);
+            });
+            scope.spawn(move || {
+                while g.atomic(1).load(Acquire) == 0 {
+                    std::hint::spin_loop();
+                }
+                assert_eq!(g.atomic(0).load(Relaxed), 42);
+            });
+        });
+    }
+
+    #[test]
+    #[should_panic(expected = "release load")]
+    fn a_release_load_panics_as_std_does() {
+        let mut data = [0u32];
+        global(&mut data).atomic(0).load(Release);
+    }
+
+    #[test]
+    #[should_panic(expected = "acquire store")]
+    fn an_acquire_store_panics_as_std_does() {
+        let mut data = [0u32];
+        global(&mut data).atomic(0).store(1, Acquire);
+    }
+
+    #[test]
+    #[should_panic(expected = "failure ordering")]
+    fn a_release_failure_ordering_panics_as_std_does() {
+        let mut data = [0u32];
+        let _ = global(&mut data)
+            .atomic(0)
+            .compare_exchange(0, 1, AcqRel, Release);
+    }
+
+    #[test]
+    #[should_panic(expected = "past the 1 elements")]
+    fn an_index_past_the_end_panics() {
+        let mut data = [0u32];
+        global(&mut data).atomic(1);
+    }
+}
