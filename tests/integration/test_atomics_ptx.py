@@ -36,8 +36,8 @@ def instructions(ptx: str, kernel: str) -> Counter[str]:
     start = ptx.index(f".entry {kernel}(")
     end = ptx.find(".entry ", start + 1)
     body = ptx[start : end if end >= 0 else None]
-    found = re.findall(r"\b((?:atom|ld|st|red|fence)\.(?:relaxed|acquire|release|acq_rel|sc)\S*?)[\s;]", body)
-    return Counter(found)
+    semantics = r"(?:relaxed|acquire|release|acq_rel|sc)"
+    return Counter(re.findall(rf"\b((?:atom|ld|st|red|fence)\.{semantics}\S*?)[\s;]", body))
 
 
 def test_every_atomic_operation_and_ordering_has_its_ptx_instruction(ptx: str) -> None:

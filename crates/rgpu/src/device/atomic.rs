@@ -3,11 +3,14 @@
 //! ([`AtomicWord`]: `u32`, `i32`) and the scopes ([`DeviceScope`], [`WorkgroupScope`]).
 //!
 //! Each codegen implements `arch::AtomicOps` for `u32` and `i32`: a load, a store, a
-//! read-modify-write and a compare-exchange at each scope, each taking the ordering as a
-//! value and matching it (one instruction per arm; the match folds when the ordering is a
-//! constant, as it is in kernels). The orderings std forbids for an operation (a `Release`
-//! load, an `Acquire` store, a `Release` failure ordering) panic here, before any codegen
-//! sees them, as std's do. docs/kernel-api.md has the instruction each ordering becomes.
+//! read-modify-write and a compare-exchange at each scope, with the operation and the
+//! ordering as const generics (`op`, `ord`), so that each instance is one instruction. The
+//! relaxed `atomic_*` methods name `ord::RELAXED` directly; the handle's methods turn an
+//! `Ordering` value into the constant with one `match`: on rustc's nvptx target LLVM folds
+//! it, on rust-gpu (which inlines no MIR) it stays a switch on a constant in the SPIR-V,
+//! which the drivers fold (docs/kernel-api.md). The orderings std forbids for an operation
+//! (a `Release` load, an `Acquire` store, a `Release` failure ordering) panic here, before
+//! any codegen sees them, as std's do.
 
 use core::marker::PhantomData;
 use core::sync::atomic::Ordering;
@@ -23,20 +26,29 @@ mod sealed {
     impl Sealed for super::WorkgroupScope {}
 }
 
-/// A read-modify-write operation (the codegens' `rmw`).
+/// The read-modify-write operations, as the const generic `OP` of the codegens' `rmw`.
 #[doc(hidden)]
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Rmw {
-    Add,
-    Sub,
-    And,
-    Or,
-    Xor,
-    Exchange,
+pub mod op {
+    pub const ADD: u8 = 0;
+    pub const SUB: u8 = 1;
+    pub const AND: u8 = 2;
+    pub const OR: u8 = 3;
+    pub const XOR: u8 = 4;
+    pub const EXCHANGE: u8 = 5;
     /// Signed for `i32`, unsigned for `u32`.
-    Min,
+    pub const MIN: u8 = 6;
     /// Signed for `i32`, unsigned for `u32`.
-    Max,
+    pub const MAX: u8 = 7;
+}
+
+/// The orderings, as the const generic `ORD` of the codegens' primitives.
+#[doc(hidden)]
+pub mod ord {
+    pub const RELAXED: u8 = 0;
+    pub const ACQUIRE: u8 = 1;
+    pub const RELEASE: u8 = 2;
+    pub const ACQ_REL: u8 = 3;
+    pub const SEQ_CST: u8 = 4;
 }
 
 /// The element types with atomics: `u32` and `i32` (`min`/`max` compare as the type does).
@@ -49,13 +61,13 @@ impl AtomicWord for i32 {}
 /// ([`WorkgroupScope`], `Shared`).
 pub trait AtomicScope: Copy + sealed::Sealed {
     #[doc(hidden)]
-    unsafe fn load<T: AtomicWord>(at: arch::Ptr<T>, order: Ordering) -> T;
+    unsafe fn load<T: AtomicWord, const ORD: u8>(at: arch::Ptr<T>) -> T;
     #[doc(hidden)]
-    unsafe fn store<T: AtomicWord>(at: arch::Ptr<T>, value: T, order: Ordering);
+    unsafe fn store<T: AtomicWord, const ORD: u8>(at: arch::Ptr<T>, value: T);
     #[doc(hidden)]
-    unsafe fn rmw<T: AtomicWord>(at: arch::Ptr<T>, op: Rmw, value: T, order: Ordering) -> T;
+    unsafe fn rmw<T: AtomicWord, const OP: u8, const ORD: u8>(at: arch::Ptr<T>, value: T) -> T;
     #[doc(hidden)]
-    unsafe fn cas<T: AtomicWord>(at: arch::Ptr<T>, current: T, new: T, order: Ordering) -> T;
+    unsafe fn cas<T: AtomicWord, const ORD: u8>(at: arch::Ptr<T>, current: T, new: T) -> T;
 }
 
 /// Device scope: `Global`'s atomics, atomic and ordered across every invocation of the
@@ -72,34 +84,27 @@ macro_rules! scope {
     ($scope:ty, $load:ident, $store:ident, $rmw:ident, $cas:ident) => {
         impl AtomicScope for $scope {
             #[inline(always)]
-            unsafe fn load<T: AtomicWord>(at: arch::Ptr<T>, order: Ordering) -> T {
+            unsafe fn load<T: AtomicWord, const ORD: u8>(at: arch::Ptr<T>) -> T {
                 // SAFETY: the caller's contract (a valid element of this scope's memory).
-                unsafe { T::$load(at, order) }
+                unsafe { T::$load::<ORD>(at) }
             }
             #[inline(always)]
-            unsafe fn store<T: AtomicWord>(at: arch::Ptr<T>, value: T, order: Ordering) {
+            unsafe fn store<T: AtomicWord, const ORD: u8>(at: arch::Ptr<T>, value: T) {
                 // SAFETY: as for `load`.
-                unsafe { T::$store(at, value, order) }
+                unsafe { T::$store::<ORD>(at, value) }
             }
             #[inline(always)]
-            unsafe fn rmw<T: AtomicWord>(
+            unsafe fn rmw<T: AtomicWord, const OP: u8, const ORD: u8>(
                 at: arch::Ptr<T>,
-                op: Rmw,
                 value: T,
-                order: Ordering,
             ) -> T {
                 // SAFETY: as for `load`.
-                unsafe { T::$rmw(at, op, value, order) }
+                unsafe { T::$rmw::<OP, ORD>(at, value) }
             }
             #[inline(always)]
-            unsafe fn cas<T: AtomicWord>(
-                at: arch::Ptr<T>,
-                current: T,
-                new: T,
-                order: Ordering,
-            ) -> T {
+            unsafe fn cas<T: AtomicWord, const ORD: u8>(at: arch::Ptr<T>, current: T, new: T) -> T {
                 // SAFETY: as for `load`.
-                unsafe { T::$cas(at, current, new, order) }
+                unsafe { T::$cas::<ORD>(at, current, new) }
             }
         }
     };
@@ -169,79 +174,95 @@ impl<T: AtomicWord, S: AtomicScope> Atomic<'_, T, S> {
     }
 
     #[inline(always)]
-    fn rmw(&self, op: Rmw, value: T, order: Ordering) -> T {
+    fn rmw<const OP: u8>(&self, value: T, order: Ordering) -> T {
         // SAFETY: `at` is an element of S's memory (`Global::atomic`/`Shared::atomic`).
-        unsafe { S::rmw(self.at, op, value, order) }
+        unsafe {
+            match order {
+                Ordering::Relaxed => S::rmw::<T, OP, { ord::RELAXED }>(self.at, value),
+                Ordering::Acquire => S::rmw::<T, OP, { ord::ACQUIRE }>(self.at, value),
+                Ordering::Release => S::rmw::<T, OP, { ord::RELEASE }>(self.at, value),
+                Ordering::AcqRel => S::rmw::<T, OP, { ord::ACQ_REL }>(self.at, value),
+                _ => S::rmw::<T, OP, { ord::SEQ_CST }>(self.at, value),
+            }
+        }
     }
 
     /// The value. `order`: `Relaxed`, `Acquire` or `SeqCst` (`Release`/`AcqRel` panic).
     #[inline(always)]
     pub fn load(&self, order: Ordering) -> T {
-        match order {
-            Ordering::Release => panic!("there is no such thing as a release load"),
-            Ordering::AcqRel => panic!("there is no such thing as an acquire-release load"),
-            // SAFETY: as for `rmw`.
-            _ => unsafe { S::load(self.at, order) },
+        // SAFETY: as for `rmw`.
+        unsafe {
+            match order {
+                Ordering::Release => panic!("there is no such thing as a release load"),
+                Ordering::AcqRel => panic!("there is no such thing as an acquire-release load"),
+                Ordering::Relaxed => S::load::<T, { ord::RELAXED }>(self.at),
+                Ordering::Acquire => S::load::<T, { ord::ACQUIRE }>(self.at),
+                _ => S::load::<T, { ord::SEQ_CST }>(self.at),
+            }
         }
     }
 
     /// Stores `value`. `order`: `Relaxed`, `Release` or `SeqCst` (`Acquire`/`AcqRel` panic).
     #[inline(always)]
     pub fn store(&self, value: T, order: Ordering) {
-        match order {
-            Ordering::Acquire => panic!("there is no such thing as an acquire store"),
-            Ordering::AcqRel => panic!("there is no such thing as an acquire-release store"),
-            // SAFETY: as for `rmw`.
-            _ => unsafe { S::store(self.at, value, order) },
+        // SAFETY: as for `rmw`.
+        unsafe {
+            match order {
+                Ordering::Acquire => panic!("there is no such thing as an acquire store"),
+                Ordering::AcqRel => panic!("there is no such thing as an acquire-release store"),
+                Ordering::Relaxed => S::store::<T, { ord::RELAXED }>(self.at, value),
+                Ordering::Release => S::store::<T, { ord::RELEASE }>(self.at, value),
+                _ => S::store::<T, { ord::SEQ_CST }>(self.at, value),
+            }
         }
     }
 
     /// Adds `value` (wrapping); the previous value.
     #[inline(always)]
     pub fn fetch_add(&self, value: T, order: Ordering) -> T {
-        self.rmw(Rmw::Add, value, order)
+        self.rmw::<{ op::ADD }>(value, order)
     }
 
     /// Subtracts `value` (wrapping); the previous value.
     #[inline(always)]
     pub fn fetch_sub(&self, value: T, order: Ordering) -> T {
-        self.rmw(Rmw::Sub, value, order)
+        self.rmw::<{ op::SUB }>(value, order)
     }
 
     /// Stores the smaller of the element and `value`; the previous value.
     #[inline(always)]
     pub fn fetch_min(&self, value: T, order: Ordering) -> T {
-        self.rmw(Rmw::Min, value, order)
+        self.rmw::<{ op::MIN }>(value, order)
     }
 
     /// Stores the larger of the element and `value`; the previous value.
     #[inline(always)]
     pub fn fetch_max(&self, value: T, order: Ordering) -> T {
-        self.rmw(Rmw::Max, value, order)
+        self.rmw::<{ op::MAX }>(value, order)
     }
 
     /// Bitwise and with `value`; the previous value.
     #[inline(always)]
     pub fn fetch_and(&self, value: T, order: Ordering) -> T {
-        self.rmw(Rmw::And, value, order)
+        self.rmw::<{ op::AND }>(value, order)
     }
 
     /// Bitwise or with `value`; the previous value.
     #[inline(always)]
     pub fn fetch_or(&self, value: T, order: Ordering) -> T {
-        self.rmw(Rmw::Or, value, order)
+        self.rmw::<{ op::OR }>(value, order)
     }
 
     /// Bitwise xor with `value`; the previous value.
     #[inline(always)]
     pub fn fetch_xor(&self, value: T, order: Ordering) -> T {
-        self.rmw(Rmw::Xor, value, order)
+        self.rmw::<{ op::XOR }>(value, order)
     }
 
     /// Stores `value`; the previous value.
     #[inline(always)]
     pub fn swap(&self, value: T, order: Ordering) -> T {
-        self.rmw(Rmw::Exchange, value, order)
+        self.rmw::<{ op::EXCHANGE }>(value, order)
     }
 
     /// Stores `new` if the element is `current`: `Ok(previous)` when it stored,
@@ -256,14 +277,27 @@ impl<T: AtomicWord, S: AtomicScope> Atomic<'_, T, S> {
         success: Ordering,
         failure: Ordering,
     ) -> Result<T, T> {
-        let order = cas_order(success, failure);
         // SAFETY: as for `rmw`.
-        let old = unsafe { S::cas(self.at, current, new, order) };
-        if old.to_bits() == current.to_bits() {
-            Ok(old)
-        } else {
-            Err(old)
-        }
+        let old = unsafe {
+            match cas_order(success, failure) {
+                Ordering::Relaxed => S::cas::<T, { ord::RELAXED }>(self.at, current, new),
+                Ordering::Acquire => S::cas::<T, { ord::ACQUIRE }>(self.at, current, new),
+                Ordering::Release => S::cas::<T, { ord::RELEASE }>(self.at, current, new),
+                Ordering::AcqRel => S::cas::<T, { ord::ACQ_REL }>(self.at, current, new),
+                _ => S::cas::<T, { ord::SEQ_CST }>(self.at, current, new),
+            }
+        };
+        exchanged(old, current)
+    }
+}
+
+/// `Ok(old)` when a compare-exchange that read `old` stored (`old` is `current`).
+#[inline(always)]
+fn exchanged<T: Word>(old: T, current: T) -> Result<T, T> {
+    if old.to_bits() == current.to_bits() {
+        Ok(old)
+    } else {
+        Err(old)
     }
 }
 
@@ -279,56 +313,65 @@ pub fn fence(order: Ordering) {
 }
 
 /// The relaxed `atomic_*` methods of `Global<T>` and `Shared<T, N>` (T = u32, i32), written
-/// once over `atomic(index)`.
+/// once: each is one relaxed instruction at scope `$scope` (no dispatch on an ordering) on
+/// `self.element(index)` (bounds-checked).
 macro_rules! relaxed_methods {
-    ($what:literal) => {
+    ($scope:ty, $what:literal) => {
         #[doc = concat!("Adds `value` to element `index` atomically (wrapping, relaxed, ", $what, "); the old value.")]
         #[inline(always)]
         pub fn atomic_add(&self, index: u32, value: T) -> T {
-            self.atomic(index).fetch_add(value, Ordering::Relaxed)
+            // SAFETY: `element` checks the index; the memory outlives the kernel.
+            unsafe { <$scope>::rmw::<T, { op::ADD }, { ord::RELAXED }>(self.element(index), value) }
         }
 
         #[doc = concat!("Stores the larger of element `index` and `value` atomically (relaxed, ", $what, "); the old value.")]
         #[inline(always)]
         pub fn atomic_max(&self, index: u32, value: T) -> T {
-            self.atomic(index).fetch_max(value, Ordering::Relaxed)
+            // SAFETY: `element` checks the index; the memory outlives the kernel.
+            unsafe { <$scope>::rmw::<T, { op::MAX }, { ord::RELAXED }>(self.element(index), value) }
         }
 
         #[doc = concat!("Stores the smaller of element `index` and `value` atomically (relaxed, ", $what, "); the old value.")]
         #[inline(always)]
         pub fn atomic_min(&self, index: u32, value: T) -> T {
-            self.atomic(index).fetch_min(value, Ordering::Relaxed)
+            // SAFETY: `element` checks the index; the memory outlives the kernel.
+            unsafe { <$scope>::rmw::<T, { op::MIN }, { ord::RELAXED }>(self.element(index), value) }
         }
 
         #[doc = concat!("Bitwise and of element `index` with `value`, atomically (relaxed, ", $what, "); the old value.")]
         #[inline(always)]
         pub fn atomic_and(&self, index: u32, value: T) -> T {
-            self.atomic(index).fetch_and(value, Ordering::Relaxed)
+            // SAFETY: `element` checks the index; the memory outlives the kernel.
+            unsafe { <$scope>::rmw::<T, { op::AND }, { ord::RELAXED }>(self.element(index), value) }
         }
 
         #[doc = concat!("Bitwise or of element `index` with `value`, atomically (relaxed, ", $what, "); the old value.")]
         #[inline(always)]
         pub fn atomic_or(&self, index: u32, value: T) -> T {
-            self.atomic(index).fetch_or(value, Ordering::Relaxed)
+            // SAFETY: `element` checks the index; the memory outlives the kernel.
+            unsafe { <$scope>::rmw::<T, { op::OR }, { ord::RELAXED }>(self.element(index), value) }
         }
 
         #[doc = concat!("Bitwise xor of element `index` with `value`, atomically (relaxed, ", $what, "); the old value.")]
         #[inline(always)]
         pub fn atomic_xor(&self, index: u32, value: T) -> T {
-            self.atomic(index).fetch_xor(value, Ordering::Relaxed)
+            // SAFETY: `element` checks the index; the memory outlives the kernel.
+            unsafe { <$scope>::rmw::<T, { op::XOR }, { ord::RELAXED }>(self.element(index), value) }
         }
 
         #[doc = concat!("Stores `value` in element `index` atomically (relaxed, ", $what, "); the old value.")]
         #[inline(always)]
         pub fn atomic_exchange(&self, index: u32, value: T) -> T {
-            self.atomic(index).swap(value, Ordering::Relaxed)
+            // SAFETY: `element` checks the index; the memory outlives the kernel.
+            unsafe { <$scope>::rmw::<T, { op::EXCHANGE }, { ord::RELAXED }>(self.element(index), value) }
         }
 
         #[doc = concat!("Stores `new` in element `index` if it is `current`, atomically (relaxed, ", $what, "): `Ok(old)` when it stored, `Err(old)` when not.")]
         #[inline(always)]
         pub fn atomic_compare_exchange(&self, index: u32, current: T, new: T) -> Result<T, T> {
-            self.atomic(index)
-                .compare_exchange(current, new, Ordering::Relaxed, Ordering::Relaxed)
+            // SAFETY: as for `atomic_add`.
+            let old = unsafe { <$scope>::cas::<T, { ord::RELAXED }>(self.element(index), current, new) };
+            exchanged(old, current)
         }
     };
 }
@@ -342,7 +385,7 @@ impl<T: AtomicWord> arch::Global<T> {
         unsafe { Atomic::from_ptr(self.element(index)) }
     }
 
-    relaxed_methods!("device scope");
+    relaxed_methods!(DeviceScope, "device scope");
 }
 
 impl arch::Global<f32> {
@@ -365,7 +408,7 @@ impl<T: AtomicWord, const N: usize> arch::Shared<T, N> {
         unsafe { Atomic::from_ptr(self.element(index)) }
     }
 
-    relaxed_methods!("workgroup scope");
+    relaxed_methods!(WorkgroupScope, "workgroup scope");
 
     /// `atomic_add` without the bounds check.
     ///
@@ -375,8 +418,10 @@ impl<T: AtomicWord, const N: usize> arch::Shared<T, N> {
     pub unsafe fn atomic_add_unchecked(&self, index: u32, value: T) -> T {
         // SAFETY: the caller's contract (index < N).
         unsafe {
-            Atomic::<T, WorkgroupScope>::from_ptr(self.element_unchecked(index))
-                .fetch_add(value, Ordering::Relaxed)
+            WorkgroupScope::rmw::<T, { op::ADD }, { ord::RELAXED }>(
+                self.element_unchecked(index),
+                value,
+            )
         }
     }
 }

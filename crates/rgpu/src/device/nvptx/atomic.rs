@@ -19,7 +19,7 @@ use core::arch::asm;
 use core::marker::PhantomData;
 use core::sync::atomic::Ordering;
 
-use super::super::atomic::Rmw;
+use super::super::atomic::{op, ord};
 use super::super::Word;
 
 /// An element's address: a generic address of global memory or a shared-window address.
@@ -92,10 +92,10 @@ macro_rules! ptx {
 macro_rules! atom {
     ($space:ident, $order:expr, $tail:literal, $address:expr, $($operands:tt)*) => {
         match $order {
-            Ordering::Relaxed => ptx!($space, no, "atom.relaxed", $tail, $address, $($operands)*),
-            Ordering::Acquire => ptx!($space, no, "atom.acquire", $tail, $address, $($operands)*),
-            Ordering::Release => ptx!($space, no, "atom.release", $tail, $address, $($operands)*),
-            Ordering::AcqRel => ptx!($space, no, "atom.acq_rel", $tail, $address, $($operands)*),
+            ord::RELAXED => ptx!($space, no, "atom.relaxed", $tail, $address, $($operands)*),
+            ord::ACQUIRE => ptx!($space, no, "atom.acquire", $tail, $address, $($operands)*),
+            ord::RELEASE => ptx!($space, no, "atom.release", $tail, $address, $($operands)*),
+            ord::ACQ_REL => ptx!($space, no, "atom.acq_rel", $tail, $address, $($operands)*),
             _ => ptx!($space, sc, "atom.acq_rel", $tail, $address, $($operands)*),
         }
     };
@@ -107,15 +107,15 @@ macro_rules! space {
     ($space:ident, $load:ident, $store:ident, $rmw:ident, $cas:ident) => {
         /// An atomic load (`Relaxed`, `Acquire` or `SeqCst`).
         #[inline(always)]
-        unsafe fn $load(address: u64, order: Ordering) -> u32 {
+        unsafe fn $load(address: u64, order: u8) -> u32 {
             let value: u32;
             // SAFETY: the caller's: `address` is an element of this space's memory.
             unsafe {
                 match order {
-                    Ordering::Relaxed => {
+                    ord::RELAXED => {
                         ptx!($space, no, "ld.relaxed", "b32 {v}, [%rgpu_a];", address, v = out(reg32) value,)
                     }
-                    Ordering::Acquire => {
+                    ord::ACQUIRE => {
                         ptx!($space, no, "ld.acquire", "b32 {v}, [%rgpu_a];", address, v = out(reg32) value,)
                     }
                     _ => ptx!($space, sc, "ld.acquire", "b32 {v}, [%rgpu_a];", address, v = out(reg32) value,),
@@ -126,14 +126,14 @@ macro_rules! space {
 
         /// An atomic store (`Relaxed`, `Release` or `SeqCst`).
         #[inline(always)]
-        unsafe fn $store(address: u64, value: u32, order: Ordering) {
+        unsafe fn $store(address: u64, value: u32, order: u8) {
             // SAFETY: as for the load.
             unsafe {
                 match order {
-                    Ordering::Relaxed => {
+                    ord::RELAXED => {
                         ptx!($space, no, "st.relaxed", "b32 [%rgpu_a], {v};", address, v = in(reg32) value,)
                     }
-                    Ordering::Release => {
+                    ord::RELEASE => {
                         ptx!($space, no, "st.release", "b32 [%rgpu_a], {v};", address, v = in(reg32) value,)
                     }
                     _ => ptx!($space, sc, "st.release", "b32 [%rgpu_a], {v};", address, v = in(reg32) value,),
@@ -143,21 +143,21 @@ macro_rules! space {
 
         /// A read-modify-write; the old bits.
         #[inline(always)]
-        unsafe fn $rmw(address: u64, op: Rmw, value: u32, signed: bool, order: Ordering) -> u32 {
+        unsafe fn $rmw(address: u64, op: u8, value: u32, signed: bool, order: u8) -> u32 {
             let old: u32;
             // SAFETY: as for the load.
             unsafe {
                 match (op, signed) {
-                    (Rmw::Add, _) => atom!($space, order, "add.u32 {o}, [%rgpu_a], {v};", address, o = out(reg32) old, v = in(reg32) value,),
-                    (Rmw::Sub, _) => atom!($space, order, "add.u32 {o}, [%rgpu_a], {v};", address, o = out(reg32) old, v = in(reg32) value.wrapping_neg(),),
-                    (Rmw::And, _) => atom!($space, order, "and.b32 {o}, [%rgpu_a], {v};", address, o = out(reg32) old, v = in(reg32) value,),
-                    (Rmw::Or, _) => atom!($space, order, "or.b32 {o}, [%rgpu_a], {v};", address, o = out(reg32) old, v = in(reg32) value,),
-                    (Rmw::Xor, _) => atom!($space, order, "xor.b32 {o}, [%rgpu_a], {v};", address, o = out(reg32) old, v = in(reg32) value,),
-                    (Rmw::Exchange, _) => atom!($space, order, "exch.b32 {o}, [%rgpu_a], {v};", address, o = out(reg32) old, v = in(reg32) value,),
-                    (Rmw::Min, false) => atom!($space, order, "min.u32 {o}, [%rgpu_a], {v};", address, o = out(reg32) old, v = in(reg32) value,),
-                    (Rmw::Min, true) => atom!($space, order, "min.s32 {o}, [%rgpu_a], {v};", address, o = out(reg32) old, v = in(reg32) value,),
-                    (Rmw::Max, false) => atom!($space, order, "max.u32 {o}, [%rgpu_a], {v};", address, o = out(reg32) old, v = in(reg32) value,),
-                    (Rmw::Max, true) => atom!($space, order, "max.s32 {o}, [%rgpu_a], {v};", address, o = out(reg32) old, v = in(reg32) value,),
+                    (op::ADD, _) => atom!($space, order, "add.u32 {o}, [%rgpu_a], {v};", address, o = out(reg32) old, v = in(reg32) value,),
+                    (op::SUB, _) => atom!($space, order, "add.u32 {o}, [%rgpu_a], {v};", address, o = out(reg32) old, v = in(reg32) value.wrapping_neg(),),
+                    (op::AND, _) => atom!($space, order, "and.b32 {o}, [%rgpu_a], {v};", address, o = out(reg32) old, v = in(reg32) value,),
+                    (op::OR, _) => atom!($space, order, "or.b32 {o}, [%rgpu_a], {v};", address, o = out(reg32) old, v = in(reg32) value,),
+                    (op::XOR, _) => atom!($space, order, "xor.b32 {o}, [%rgpu_a], {v};", address, o = out(reg32) old, v = in(reg32) value,),
+                    (op::EXCHANGE, _) => atom!($space, order, "exch.b32 {o}, [%rgpu_a], {v};", address, o = out(reg32) old, v = in(reg32) value,),
+                    (op::MIN, false) => atom!($space, order, "min.u32 {o}, [%rgpu_a], {v};", address, o = out(reg32) old, v = in(reg32) value,),
+                    (op::MIN, true) => atom!($space, order, "min.s32 {o}, [%rgpu_a], {v};", address, o = out(reg32) old, v = in(reg32) value,),
+                    (op::MAX, true) => atom!($space, order, "max.s32 {o}, [%rgpu_a], {v};", address, o = out(reg32) old, v = in(reg32) value,),
+                    _ => atom!($space, order, "max.u32 {o}, [%rgpu_a], {v};", address, o = out(reg32) old, v = in(reg32) value,),
                 }
             }
             old
@@ -165,7 +165,7 @@ macro_rules! space {
 
         /// `atom.cas`: stores `new` if the element is `current`; the old bits.
         #[inline(always)]
-        unsafe fn $cas(address: u64, current: u32, new: u32, order: Ordering) -> u32 {
+        unsafe fn $cas(address: u64, current: u32, new: u32, order: u8) -> u32 {
             let old: u32;
             // SAFETY: as for the load.
             unsafe {
@@ -188,51 +188,51 @@ pub trait AtomicOps: Word {
 
     #[doc(hidden)]
     #[inline(always)]
-    unsafe fn load_device(at: Ptr<Self>, order: Ordering) -> Self {
+    unsafe fn load_device<const ORD: u8>(at: Ptr<Self>) -> Self {
         // SAFETY: the caller's (an element of global memory).
-        Self::from_bits(unsafe { load_global(at.address, order) })
+        Self::from_bits(unsafe { load_global(at.address, ORD) })
     }
     #[doc(hidden)]
     #[inline(always)]
-    unsafe fn store_device(at: Ptr<Self>, value: Self, order: Ordering) {
+    unsafe fn store_device<const ORD: u8>(at: Ptr<Self>, value: Self) {
         // SAFETY: as for `load_device`.
-        unsafe { store_global(at.address, value.to_bits(), order) }
+        unsafe { store_global(at.address, value.to_bits(), ORD) }
     }
     #[doc(hidden)]
     #[inline(always)]
-    unsafe fn rmw_device(at: Ptr<Self>, op: Rmw, value: Self, order: Ordering) -> Self {
+    unsafe fn rmw_device<const OP: u8, const ORD: u8>(at: Ptr<Self>, value: Self) -> Self {
         // SAFETY: as for `load_device`.
-        Self::from_bits(unsafe { rmw_global(at.address, op, value.to_bits(), Self::SIGNED, order) })
+        Self::from_bits(unsafe { rmw_global(at.address, OP, value.to_bits(), Self::SIGNED, ORD) })
     }
     #[doc(hidden)]
     #[inline(always)]
-    unsafe fn cas_device(at: Ptr<Self>, current: Self, new: Self, order: Ordering) -> Self {
+    unsafe fn cas_device<const ORD: u8>(at: Ptr<Self>, current: Self, new: Self) -> Self {
         // SAFETY: as for `load_device`.
-        Self::from_bits(unsafe { cas_global(at.address, current.to_bits(), new.to_bits(), order) })
+        Self::from_bits(unsafe { cas_global(at.address, current.to_bits(), new.to_bits(), ORD) })
     }
     #[doc(hidden)]
     #[inline(always)]
-    unsafe fn load_workgroup(at: Ptr<Self>, order: Ordering) -> Self {
+    unsafe fn load_workgroup<const ORD: u8>(at: Ptr<Self>) -> Self {
         // SAFETY: the caller's (an element of this workgroup's shared memory).
-        Self::from_bits(unsafe { load_shared(at.address, order) })
+        Self::from_bits(unsafe { load_shared(at.address, ORD) })
     }
     #[doc(hidden)]
     #[inline(always)]
-    unsafe fn store_workgroup(at: Ptr<Self>, value: Self, order: Ordering) {
+    unsafe fn store_workgroup<const ORD: u8>(at: Ptr<Self>, value: Self) {
         // SAFETY: as for `load_workgroup`.
-        unsafe { store_shared(at.address, value.to_bits(), order) }
+        unsafe { store_shared(at.address, value.to_bits(), ORD) }
     }
     #[doc(hidden)]
     #[inline(always)]
-    unsafe fn rmw_workgroup(at: Ptr<Self>, op: Rmw, value: Self, order: Ordering) -> Self {
+    unsafe fn rmw_workgroup<const OP: u8, const ORD: u8>(at: Ptr<Self>, value: Self) -> Self {
         // SAFETY: as for `load_workgroup`.
-        Self::from_bits(unsafe { rmw_shared(at.address, op, value.to_bits(), Self::SIGNED, order) })
+        Self::from_bits(unsafe { rmw_shared(at.address, OP, value.to_bits(), Self::SIGNED, ORD) })
     }
     #[doc(hidden)]
     #[inline(always)]
-    unsafe fn cas_workgroup(at: Ptr<Self>, current: Self, new: Self, order: Ordering) -> Self {
+    unsafe fn cas_workgroup<const ORD: u8>(at: Ptr<Self>, current: Self, new: Self) -> Self {
         // SAFETY: as for `load_workgroup`.
-        Self::from_bits(unsafe { cas_shared(at.address, current.to_bits(), new.to_bits(), order) })
+        Self::from_bits(unsafe { cas_shared(at.address, current.to_bits(), new.to_bits(), ORD) })
     }
 }
 

@@ -8,7 +8,7 @@ use core::sync::atomic::Ordering;
 
 use cuda_std::atomic::{intrinsics, mid};
 
-use super::super::atomic::Rmw;
+use super::super::atomic::{op, ord};
 
 /// An element's generic address.
 #[doc(hidden)]
@@ -22,44 +22,47 @@ macro_rules! scope_ops {
      exch: $exch:path, min: $min:path, max: $max:path,
      cas: [$cas_relaxed:path, $cas_acquire:path, $cas_release:path, $cas_acqrel:path]) => {
         #[inline(always)]
-        unsafe fn $load(at: Ptr<Self>, order: Ordering) -> Self {
+        unsafe fn $load<const ORD: u8>(at: Ptr<Self>) -> Self {
+            let order = ordering(ORD);
             // SAFETY: the caller's: `at` is an element of this scope's memory (a 32-bit word,
             // read as cuda_std's `u32` load).
             unsafe { $mload(at as *mut u32, order) as $ty }
         }
 
         #[inline(always)]
-        unsafe fn $store(at: Ptr<Self>, value: Self, order: Ordering) {
+        unsafe fn $store<const ORD: u8>(at: Ptr<Self>, value: Self) {
+            let order = ordering(ORD);
             // SAFETY: as for the load.
             unsafe { $mstore(at as *mut u32, order, value as u32) }
         }
 
         #[inline(always)]
-        unsafe fn $rmw(at: Ptr<Self>, op: Rmw, value: Self, order: Ordering) -> Self {
+        unsafe fn $rmw<const OP: u8, const ORD: u8>(at: Ptr<Self>, value: Self) -> Self {
+            let order = ordering(ORD);
             // SAFETY: as for the load.
             unsafe {
-                match op {
-                    Rmw::Add => $add(at, order, value),
-                    Rmw::Sub => $sub(at, order, value),
-                    Rmw::And => $and(at, order, value),
-                    Rmw::Or => $or(at, order, value),
-                    Rmw::Xor => $xor(at, order, value),
-                    Rmw::Exchange => $exch(at, order, value),
-                    Rmw::Min => $min(at, order, value),
-                    Rmw::Max => $max(at, order, value),
+                match OP {
+                    op::ADD => $add(at, order, value),
+                    op::SUB => $sub(at, order, value),
+                    op::AND => $and(at, order, value),
+                    op::OR => $or(at, order, value),
+                    op::XOR => $xor(at, order, value),
+                    op::EXCHANGE => $exch(at, order, value),
+                    op::MIN => $min(at, order, value),
+                    _ => $max(at, order, value),
                 }
             }
         }
 
         #[inline(always)]
-        unsafe fn $cas(at: Ptr<Self>, current: Self, new: Self, order: Ordering) -> Self {
+        unsafe fn $cas<const ORD: u8>(at: Ptr<Self>, current: Self, new: Self) -> Self {
             // SAFETY: as for the load. `atom.cas`'s operands: compare, then new.
             unsafe {
-                match order {
-                    Ordering::Relaxed => $cas_relaxed(at, current, new),
-                    Ordering::Acquire => $cas_acquire(at, current, new),
-                    Ordering::Release => $cas_release(at, current, new),
-                    Ordering::AcqRel => $cas_acqrel(at, current, new),
+                match ORD {
+                    ord::RELAXED => $cas_relaxed(at, current, new),
+                    ord::ACQUIRE => $cas_acquire(at, current, new),
+                    ord::RELEASE => $cas_release(at, current, new),
+                    ord::ACQ_REL => $cas_acqrel(at, current, new),
                     _ => {
                         $fence(Ordering::SeqCst);
                         $cas_acqrel(at, current, new)
@@ -70,26 +73,38 @@ macro_rules! scope_ops {
     };
 }
 
+/// `Ordering` of an `atomic::ord` constant (cuda_std takes the value).
+#[inline(always)]
+fn ordering(code: u8) -> Ordering {
+    match code {
+        ord::RELAXED => Ordering::Relaxed,
+        ord::ACQUIRE => Ordering::Acquire,
+        ord::RELEASE => Ordering::Release,
+        ord::ACQ_REL => Ordering::AcqRel,
+        _ => Ordering::SeqCst,
+    }
+}
+
 /// The codegen's atomics on one element type (`Global`: device scope, `Shared`: block
-/// scope).
+/// scope); `OP` and `ORD` are `atomic::op` and `atomic::ord` constants.
 #[doc(hidden)]
 pub trait AtomicOps: Sized {
     #[doc(hidden)]
-    unsafe fn load_device(at: Ptr<Self>, order: Ordering) -> Self;
+    unsafe fn load_device<const ORD: u8>(at: Ptr<Self>) -> Self;
     #[doc(hidden)]
-    unsafe fn store_device(at: Ptr<Self>, value: Self, order: Ordering);
+    unsafe fn store_device<const ORD: u8>(at: Ptr<Self>, value: Self);
     #[doc(hidden)]
-    unsafe fn rmw_device(at: Ptr<Self>, op: Rmw, value: Self, order: Ordering) -> Self;
+    unsafe fn rmw_device<const OP: u8, const ORD: u8>(at: Ptr<Self>, value: Self) -> Self;
     #[doc(hidden)]
-    unsafe fn cas_device(at: Ptr<Self>, current: Self, new: Self, order: Ordering) -> Self;
+    unsafe fn cas_device<const ORD: u8>(at: Ptr<Self>, current: Self, new: Self) -> Self;
     #[doc(hidden)]
-    unsafe fn load_workgroup(at: Ptr<Self>, order: Ordering) -> Self;
+    unsafe fn load_workgroup<const ORD: u8>(at: Ptr<Self>) -> Self;
     #[doc(hidden)]
-    unsafe fn store_workgroup(at: Ptr<Self>, value: Self, order: Ordering);
+    unsafe fn store_workgroup<const ORD: u8>(at: Ptr<Self>, value: Self);
     #[doc(hidden)]
-    unsafe fn rmw_workgroup(at: Ptr<Self>, op: Rmw, value: Self, order: Ordering) -> Self;
+    unsafe fn rmw_workgroup<const OP: u8, const ORD: u8>(at: Ptr<Self>, value: Self) -> Self;
     #[doc(hidden)]
-    unsafe fn cas_workgroup(at: Ptr<Self>, current: Self, new: Self, order: Ordering) -> Self;
+    unsafe fn cas_workgroup<const ORD: u8>(at: Ptr<Self>, current: Self, new: Self) -> Self;
 }
 
 impl AtomicOps for u32 {

@@ -30,7 +30,7 @@ use spirv_std::arch::{
 };
 use spirv_std::memory::Semantics;
 
-use super::super::atomic::Rmw;
+use super::super::atomic::{op, ord};
 use super::{DEVICE, RELAXED, WORKGROUP};
 
 /// An element of a storage buffer or of the workgroup array.
@@ -45,13 +45,14 @@ const ACQ_REL: u32 = Semantics::ACQUIRE_RELEASE.bits()
     | Semantics::MAKE_AVAILABLE.bits()
     | Semantics::MAKE_VISIBLE.bits();
 
-/// `$func::<T, $scope, SEMANTICS>($args)` with `order`'s semantics on `$storage`.
+/// `$func::<T, $scope, SEMANTICS>($args)` with the semantics of the ordering `$order` (a
+/// const generic: the `match` is resolved when the function is instantiated).
 macro_rules! ordered {
     ($order:expr, $func:ident, $ty:ty, $scope:ident, $storage:ident, ($($args:expr),*)) => {
         match $order {
-            Ordering::Relaxed => $func::<$ty, $scope, RELAXED>($($args),*),
-            Ordering::Acquire => $func::<$ty, $scope, { ACQUIRE | $storage }>($($args),*),
-            Ordering::Release => $func::<$ty, $scope, { RELEASE | $storage }>($($args),*),
+            ord::RELAXED => $func::<$ty, $scope, RELAXED>($($args),*),
+            ord::ACQUIRE => $func::<$ty, $scope, { ACQUIRE | $storage }>($($args),*),
+            ord::RELEASE => $func::<$ty, $scope, { RELEASE | $storage }>($($args),*),
             _ => $func::<$ty, $scope, { ACQ_REL | $storage }>($($args),*),
         }
     };
@@ -62,84 +63,70 @@ macro_rules! scope_ops {
     ($ty:ty, $min:ident, $max:ident, $scope:ident, $storage:ident,
      $load:ident, $store:ident, $rmw:ident, $cas:ident) => {
         #[inline(always)]
-        unsafe fn $load(at: Ptr<Self>, order: Ordering) -> Self {
+        unsafe fn $load<const ORD: u8>(at: Ptr<Self>) -> Self {
             // SAFETY: the caller's: `at` is an element of this scope's memory.
             unsafe {
-                match order {
-                    Ordering::Relaxed => atomic_load::<$ty, $scope, RELAXED>(&*at),
+                match ORD {
+                    ord::RELAXED => atomic_load::<$ty, $scope, RELAXED>(&*at),
                     _ => atomic_load::<$ty, $scope, { ACQUIRE | $storage }>(&*at),
                 }
             }
         }
 
         #[inline(always)]
-        unsafe fn $store(at: Ptr<Self>, value: Self, order: Ordering) {
+        unsafe fn $store<const ORD: u8>(at: Ptr<Self>, value: Self) {
             // SAFETY: as for the load.
             unsafe {
-                match order {
-                    Ordering::Relaxed => atomic_store::<$ty, $scope, RELAXED>(&mut *at, value),
+                match ORD {
+                    ord::RELAXED => atomic_store::<$ty, $scope, RELAXED>(&mut *at, value),
                     _ => atomic_store::<$ty, $scope, { RELEASE | $storage }>(&mut *at, value),
                 }
             }
         }
 
         #[inline(always)]
-        unsafe fn $rmw(at: Ptr<Self>, op: Rmw, value: Self, order: Ordering) -> Self {
+        unsafe fn $rmw<const OP: u8, const ORD: u8>(at: Ptr<Self>, value: Self) -> Self {
             // SAFETY: as for the load.
             unsafe {
-                match op {
-                    Rmw::Add => ordered!(
-                        order,
-                        atomic_i_add,
-                        $ty,
-                        $scope,
-                        $storage,
-                        (&mut *at, value)
-                    ),
-                    Rmw::Sub => ordered!(
-                        order,
-                        atomic_i_sub,
-                        $ty,
-                        $scope,
-                        $storage,
-                        (&mut *at, value)
-                    ),
-                    Rmw::And => {
-                        ordered!(order, atomic_and, $ty, $scope, $storage, (&mut *at, value))
+                match OP {
+                    op::ADD => {
+                        ordered!(ORD, atomic_i_add, $ty, $scope, $storage, (&mut *at, value))
                     }
-                    Rmw::Or => ordered!(order, atomic_or, $ty, $scope, $storage, (&mut *at, value)),
-                    Rmw::Xor => {
-                        ordered!(order, atomic_xor, $ty, $scope, $storage, (&mut *at, value))
+                    op::SUB => {
+                        ordered!(ORD, atomic_i_sub, $ty, $scope, $storage, (&mut *at, value))
                     }
-                    Rmw::Exchange => ordered!(
-                        order,
+                    op::AND => ordered!(ORD, atomic_and, $ty, $scope, $storage, (&mut *at, value)),
+                    op::OR => ordered!(ORD, atomic_or, $ty, $scope, $storage, (&mut *at, value)),
+                    op::XOR => ordered!(ORD, atomic_xor, $ty, $scope, $storage, (&mut *at, value)),
+                    op::EXCHANGE => ordered!(
+                        ORD,
                         atomic_exchange,
                         $ty,
                         $scope,
                         $storage,
                         (&mut *at, value)
                     ),
-                    Rmw::Min => ordered!(order, $min, $ty, $scope, $storage, (&mut *at, value)),
-                    Rmw::Max => ordered!(order, $max, $ty, $scope, $storage, (&mut *at, value)),
+                    op::MIN => ordered!(ORD, $min, $ty, $scope, $storage, (&mut *at, value)),
+                    _ => ordered!(ORD, $max, $ty, $scope, $storage, (&mut *at, value)),
                 }
             }
         }
 
         #[inline(always)]
-        unsafe fn $cas(at: Ptr<Self>, current: Self, new: Self, order: Ordering) -> Self {
+        unsafe fn $cas<const ORD: u8>(at: Ptr<Self>, current: Self, new: Self) -> Self {
             // SAFETY: as for the load. spirv-std's operands: pointer, value, comparator.
             unsafe {
-                match order {
-                    Ordering::Relaxed => atomic_compare_exchange::<$ty, $scope, RELAXED, RELAXED>(
+                match ORD {
+                    ord::RELAXED => atomic_compare_exchange::<$ty, $scope, RELAXED, RELAXED>(
                         &mut *at, new, current,
                     ),
-                    Ordering::Acquire => atomic_compare_exchange::<
+                    ord::ACQUIRE => atomic_compare_exchange::<
                         $ty,
                         $scope,
                         { ACQUIRE | $storage },
                         { ACQUIRE | $storage },
                     >(&mut *at, new, current),
-                    Ordering::Release => {
+                    ord::RELEASE => {
                         atomic_compare_exchange::<$ty, $scope, { RELEASE | $storage }, RELAXED>(
                             &mut *at, new, current,
                         )
@@ -157,25 +144,25 @@ macro_rules! scope_ops {
 }
 
 /// The codegen's atomics on one element type (`Global`: queue-family scope, `Shared`:
-/// workgroup scope).
+/// workgroup scope); `OP` and `ORD` are `atomic::op` and `atomic::ord` constants.
 #[doc(hidden)]
 pub trait AtomicOps: Sized {
     #[doc(hidden)]
-    unsafe fn load_device(at: Ptr<Self>, order: Ordering) -> Self;
+    unsafe fn load_device<const ORD: u8>(at: Ptr<Self>) -> Self;
     #[doc(hidden)]
-    unsafe fn store_device(at: Ptr<Self>, value: Self, order: Ordering);
+    unsafe fn store_device<const ORD: u8>(at: Ptr<Self>, value: Self);
     #[doc(hidden)]
-    unsafe fn rmw_device(at: Ptr<Self>, op: Rmw, value: Self, order: Ordering) -> Self;
+    unsafe fn rmw_device<const OP: u8, const ORD: u8>(at: Ptr<Self>, value: Self) -> Self;
     #[doc(hidden)]
-    unsafe fn cas_device(at: Ptr<Self>, current: Self, new: Self, order: Ordering) -> Self;
+    unsafe fn cas_device<const ORD: u8>(at: Ptr<Self>, current: Self, new: Self) -> Self;
     #[doc(hidden)]
-    unsafe fn load_workgroup(at: Ptr<Self>, order: Ordering) -> Self;
+    unsafe fn load_workgroup<const ORD: u8>(at: Ptr<Self>) -> Self;
     #[doc(hidden)]
-    unsafe fn store_workgroup(at: Ptr<Self>, value: Self, order: Ordering);
+    unsafe fn store_workgroup<const ORD: u8>(at: Ptr<Self>, value: Self);
     #[doc(hidden)]
-    unsafe fn rmw_workgroup(at: Ptr<Self>, op: Rmw, value: Self, order: Ordering) -> Self;
+    unsafe fn rmw_workgroup<const OP: u8, const ORD: u8>(at: Ptr<Self>, value: Self) -> Self;
     #[doc(hidden)]
-    unsafe fn cas_workgroup(at: Ptr<Self>, current: Self, new: Self, order: Ordering) -> Self;
+    unsafe fn cas_workgroup<const ORD: u8>(at: Ptr<Self>, current: Self, new: Self) -> Self;
 }
 
 macro_rules! atomic_ops {
