@@ -695,8 +695,7 @@ def test_narrow_constants_read_only_by_conversions_go_with_their_type(tmp_path: 
     text = MODULE.format(
         caps="OpCapability Int8",
         types="%uchar = OpTypeInt 8 0\n%int = OpTypeInt 32 1",
-        consts=result_consts(3)
-        + "\n%k2 = OpConstant %uchar 2\n%k200 = OpConstant %uchar 200",
+        consts=result_consts(3) + "\n%k2 = OpConstant %uchar 2\n%k200 = OpConstant %uchar 200",
         functions="",
         body=CONSTANT_SELECTOR,
     )
