@@ -48,6 +48,17 @@ SUBGROUP_OPS = frozenset(range(333, 367))
 # Scalar and vector float arithmetic (SPIR-V 3.52.13): OpFNegate, OpFAdd, OpFSub, OpFMul,
 # OpFDiv, OpFRem, OpFMod, OpVectorTimesScalar, OpDot.
 FLOAT_ARITHMETIC_OPS = frozenset({127, 129, 131, 133, 136, 140, 141, 142, 148})
+OP_CONSTANT = 43
+OP_MEMORY_BARRIER = 225
+OP_ATOMIC_STORE = 228
+OP_ATOMIC_COMPARE_EXCHANGE = 230
+OP_ATOMIC_F_ADD = 6035
+# The atomics whose memory semantics are word 5 (result type, result, pointer, scope,
+# semantics): OpAtomicLoad, OpAtomicExchange, OpAtomicIIncrement .. OpAtomicXor, and the
+# float ones (OpAtomicFMinEXT, OpAtomicFMaxEXT, OpAtomicFAddEXT).
+ATOMICS_SEMANTICS_5 = frozenset({227, 229, *range(232, 243), 5614, 5615, OP_ATOMIC_F_ADD})
+# Memory semantics bits that order (Acquire, Release, AcquireRelease, SequentiallyConsistent).
+ORDERING_BITS = 0x2 | 0x4 | 0x8 | 0x10
 # Paths that are not the user's: the standard library, crates from the registry (spirv-std,
 # libm), rgpu's crates vendored into the workspace.
 NOT_THE_USERS = ("/.cargo/registry/", "/.rustup/", "/rustlib/src/", "/vendor/rgpu-")
@@ -77,6 +88,7 @@ class Sources:
         self.entries: dict[str, int] = {}
         self.types: dict[int, tuple[int, ...]] = {}
         self.functions: dict[int, tuple[int, int]] = {}  # id -> (first, end) indices
+        self.constants: dict[int, int] = {}  # 32-bit scalar OpConstant id -> its value
         start = 0
         for index, inst in enumerate(self.insts):
             op = opcode(inst)
@@ -86,6 +98,8 @@ class Sources:
                 self.entries[literal_string(inst, 3)] = inst[2]
             elif op in TYPE_OPS and len(inst) > 1:
                 self.types[inst[1]] = inst
+            elif op == OP_CONSTANT and len(inst) == 4:
+                self.constants[inst[2]] = inst[3]
             elif op == OP_FUNCTION:
                 start = index
             elif op == OP_FUNCTION_END:
@@ -181,6 +195,30 @@ class Sources:
             return False
         return self.first(kernel, wanted) or True
 
+    def ordered(self, inst: tuple[int, ...]) -> bool:
+        """Whether an instruction is an atomic or a memory barrier (a fence) whose memory
+        semantics order other accesses (acquire, release): what naga drops. Workgroup barriers
+        (OpControlBarrier) are not: naga keeps them."""
+        op = opcode(inst)
+        if op in ATOMICS_SEMANTICS_5 and len(inst) > 5:
+            words = [inst[5]]
+        elif op == OP_ATOMIC_COMPARE_EXCHANGE and len(inst) > 6:
+            words = [inst[5], inst[6]]
+        elif op == OP_ATOMIC_STORE and len(inst) > 3:
+            words = [inst[3]]
+        elif op == OP_MEMORY_BARRIER and len(inst) > 2:
+            words = [inst[2]]
+        else:
+            return False
+        return any(self.constants.get(w, 0) & ORDERING_BITS for w in words)
+
+    def ordered_atomics(self, kernel: str) -> bool:
+        """Whether the kernel has an atomic (or fence) with an acquire or release ordering.
+        rust-gpu inlines no MIR: a kernel that calls `Atomic`'s methods keeps an instruction
+        for each ordering behind a switch on the constant it passes, so one that passes only
+        `Relaxed` counts too (the relaxed `atomic_*` methods have no such switch)."""
+        return self.uses(kernel, self.ordered)
+
     def holds(self, type_id: int, scalar: Callable[[tuple[int, ...]], bool]) -> bool:
         """Whether a type is, or contains (members, elements, pointee), a scalar `scalar`
         accepts."""
@@ -237,6 +275,16 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("16-bit integers (u16/i16)", "SHADER_INT16", _scalar(OP_TYPE_INT, 16)),
     Construct("f16", "FLOAT16", _scalar(OP_TYPE_FLOAT, 16)),
     Construct("8-bit integers (u8/i8)", "scalar width 1", _scalar(OP_TYPE_INT, 8)),
+    Construct(
+        "atomics with acquire/release orderings",
+        "memory orderings",
+        lambda sources, kernel: sources.first(kernel, sources.ordered),
+    ),
+    Construct(
+        "f32 atomics",
+        "SHADER_FLOAT32_ATOMIC",
+        lambda sources, kernel: sources.first(kernel, lambda i: opcode(i) == OP_ATOMIC_F_ADD),
+    ),
     Construct(
         "subgroup operations",
         "SUBGROUP",
