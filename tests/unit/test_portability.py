@@ -340,6 +340,71 @@ def test_ordered_atomics_lose_the_naga_platforms_relaxed_ones_keep_them(tmp_path
     assert portability.weakened(ok, None) == ok  # no raw module: nothing to read
 
 
+# rust-gpu's form of `Atomic::store(v, order)` (no MIR inlining): a switch on the constant
+# ordering's 8-bit discriminant, one atomic per arm. `pick(K)` selects arm K: 0 is the
+# relaxed store, 2 the release one.
+SWITCHED_MODULE = """OpCapability Shader
+OpCapability Int8
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %f "store" %buf
+OpExecutionMode %f LocalSize 1 1 1
+OpDecorate %blk Block
+OpMemberDecorate %blk 0 Offset 0
+OpDecorate %buf DescriptorSet 0
+OpDecorate %buf Binding 0
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%uint = OpTypeInt 32 0
+%int = OpTypeInt 32 1
+%uchar = OpTypeInt 8 0
+%blk = OpTypeStruct %uint
+%pblk = OpTypePointer StorageBuffer %blk
+%pu = OpTypePointer StorageBuffer %uint
+%buf = OpVariable %pblk StorageBuffer
+%u0 = OpConstant %uint 0
+%u1 = OpConstant %uint 1
+%scope = OpConstant %uint 5
+%release = OpConstant %uint 68
+%order = OpConstant %uchar {pick}
+%f = OpFunction %void None %fn
+%entry = OpLabel
+%w = OpAccessChain %pu %buf %u0
+%sel = OpSConvert %int %order
+OpSelectionMerge %merge None
+OpSwitch %sel %other 0 %relaxed 2 %rel
+%relaxed = OpLabel
+OpAtomicStore %w %scope %u0 %u1
+OpBranch %merge
+%rel = OpLabel
+OpAtomicStore %w %scope %release %u1
+OpBranch %merge
+%other = OpLabel
+OpBranch %merge
+%merge = OpLabel
+OpReturn
+OpFunctionEnd
+"""
+
+
+@pytest.mark.skipif(shutil.which("spirv-as") is None, reason="spirv-as: scripts/setup-test-env.sh")
+@pytest.mark.parametrize(("pick", "ordered"), [(0, False), (2, True), (7, False)])
+def test_a_switch_on_a_constant_ordering_counts_only_its_case(
+    pick: int, ordered: bool, tmp_path: Path
+) -> None:
+    from rgpu.artifacts.spirv_sources import Sources
+
+    (tmp_path / "m.spvasm").write_text(SWITCHED_MODULE.format(pick=pick))
+    raw = tmp_path / "m.spv"
+    made = subprocess.run(
+        ["spirv-as", "--target-env", "vulkan1.2", str(tmp_path / "m.spvasm"), "-o", str(raw)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert made.returncode == 0, made.stderr
+    assert Sources(raw.read_bytes()).ordered_atomics("store") is ordered
+
+
 def test_what_to_change_follows_nagas_message() -> None:
     width = "Type [3] '' is invalid: The Uint scalar width 1 is not supported"
     assert "8-bit" in portability.change_for("metal", width)
