@@ -244,6 +244,17 @@ def run(
 
 @cli.command()
 @dir_option
+@click.option("--open", "open_browser", is_flag=True, help="Open the documentation in a browser.")
+def doc(directory: Path | None, open_browser: bool) -> None:
+    """Build the kernel API's documentation (rustdoc of the rgpu crates the workspace uses)."""
+    from rgpu.host.doc import build_docs
+
+    page = build_docs(load_workspace(directory), open_browser)
+    reporter().info(f"the kernel API's documentation: {page}")
+
+
+@cli.command()
+@dir_option
 @backends_option(f"Test exactly these backends ({BACKEND_HELP}); a skip fails.")
 @release_option
 def test(directory: Path | None, backends: tuple[str, ...], release: bool | None) -> None:

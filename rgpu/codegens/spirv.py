@@ -36,6 +36,7 @@ workspace's config.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +79,10 @@ HIDDEN_WARNINGS = (
     r"warning: `spirv-opt` should have ran .* but was disabled by `--no-spirv-opt`",
     r"warning: `[^`]+` \(lib\) generated 1 warning",
 )
+
+
+# spirv-val on an f64 GLSL.std.450 instruction that takes 16/32-bit floats only.
+_F64_GLSL = re.compile(r"GLSL\.std\.450 (\w+): expected Result Type to be a 16 or 32-bit")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -226,11 +231,22 @@ class SpirvCodegen:
         )
 
     def explain_failure(self, output: str) -> RgpuError | None:
-        """rust-gpu's missing-capability error as one rgpu line with the config key."""
+        """rust-gpu's missing-capability error as one rgpu line with the config key; an f64
+        float function Vulkan does not have (spirv-val's word) as what it is."""
         missing = capabilities.missing(output)
-        if missing is None:
-            return None
-        return RgpuError(missing.message(), missing.hint())
+        if missing is not None:
+            return RgpuError(missing.message(), missing.hint())
+        if m := _F64_GLSL.search(output):
+            return RgpuError(
+                f"a kernel calls an f64 float function Vulkan does not have (GLSL.std.450 "
+                f"`{m.group(1)}`: spirv-val wants a 16- or 32-bit float): GLSL.std.450's Exp, "
+                "Exp2, Log, Log2, Sin, Cos, Tan, Tanh and Pow take no f64",
+                "call exp, ln, sin, cos, tan, tanh, powf (and x.powi, which spirv-std makes Pow) "
+                "on f32 in kernels for wgpu and ash (cuda and the cpu have them in f64), or "
+                "build only --backend cuda,cpu; docs/kernel-api.md lists each function per "
+                "backend",
+            )
+        return None
 
     def plan(self, build: KernelBuild) -> Plan:
         tc: SpirvToolchain = build.toolchain

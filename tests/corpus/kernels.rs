@@ -1154,6 +1154,393 @@ pub fn message_passing(
     }
 }
 
+// --- kernels that need the float functions and subgroup operations on any type ------------
+
+/// Softening of the n-body step (added to every squared distance).
+pub const NBODY_EPS2: f32 = 1e-4;
+
+/// One all-pairs gravity step: for each body `i` (`pos[4i..4i+4]` = x, y, z, mass), its
+/// acceleration `sum_j m_j d / (|d|^2 + eps^2)^(3/2)` with `d = p_j - p_i`, into
+/// `acc[4i..4i+3]`. One invocation per body; the workgroup brings 256 bodies at a time into
+/// workgroup memory and every invocation reads them from there. The body count is a
+/// multiple of 256.
+#[rgpu::kernel(threads = 256)]
+pub fn nbody(group: Group, pos: &[f32], tile: Shared<f32, 1024>, acc: Global<f32>) {
+    let n = pos.len() as u32 / 4;
+    let i = group.global_thread();
+    let t = group.thread();
+    let (px, py, pz) = (
+        pos[4 * i as usize],
+        pos[4 * i as usize + 1],
+        pos[4 * i as usize + 2],
+    );
+    let (mut ax, mut ay, mut az) = (0.0f32, 0.0f32, 0.0f32);
+    let mut start = 0;
+    while start < n {
+        let j = (start + t) as usize;
+        tile.store(4 * t, pos[4 * j]);
+        tile.store(4 * t + 1, pos[4 * j + 1]);
+        tile.store(4 * t + 2, pos[4 * j + 2]);
+        tile.store(4 * t + 3, pos[4 * j + 3]);
+        group.barrier();
+        let mut k = 0;
+        while k < 256 {
+            let dx = tile.load(4 * k) - px;
+            let dy = tile.load(4 * k + 1) - py;
+            let dz = tile.load(4 * k + 2) - pz;
+            let d2 = dx.mul_add(dx, dy.mul_add(dy, dz.mul_add(dz, NBODY_EPS2)));
+            let inv = d2.rsqrt();
+            let s = tile.load(4 * k + 3) * (inv * inv * inv);
+            ax = dx.mul_add(s, ax);
+            ay = dy.mul_add(s, ay);
+            az = dz.mul_add(s, az);
+            k += 1;
+        }
+        group.barrier();
+        start += 256;
+    }
+    // SAFETY: each invocation writes the four words of its own body.
+    unsafe {
+        acc.write(4 * i, ax);
+        acc.write(4 * i + 1, ay);
+        acc.write(4 * i + 2, az);
+        acc.write(4 * i + 3, 0.0);
+    }
+}
+
+/// The largest (`max`) or the sum (otherwise) of `value` over the workgroup, on every
+/// invocation: the subgroup's first, then every invocation combines the subgroups' results.
+#[inline(always)]
+fn workgroup_reduce(group: Group, value: f32, max: bool, part: Shared<f32, 256>) -> f32 {
+    let mine = if max {
+        group.subgroup_max(value)
+    } else {
+        group.subgroup_add(value)
+    };
+    if group.subgroup_lane() == 0 {
+        part.store(group.subgroup_id(), mine);
+    }
+    group.barrier();
+    let subgroups = group.size().div_ceil(group.subgroup_size());
+    let mut all = part.load(0);
+    let mut s = 1;
+    while s < subgroups {
+        let p = part.load(s);
+        all = if max { all.max(p) } else { all + p };
+        s += 1;
+    }
+    group.barrier(); // `part` is written again by the next reduction
+    all
+}
+
+/// Row softmax: `out[r][c] = exp(x[r][c] - max_r) / sum_c exp(x[r][c] - max_r)` for rows of
+/// `cols` floats, one workgroup per row, each invocation a strided share of the columns.
+#[rgpu::kernel(threads = 256)]
+pub fn softmax(group: Group, x: &[f32], cols: u32, part: Shared<f32, 256>, out: Global<f32>) {
+    let base = group.id() * cols;
+    let mut c = group.thread();
+    // f32::MIN, not NEG_INFINITY: naga refuses an infinite constant (the build's portability
+    // report says so for WebGPU, Metal and DX12).
+    let mut max = f32::MIN;
+    while c < cols {
+        max = max.max(x[(base + c) as usize]);
+        c += group.size();
+    }
+    let max = workgroup_reduce(group, max, true, part);
+    let mut c = group.thread();
+    let mut sum = 0.0f32;
+    while c < cols {
+        sum += (x[(base + c) as usize] - max).exp();
+        c += group.size();
+    }
+    let scale = 1.0 / workgroup_reduce(group, sum, false, part);
+    let mut c = group.thread();
+    while c < cols {
+        // SAFETY: each invocation writes its own columns of its workgroup's row.
+        unsafe { out.write(base + c, (x[(base + c) as usize] - max).exp() * scale) };
+        c += group.size();
+    }
+}
+
+/// The two-level sum as a first version is written: each invocation adds `per_thread` items
+/// strided by the workgroup size, `x[i]` guarded by `i < n`; then the workgroup's sum is added
+/// to `out[0]`.
+#[rgpu::kernel(threads = 256)]
+pub fn reduce_sum_looped(
+    group: Group,
+    x: &[u32],
+    n: u32,
+    per_thread: u32,
+    sums: Shared<u32, 256>,
+    out: Global<u32>,
+) {
+    let base = group.id() * group.size() * per_thread + group.thread();
+    let mut acc = 0u32;
+    let mut k = 0;
+    while k < per_thread {
+        let i = base + k * group.size();
+        if i < n {
+            acc = acc.wrapping_add(x[i as usize]);
+        }
+        k += 1;
+    }
+    let total = workgroup_sum(group, acc, sums);
+    if group.thread() == 0 {
+        out.atomic_add(0, total);
+    }
+}
+
+/// The same loop guarded by `i < x.len()`: the bounds check of `x[i]` is then the guard
+/// itself, so no trap path is left in the loop and the compiler unrolls it, several loads
+/// in flight (docs/kernel-api.md, "Loops").
+#[rgpu::kernel(threads = 256)]
+pub fn reduce_sum_looped_len(
+    group: Group,
+    x: &[u32],
+    per_thread: u32,
+    sums: Shared<u32, 256>,
+    out: Global<u32>,
+) {
+    let base = group.id() * group.size() * per_thread + group.thread();
+    let mut acc = 0u32;
+    let mut k = 0;
+    while k < per_thread {
+        let i = (base + k * group.size()) as usize;
+        if i < x.len() {
+            acc = acc.wrapping_add(x[i]);
+        }
+        k += 1;
+    }
+    let total = workgroup_sum(group, acc, sums);
+    if group.thread() == 0 {
+        out.atomic_add(0, total);
+    }
+}
+
+// --- the float functions and subgroup operations -----------------------------------------
+
+/// Identities of the float functions (`rgpu::Float`), checked with a tolerance each backend
+/// meets (the Vulkan specification's bounds: sine and cosine within 2^-11, the rest a few
+/// ulp), one bit per identity in `flags`; and the exact ones (`floor`, `ceil`, `round`,
+/// `trunc`, `fract`, the trait's `powi`) as values in `exact`. Every backend that lowers
+/// each function to the right instruction gives all 14 bits and the cpu's values. (`x.powi`
+/// is an identity, not exact: on Vulkan it is spirv-std's own `f32::powi`, GLSL `Pow`;
+/// `Float::powi(x, n)`, the trait's, is exact everywhere.)
+#[rgpu::kernel]
+pub fn float_functions(
+    #[item] x: &f32,
+    #[item] flags: &mut u32,
+    #[item] exact: &mut [u32; 4],
+) {
+    let x = *x;
+    let y = x * 20.0 - 10.0; // [-10, 10)
+    let p = x * 100.0 + 0.01; // (0, 100]
+    let a = x * 2.4 - 1.2; // [-1.2, 1.2)
+    let close = |got: f32, want: f32, rel: f32| (got - want).abs() <= rel * want.abs().max(1.0);
+    let (s, c) = (y.sin(), y.cos());
+    let checks = [
+        close(p.sqrt() * p.sqrt(), p, 1e-5),
+        close(p.rsqrt() * p.sqrt(), 1.0, 1e-5),
+        close(y.exp().ln(), y, 1e-5),
+        close(p.log2().exp2(), p, 1e-5),
+        close(p.log10(), p.ln() / core::f32::consts::LN_10, 1e-5),
+        close(s * s + c * c, 1.0, 2e-3),
+        close(a.tan(), a.sin() / a.cos(), 2e-3),
+        close(y.sin_cos().0, s, 0.0) && close(y.sin_cos().1, c, 0.0),
+        close(p.powf(2.5), p * p * p.sqrt(), 1e-4),
+        close(a.tanh(), (a.exp() - (-a).exp()) / (a.exp() + (-a).exp()), 1e-4),
+        close((y * 0.5).exp2(), (y * 0.5 * core::f32::consts::LN_2).exp(), 1e-5),
+        close(p.ln(), p.log2() * core::f32::consts::LN_2, 1e-5),
+        close((x + 0.5).powi(5), (x + 0.5) * (x + 0.5) * (x + 0.5) * (x + 0.5) * (x + 0.5), 1e-5),
+        close(a.atan2(0.7).tan(), a / 0.7, 2e-3),
+    ];
+    let mut bits = 0u32;
+    let mut k = 0;
+    while k < checks.len() {
+        bits |= (checks[k] as u32) << k;
+        k += 1;
+    }
+    *flags = bits;
+    // Each exact value from one multiplication at most before the function: through naga
+    // (no NoContraction) a driver may fuse `x * a + b` into one rounding.
+    let q = x * 1000.0; // [0, 1000)
+    let f = q.floor();
+    *exact = [
+        f.to_bits() ^ (-q).ceil().to_bits().rotate_left(8) ^ q.ceil().to_bits().rotate_left(3),
+        q.round().to_bits() ^ (-q).round().to_bits().rotate_left(16) ^ (f + 0.5).round().to_bits(),
+        q.fract().to_bits() ^ (-q).trunc().to_bits().rotate_left(5) ^ (-f - 0.5).round().to_bits(),
+        Float::powi(x, 5).to_bits() ^ Float::powi(x + 1.0, -3).to_bits().rotate_left(4),
+    ];
+}
+
+/// `y = f(x, z)` for the float function `which` (benchmarks/math_precision's kernels, whose
+/// program measures each function's precision on every backend; here the corpus runs the
+/// exact ones: floor, ceil, round, trunc, fract).
+macro_rules! apply_float_function {
+    ($which:expr, $x:expr, $z:expr) => {
+        match $which {
+            0 => $x.sqrt(),
+            1 => $x.rsqrt(),
+            2 => $x.exp(),
+            3 => $x.exp2(),
+            4 => $x.ln(),
+            5 => $x.log2(),
+            6 => $x.log10(),
+            7 => $x.sin(),
+            8 => $x.cos(),
+            9 => $x.tan(),
+            10 => $x.tanh(),
+            11 => $x.powf($z),
+            12 => $x.floor(),
+            13 => $x.ceil(),
+            14 => $x.round(),
+            15 => $x.trunc(),
+            16 => $x.fract(),
+            // Through f32: rust-gpu compiles `f64 as i32` with 64-bit integers (Int64).
+            17 => $x.powi(($z as f32) as i32),
+            18 => $x.mul_add($z, 0.25),
+            19 => $x.atan2($z),
+            _ => $x,
+        }
+    };
+}
+
+/// `y = f(x, z)` in f32.
+#[rgpu::kernel]
+pub fn math32(which: u32, #[item] x: &f32, #[item] z: &f32, #[item] y: &mut f32) {
+    *y = apply_float_function!(which, *x, *z);
+}
+
+/// `y = f(x, z)` in f64.
+#[rgpu::kernel]
+pub fn math64(which: u32, #[item] x: &f64, #[item] z: &f64, #[item] y: &mut f64) {
+    // GLSL.std.450 has no f64 exp, log, sin, cos, tan, tanh or pow (their Result Type is a
+    // 16- or 32-bit float), and spirv-std's own `f64::powi` is `Pow`: on Vulkan an f64
+    // kernel has only these.
+    let (x, z) = (*x, *z);
+    *y = match which {
+        0 => x.sqrt(),
+        1 => x.rsqrt(),
+        12 => x.floor(),
+        13 => x.ceil(),
+        14 => x.round(),
+        15 => x.trunc(),
+        16 => x.fract(),
+        18 => x.mul_add(z, 0.25),
+        _ => x,
+    };
+}
+
+/// Every subgroup operation over 64-thread workgroups, combined over the workgroup so the
+/// result does not depend on the subgroup size (32 on NVIDIA, others elsewhere, 1 on the
+/// cpu): per workgroup, in `out[g * 16 ..]`, the sum, min (i32), max (f32), AND, OR, XOR
+/// (i32), a shuffle-xor butterfly sum (f32), a shuffle-down sum, a count, all, any, and the
+/// broadcast/shuffle mismatches (0); in `scans`, each thread's workgroup-inclusive prefix
+/// sum from `subgroup_inclusive_add`, from `subgroup_exclusive_add` (f32) and from a
+/// `subgroup_shuffle_up` ladder (i32), three words a thread. Subgroups are taken to hold
+/// consecutive threads (as on every driver rgpu runs on).
+#[rgpu::kernel(threads = 64)]
+pub fn subgroup_ops(group: Group, out: Global<u32>, scans: Global<u32>, slots: Shared<u32, 1024>) {
+    let t = group.thread();
+    let gt = group.global_thread();
+    let size = group.subgroup_size();
+    let sid = group.subgroup_id();
+    let lane = group.subgroup_lane();
+    let v = gt.wrapping_mul(2_654_435_761) >> 7;
+    let i = v as i32 - 8_000_000;
+    let f = (v % 1000) as f32 - 500.0;
+    // Butterfly and ladder by hand, from the shuffles.
+    let mut fly = f;
+    let mut off = size / 2;
+    while off > 0 {
+        fly += group.subgroup_shuffle_xor(fly, off);
+        off /= 2;
+    }
+    let mut down = v;
+    let mut off = size / 2;
+    while off > 0 {
+        down = down.wrapping_add(group.subgroup_shuffle_down(down, off));
+        off /= 2;
+    }
+    let mut up = i;
+    let mut d = 1;
+    while d < size {
+        let other = group.subgroup_shuffle_up(up, d);
+        if lane >= d {
+            up = up.wrapping_add(other);
+        }
+        d *= 2;
+    }
+    let mismatch = (group.subgroup_broadcast(v, 0) != group.subgroup_shuffle(v, 0)) as u32
+        + (group.subgroup_shuffle(f, lane) != f) as u32;
+    let metrics = [
+        group.subgroup_add(v),
+        group.subgroup_min(i) as u32,
+        group.subgroup_max(f).to_bits(),
+        group.subgroup_and(v | 0x0f0f_0000),
+        group.subgroup_or(v & 0x00ff_00ff),
+        group.subgroup_xor(i) as u32,
+        fly.to_bits(),
+        down,
+        group.subgroup_count(v & 1 == 1),
+        group.subgroup_all(v != 12_345) as u32,
+        group.subgroup_any(v % 61 == 0) as u32,
+        group.subgroup_add(mismatch),
+        group.subgroup_add(f).to_bits(),
+    ];
+    let inclusive = group.subgroup_inclusive_add(v);
+    let exclusive = group.subgroup_exclusive_add(f);
+    if lane == 0 {
+        let mut m = 0;
+        while m < metrics.len() {
+            slots.store(m as u32 * 64 + sid, metrics[m]);
+            m += 1;
+        }
+    }
+    group.barrier();
+    // The prefix of the subgroups before this one (the sums in slots 0 and 12).
+    let mut before = 0u32;
+    let mut before_f = 0.0f32;
+    let mut s = 0;
+    while s < sid {
+        before = before.wrapping_add(slots.load(s));
+        before_f += f32::from_bits(slots.load(12 * 64 + s));
+        s += 1;
+    }
+    // The i32 values before this subgroup: their u32 sum less 8,000,000 each.
+    let before_i = (before as i32).wrapping_sub(8_000_000i32.wrapping_mul((sid * size) as i32));
+    // SAFETY: one thread writes each of its own three words.
+    unsafe {
+        scans.write(gt * 3, before.wrapping_add(inclusive));
+        scans.write(gt * 3 + 1, (before_f + exclusive).to_bits());
+        scans.write(gt * 3 + 2, before_i.wrapping_add(up) as u32);
+    }
+    if t == 0 {
+        let subgroups = 64u32.div_ceil(size);
+        let mut m = 0u32;
+        while m < 13 {
+            let mut acc = slots.load(m * 64);
+            let mut s = 1;
+            while s < subgroups {
+                let x = slots.load(m * 64 + s);
+                acc = match m {
+                    1 => (acc as i32).min(x as i32) as u32,
+                    2 => f32::from_bits(acc).max(f32::from_bits(x)).to_bits(),
+                    3 | 9 => acc & x,
+                    4 | 10 => acc | x,
+                    5 => acc ^ x,
+                    6 | 12 => (f32::from_bits(acc) + f32::from_bits(x)).to_bits(),
+                    _ => acc.wrapping_add(x),
+                };
+                s += 1;
+            }
+            // SAFETY: thread 0 of each workgroup writes its own 16 words.
+            unsafe { out.write(group.id() * 16 + m, acc) };
+            m += 1;
+        }
+    }
+}
+
 // --- what some platforms do not have -------------------------------------------------------
 
 /// 64-bit integer arithmetic (no 64-bit integers on WebGPU).

@@ -516,6 +516,134 @@ fn message_passing(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     Ok(bytes_of(&out))
 }
 
+fn float_functions(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x: Vec<f32> = (0..N).map(|i| i as f32 / N as f32).collect();
+    let mut flags = vec![0u32; N as usize];
+    let mut exact = vec![[0u32; 4]; N as usize];
+    corpus::float_functions(d, N, &x, &mut flags, &mut exact)?;
+    // Every identity holds on every item (14 bits set): a wrong lowering changes the line.
+    Ok([bytes_of(&flags), bytes_of(&exact)].concat())
+}
+
+/// The exact float functions (floor, ceil, round with halfway cases, trunc, fract) in f32
+/// and f64: the same bits on every backend.
+fn math_exact(d: &rgpu::Device, f64s: bool) -> Result<Vec<u8>, rgpu::Error> {
+    let x: Vec<f64> = (0..N).map(|i| f64::from(i) * 0.25 - 125.0 + f64::from(i % 3) * 0.1).collect();
+    let z: Vec<f64> = (0..N).map(|i| f64::from(i % 19) - 9.0).collect();
+    let mut all = Vec::new();
+    for which in 12..=16 {
+        if f64s {
+            let mut y = vec![0f64; N as usize];
+            corpus::math64(d, N, which, &x, &z, &mut y)?;
+            all.extend(bytes_of(&y));
+        } else {
+            let x: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+            let z: Vec<f32> = z.iter().map(|&v| v as f32).collect();
+            let mut y = vec![0f32; N as usize];
+            corpus::math32(d, N, which, &x, &z, &mut y)?;
+            all.extend(bytes_of(&y));
+        }
+    }
+    Ok(all)
+}
+
+fn math32(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    math_exact(d, false)
+}
+
+fn math64(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    math_exact(d, true)
+}
+
+/// The largest `|got - want|` over the largest `|want|`: the user kernels' tolerance check.
+fn normwise_error(got: &[f32], want: &[f64]) -> f64 {
+    let scale = want.iter().fold(0f64, |m, w| m.max(w.abs()));
+    let worst = got
+        .iter()
+        .zip(want)
+        .fold(0f64, |m, (&g, w)| m.max((f64::from(g) - w).abs()));
+    worst / scale
+}
+
+/// A float result as a line that every backend within the tolerance prints the same.
+fn within(name: &str, got: &[f32], want: &[f64], tolerance: f64) -> Vec<u8> {
+    let error = normwise_error(got, want);
+    if error <= tolerance {
+        format!("{name}: within {tolerance:e}").into_bytes()
+    } else {
+        format!("{name}: normwise relative error {error:e} > {tolerance:e}").into_bytes()
+    }
+}
+
+/// 512 bodies (two tiles of 256), their accelerations against an f64 reference.
+fn nbody(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let n = 512usize;
+    let pos: Vec<f32> = words(4 * n, 22)
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| (w >> 8) as f32 / 16_777_216.0 - 0.5 + if i % 4 == 3 { 0.6 } else { 0.0 })
+        .collect();
+    let mut acc = vec![0f32; 4 * n];
+    corpus::nbody(d, (n / 256) as u32, &pos, &mut acc)?;
+    let p: Vec<f64> = pos.iter().map(|&v| f64::from(v)).collect();
+    let mut want = vec![0f64; 4 * n];
+    for i in 0..n {
+        for j in 0..n {
+            let dx = [0, 1, 2].map(|c| p[4 * j + c] - p[4 * i + c]);
+            let d2 = dx.iter().map(|v| v * v).sum::<f64>() + f64::from(corpus::NBODY_EPS2);
+            let s = p[4 * j + 3] / (d2 * d2.sqrt());
+            for c in 0..3 {
+                want[4 * i + c] += dx[c] * s;
+            }
+        }
+    }
+    Ok(within("nbody", &acc, &want, 1e-4))
+}
+
+/// 5 rows of 1000 logits, against an f64 reference.
+fn softmax(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let (rows, cols) = (5usize, 1000usize);
+    let x: Vec<f32> = words(rows * cols, 23)
+        .iter()
+        .map(|&w| ((w >> 8) as f32 / 16_777_216.0 - 0.5) * 8.0)
+        .collect();
+    let mut out = vec![0f32; rows * cols];
+    corpus::softmax(d, rows as u32, &x, cols as u32, &mut out)?;
+    let mut want = vec![0f64; rows * cols];
+    for r in 0..rows {
+        let row = &x[r * cols..(r + 1) * cols];
+        let max = row.iter().fold(f64::MIN, |m, &v| m.max(f64::from(v)));
+        let sum: f64 = row.iter().map(|&v| (f64::from(v) - max).exp()).sum();
+        for c in 0..cols {
+            want[r * cols + c] = (f64::from(row[c]) - max).exp() / sum;
+        }
+    }
+    Ok(within("softmax", &out, &want, 1e-5))
+}
+
+/// 3 workgroups of 16 items a thread over 10,007 words (the last workgroup's tail guarded).
+fn reduce_sum_looped(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x = words(10_007, 24);
+    let mut out = vec![7u32];
+    corpus::reduce_sum_looped(d, 3, &x, 10_007, 16, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn reduce_sum_looped_len(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let x = words(10_007, 24);
+    let mut out = vec![7u32];
+    corpus::reduce_sum_looped_len(d, 3, &x, 16, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
+fn subgroup_ops(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let groups = 7u32;
+    let mut out = vec![0u32; groups as usize * 16];
+    let mut scans = vec![0u32; groups as usize * 64 * 3];
+    corpus::subgroup_ops(d, groups, &mut out, &mut scans)?;
+    Ok([bytes_of(&out), bytes_of(&scans)].concat())
+}
+
 const KERNELS: &[(&str, Run)] = &[
     ("saxpy", saxpy),
     ("gradient", gradient),
@@ -537,6 +665,14 @@ const KERNELS: &[(&str, Run)] = &[
     ("loop_nested_barriers", loop_nested_barriers),
     ("early_return", early_return),
     ("two_level_sum", two_level_sum),
+    ("float_functions", float_functions),
+    ("math32", math32),
+    ("math64", math64),
+    ("subgroup_ops", subgroup_ops),
+    ("nbody", nbody),
+    ("softmax", softmax),
+    ("reduce_sum_looped", reduce_sum_looped),
+    ("reduce_sum_looped_len", reduce_sum_looped_len),
     ("loop_match", loop_match),
     ("u8_items", u8_items),
     ("i8_items", i8_items),

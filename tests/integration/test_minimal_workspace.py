@@ -1,6 +1,7 @@
 """`rgpu new NAME --template minimal` end to end with the real cargo: `rgpu test` and `rgpu
 run` on the cpu backend, plain cargo build/test/fmt/clippy, and `rgpu build --backend cuda`
-(one arch) with PTX that ptxas accepts. No GPU needed; wgpu/ash are not built (minutes)."""
+(one arch) with PTX that ptxas accepts, and `rgpu doc` (rustdoc of the kernel API). No GPU
+needed; wgpu/ash are not built (minutes)."""
 
 from __future__ import annotations
 
@@ -59,3 +60,16 @@ def test_rgpu_build_cuda_makes_ptx_that_ptxas_accepts(minimal: Path) -> None:
     assert ptxas is not None, "ptxas missing: pip install nvidia-cuda-nvcc"
     file = minimal / "target" / "rgpu" / "kernels" / artifact["path"]
     assert ptx.check_with_ptxas(ptxas, file, "sm_80", os.environ, file.name) == "accepted"
+
+
+def test_rgpu_doc_documents_the_kernel_api(minimal: Path) -> None:
+    proc = run_rgpu("doc", "-C", str(minimal))
+    said = "the kernel API's documentation: "
+    # In the workspace's target directory (the suite shares one: CARGO_TARGET_DIR).
+    page = Path(proc.stderr.split(said, 1)[1].splitlines()[0])
+    assert page.parts[-3:] == ("doc", "rgpu", "index.html") and page.is_file(), proc.stderr
+    group = (page.parent / "struct.Group.html").read_text(encoding="utf-8")
+    for method in ("subgroup_shuffle_xor", "subgroup_min", "subgroup_inclusive_add", "barrier"):
+        assert method in group
+    floats = (page.parent / "trait.Float.html").read_text(encoding="utf-8")
+    assert all(f"fn.{name}" in floats or name in floats for name in ("rsqrt", "exp", "tanh"))

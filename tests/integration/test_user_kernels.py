@@ -1,9 +1,12 @@
 """The user-style kernels of benchmarks/user_kernels (saxpy, a sum, an exclusive scan, a byte
-histogram, a tiled SGEMM on a 2-D grid, a 2-D blur, a gather and a scatter, written with the
-public kernel API) built for real and checked: every backend's result equals the plain-Rust
-reference bit for bit (which the cpu backend also matches), so every backend equals the cpu
-backend; except that Mesa's llvmpipe rounds `mul_add` twice (it lowers GLSL.std.450 Fma),
-which the program reports as `unfused` and this test expects exactly there.
+histogram, a tiled SGEMM on a 2-D grid, a 2-D blur, a gather and a scatter, an n-body step, a
+row softmax and a looped two-level sum, written with the public kernel API) built for real
+and checked: every backend's result equals the plain-Rust reference bit for bit (which the
+cpu backend also matches), so every backend equals the cpu backend; except that Mesa's
+llvmpipe rounds `mul_add` twice (it lowers GLSL.std.450 Fma), which the program reports as
+`unfused` and this test expects exactly there, and that the n-body step and the softmax
+(`rsqrt`, `exp`, f32 subgroup sums: the backend's rounding) are checked within a normwise
+relative error against an f64 reference.
 
 - `rgpu build --backend cuda --arch sm_90`: PTX from rustc's nvptx target, every kernel in
   it, ptxas accepting it; `mul_add` is `fma.rn`, item buffers carry no bounds check.
@@ -39,11 +42,15 @@ from tests.user_kernels_api import API_KERNELS, API_TEST
 SUITE = REPO / "benchmarks" / "user_kernels"
 KERNELS = (
     "saxpy reduce_sum reduce_sum_plain scan_tile_sums scan_tile_offsets scan_tiles histogram "
-    "sgemm blur gather scatter".split()
+    "sgemm blur gather scatter nbody softmax reduce_sum_looped reduce_sum_looped_len".split()
 )
 CASES = (
-    "saxpy reduce_sum reduce_sum_plain exclusive_scan histogram sgemm blur gather scatter".split()
+    "saxpy reduce_sum reduce_sum_plain exclusive_scan histogram sgemm blur gather scatter "
+    "nbody softmax reduce_sum_looped reduce_sum_looped_len".split()
 )
+# The cases whose float functions round as the backend does (rsqrt, exp, an f32 subgroup
+# sum): checked within a normwise relative error against an f64 reference.
+TOLERANCE = {"nbody": 1e-4, "softmax": 1e-5}
 MUL_ADD = {"saxpy", "sgemm"}
 UNFUSED = "unfused: each mul_add rounded twice (the driver splits Fma)"
 API_ENTRY_POINTS = "fma32 fma64 items1 items2 items3 groups1 groups3 global_atomics".split()
@@ -87,6 +94,12 @@ def assert_all_equal(rows: list[dict[str, Any]], backends: list[str]) -> None:
     found = {(r["kernel"], r["backend"]): r for r in rows if "kernel" in r}
     for case in CASES:
         reference = found[(case, "reference")]
+        assert reference["tolerance"] == TOLERANCE.get(case), reference
+        if case in TOLERANCE:
+            for backend in backends:
+                row = found[(case, backend)]
+                assert row.get("check", "").startswith("within"), (case, backend, row)
+            continue
         # The inputs tell a fused multiply-add from an unfused one.
         assert (reference["unfused_sha256"] is not None) == (case in MUL_ADD), reference
         assert reference["unfused_sha256"] != reference["sha256"], reference
@@ -166,6 +179,15 @@ def test_the_ptx_fuses_where_the_kernel_says_and_checks_no_item_index(ws: Path) 
     # function that traps).
     for name in ("saxpy", "gather", "scatter", "fma32"):
         assert "call" not in entry(ptx, name) and "trap" not in entry(ptx, name), name
+    # The float functions are PTX's instructions, not libm's software: rsqrt in the n-body
+    # step, ex2 in the softmax's exp, with f32 warp shuffles for its max and sum.
+    assert "rsqrt.approx.f32" in entry(ptx, "nbody") and "libm" not in entry(ptx, "nbody")
+    softmax = entry(ptx, "softmax")
+    assert "ex2.approx.f32" in softmax and "shfl.sync.bfly" in softmax and "libm" not in softmax
+    # Guarded by `i < x.len()`, no trap path is left in the loop: it is unrolled, several
+    # loads in flight.
+    assert entry(ptx, "reduce_sum_looped").count("ld.global") == 1
+    assert entry(ptx, "reduce_sum_looped_len").count("ld.global") >= 4
 
 
 def test_the_spirv_has_one_fma_per_mul_add(ws: Path) -> None:
@@ -176,5 +198,6 @@ def test_the_spirv_has_one_fma_per_mul_add(ws: Path) -> None:
         ["spirv-dis", str(kernels / spv.path)], capture_output=True, text=True, check=True
     ).stdout
     fmas = re.findall(r"(%\w+) = OpExtInst %\w+ %\w+ Fma ", dis)
-    # saxpy, sgemm's 16 (unrolled), fma32, fma64.
-    assert len(fmas) == 19, dis
+    # saxpy, sgemm's 16 (unrolled), fma32, fma64; nbody's 6 (its loop not unrolled: rust-gpu
+    # unrolls no loop); softmax's two `exp`s, 2 each (x * log2 e carried in two floats).
+    assert len(fmas) == 29, dis

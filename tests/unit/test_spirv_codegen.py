@@ -23,8 +23,10 @@ PIN = spirv.spirv_pin(pin("spirv"))
 CAPABILITIES = (
     "GroupNonUniform",
     "GroupNonUniformBallot",
+    "GroupNonUniformVote",
     "GroupNonUniformArithmetic",
     "GroupNonUniformShuffle",
+    "GroupNonUniformShuffleRelative",
 )
 
 
@@ -63,8 +65,10 @@ def test_first_build_installs_cargo_gpu_into_rgpus_cache(tmp_path: Path) -> None
         "--target", "spirv-unknown-vulkan1.2",
         "--capabilities", "GroupNonUniform",
         "--capabilities", "GroupNonUniformBallot",
+        "--capabilities", "GroupNonUniformVote",
         "--capabilities", "GroupNonUniformArithmetic",
         "--capabilities", "GroupNonUniformShuffle",
+        "--capabilities", "GroupNonUniformShuffleRelative",
         "--auto-install-rust-toolchain",
     )  # fmt: skip
     for step in (install, compile_):
@@ -161,3 +165,15 @@ def test_a_broken_cargo_gpu_manifest_is_an_artifact_error(tmp_path: Path) -> Non
     (tmp_path / "manifest.json").write_text('{"not": "a list"}')
     with pytest.raises(ArtifactError, match=r"manifest\.json"):
         spirv.read_cargo_gpu_manifest(tmp_path)
+
+
+def test_an_f64_float_function_vulkan_lacks_is_explained() -> None:
+    output = (
+        "error: error:0:0 - GLSL.std.450 Exp: expected Result Type to be a 16 or 32-bit scalar "
+        "or vector float type\n         %334 = OpExtInst %double %1 Exp %288\n"
+    )
+    error = spirv.CODEGEN.explain_failure(output)
+    assert error is not None
+    assert "f64 float function Vulkan does not have (GLSL.std.450 `Exp`" in error.message
+    assert "on f32 in kernels for wgpu and ash" in (error.hint or "")
+    assert spirv.CODEGEN.explain_failure("error: something else") is None

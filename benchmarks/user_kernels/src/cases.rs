@@ -20,6 +20,12 @@ pub trait Case {
     fn unfused_reference(&self) -> Option<Vec<u8>> {
         None
     }
+    /// For a kernel whose float functions round as the backend does (`rsqrt`, `exp`, an f32
+    /// subgroup sum in the backend's order): the largest normwise relative error of its f32
+    /// output against the reference (`max |got - want| / max |want|`). `None`: bit for bit.
+    fn tolerance(&self) -> Option<f64> {
+        None
+    }
     /// Uploads the inputs to `device`.
     fn prepare<'d>(&self, device: &'d Device) -> Result<Box<dyn Run + 'd>, Error>;
 }
@@ -599,6 +605,227 @@ impl Run for ScatterRun<'_> {
     }
 }
 
+// --- nbody ---------------------------------------------------------------------------------
+
+pub struct NBody {
+    pub bodies: u32,
+}
+
+/// Positions in [-0.5, 0.5)^3 and masses in [0.1, 1.1): four floats a body.
+fn bodies(n: u32) -> Vec<f32> {
+    (0..4 * n)
+        .map(|i| {
+            let u = unit(i, 12);
+            if i % 4 == 3 {
+                u + 0.6
+            } else {
+                u
+            }
+        })
+        .collect()
+}
+
+impl Case for NBody {
+    fn kernel(&self) -> &'static str {
+        "nbody"
+    }
+    fn size(&self) -> String {
+        self.bodies.to_string()
+    }
+    fn bytes(&self) -> f64 {
+        32.0 * f64::from(self.bodies)
+    }
+    /// In f64, every pair: the result the f32 kernel approximates.
+    fn reference(&self) -> Vec<u8> {
+        let pos: Vec<f64> = bodies(self.bodies).iter().map(|&v| f64::from(v)).collect();
+        let eps2 = f64::from(kernel::NBODY_EPS2);
+        let mut acc = vec![0f32; pos.len()];
+        for i in 0..self.bodies as usize {
+            let (mut ax, mut ay, mut az) = (0.0, 0.0, 0.0);
+            for j in 0..self.bodies as usize {
+                let (dx, dy, dz) = (
+                    pos[4 * j] - pos[4 * i],
+                    pos[4 * j + 1] - pos[4 * i + 1],
+                    pos[4 * j + 2] - pos[4 * i + 2],
+                );
+                let d2 = dx * dx + dy * dy + dz * dz + eps2;
+                let s = pos[4 * j + 3] / (d2 * d2.sqrt());
+                ax += dx * s;
+                ay += dy * s;
+                az += dz * s;
+            }
+            acc[4 * i] = ax as f32;
+            acc[4 * i + 1] = ay as f32;
+            acc[4 * i + 2] = az as f32;
+        }
+        bytes_of(&acc)
+    }
+    fn tolerance(&self) -> Option<f64> {
+        Some(1e-4)
+    }
+    fn prepare<'d>(&self, device: &'d Device) -> Result<Box<dyn Run + 'd>, Error> {
+        Ok(Box::new(NBodyRun {
+            device,
+            groups: self.bodies / kernel::THREADS,
+            pos: device.upload(&bodies(self.bodies))?,
+            acc: device.zeros(4 * self.bodies as usize)?,
+        }))
+    }
+}
+
+struct NBodyRun<'d> {
+    device: &'d Device,
+    groups: u32,
+    pos: Buffer<f32>,
+    acc: Buffer<f32>,
+}
+
+impl Run for NBodyRun<'_> {
+    fn launch(&mut self) -> Result<(), Error> {
+        kernel::nbody(self.device, self.groups, &self.pos, &mut self.acc)
+    }
+    fn output(&self) -> Result<Vec<u8>, Error> {
+        output_of(&self.acc)
+    }
+}
+
+// --- softmax -------------------------------------------------------------------------------
+
+pub struct Softmax {
+    pub rows: u32,
+    pub cols: u32,
+}
+
+/// Logits in [-4, 4).
+fn logits(n: u32) -> Vec<f32> {
+    (0..n).map(|i| unit(i, 13) * 8.0).collect()
+}
+
+impl Case for Softmax {
+    fn kernel(&self) -> &'static str {
+        "softmax"
+    }
+    fn size(&self) -> String {
+        format!("{}x{}", self.rows, self.cols)
+    }
+    fn bytes(&self) -> f64 {
+        8.0 * f64::from(self.rows) * f64::from(self.cols)
+    }
+    /// In f64.
+    fn reference(&self) -> Vec<u8> {
+        let x = logits(self.rows * self.cols);
+        let mut out = vec![0f32; x.len()];
+        for (row, dst) in x
+            .chunks(self.cols as usize)
+            .zip(out.chunks_mut(self.cols as usize))
+        {
+            let max = row
+                .iter()
+                .fold(f64::NEG_INFINITY, |m, &v| m.max(f64::from(v)));
+            let sum: f64 = row.iter().map(|&v| (f64::from(v) - max).exp()).sum();
+            for (d, &v) in dst.iter_mut().zip(row) {
+                *d = ((f64::from(v) - max).exp() / sum) as f32;
+            }
+        }
+        bytes_of(&out)
+    }
+    fn tolerance(&self) -> Option<f64> {
+        Some(1e-5)
+    }
+    fn prepare<'d>(&self, device: &'d Device) -> Result<Box<dyn Run + 'd>, Error> {
+        Ok(Box::new(SoftmaxRun {
+            device,
+            rows: self.rows,
+            cols: self.cols,
+            x: device.upload(&logits(self.rows * self.cols))?,
+            out: device.zeros((self.rows * self.cols) as usize)?,
+        }))
+    }
+}
+
+struct SoftmaxRun<'d> {
+    device: &'d Device,
+    rows: u32,
+    cols: u32,
+    x: Buffer<f32>,
+    out: Buffer<f32>,
+}
+
+impl Run for SoftmaxRun<'_> {
+    fn launch(&mut self) -> Result<(), Error> {
+        kernel::softmax(self.device, self.rows, &self.x, self.cols, &mut self.out)
+    }
+    fn output(&self) -> Result<Vec<u8>, Error> {
+        output_of(&self.out)
+    }
+}
+
+// --- reduce_sum_looped ---------------------------------------------------------------------
+
+/// Items each invocation of the looped sum adds.
+pub const LOOPED_PER_THREAD: u32 = 16;
+
+pub struct ReduceSumLooped {
+    pub n: u32,
+    /// `reduce_sum_looped_len`: the guard is `i < x.len()`.
+    pub len: bool,
+}
+
+impl Case for ReduceSumLooped {
+    fn kernel(&self) -> &'static str {
+        if self.len {
+            "reduce_sum_looped_len"
+        } else {
+            "reduce_sum_looped"
+        }
+    }
+    fn size(&self) -> String {
+        shown(self.n)
+    }
+    fn bytes(&self) -> f64 {
+        4.0 * f64::from(self.n)
+    }
+    fn reference(&self) -> Vec<u8> {
+        let sum = words(self.n, 14)
+            .iter()
+            .fold(0u32, |a, &b| a.wrapping_add(b));
+        bytes_of(&[sum])
+    }
+    fn prepare<'d>(&self, device: &'d Device) -> Result<Box<dyn Run + 'd>, Error> {
+        Ok(Box::new(LoopedRun {
+            device,
+            n: self.n,
+            len: self.len,
+            groups: self.n.div_ceil(kernel::THREADS * LOOPED_PER_THREAD),
+            x: device.upload(&words(self.n, 14))?,
+            out: device.zeros(1)?,
+        }))
+    }
+}
+
+struct LoopedRun<'d> {
+    device: &'d Device,
+    n: u32,
+    len: bool,
+    groups: u32,
+    x: Buffer<u32>,
+    out: Buffer<u32>,
+}
+
+impl Run for LoopedRun<'_> {
+    fn launch(&mut self) -> Result<(), Error> {
+        let (d, g, per) = (self.device, self.groups, LOOPED_PER_THREAD);
+        if self.len {
+            kernel::reduce_sum_looped_len(d, g, &self.x, per, &mut self.out)
+        } else {
+            kernel::reduce_sum_looped(d, g, &self.x, self.n, per, &mut self.out)
+        }
+    }
+    fn output(&self) -> Result<Vec<u8>, Error> {
+        output_of(&self.out)
+    }
+}
+
 /// The cases of a size class: `small` (a few MB: CI on lavapipe and the cpu backend) or
 /// `large` (what the H100 runs).
 pub fn cases(class: &str) -> Option<Vec<Box<dyn Case>>> {
@@ -625,6 +852,19 @@ pub fn cases(class: &str) -> Option<Vec<Box<dyn Case>>> {
         }),
         Box::new(Gather { n: 100_003 }),
         Box::new(Scatter { n: 1 << 16 }),
+        Box::new(NBody { bodies: 1024 }),
+        Box::new(Softmax {
+            rows: 64,
+            cols: 1024,
+        }),
+        Box::new(ReduceSumLooped {
+            n: 1_000_003,
+            len: false,
+        }),
+        Box::new(ReduceSumLooped {
+            n: 1_000_003,
+            len: true,
+        }),
     ];
     let mut large: Vec<Box<dyn Case>> = Vec::new();
     for p in [24u32, 26] {
@@ -656,6 +896,16 @@ pub fn cases(class: &str) -> Option<Vec<Box<dyn Case>>> {
     for p in [24u32, 26] {
         large.push(Box::new(Gather { n: 1 << p }));
         large.push(Box::new(Scatter { n: 1 << p }));
+    }
+    large.push(Box::new(NBody { bodies: 16_384 }));
+    large.push(Box::new(Softmax {
+        rows: 4096,
+        cols: 1024,
+    }));
+    for p in [24u32, 26] {
+        for len in [false, true] {
+            large.push(Box::new(ReduceSumLooped { n: 1 << p, len }));
+        }
     }
     match class {
         "small" => Some(small),

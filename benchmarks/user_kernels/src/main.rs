@@ -116,6 +116,26 @@ fn verdict(output: &[u8], reference: &Reference) -> String {
     if output == reference.fused {
         return "equal".into();
     }
+    if let Some(tolerance) = reference.tolerance {
+        let as_f32 = |bytes: &[u8]| -> Vec<f64> {
+            bytes
+                .chunks_exact(4)
+                .map(|w| f64::from(f32::from_le_bytes([w[0], w[1], w[2], w[3]])))
+                .collect()
+        };
+        let (got, want) = (as_f32(output), as_f32(&reference.fused));
+        let scale = want.iter().fold(0f64, |m, w| m.max(w.abs()));
+        let error = got
+            .iter()
+            .zip(&want)
+            .fold(0f64, |m, (g, w)| m.max((g - w).abs()))
+            / scale;
+        return if got.len() == want.len() && error <= tolerance {
+            format!("{WITHIN} {tolerance:e} (normwise relative error {error:.1e})")
+        } else {
+            format!("differs: normwise relative error {error:.1e} > {tolerance:e}")
+        };
+    }
     if reference.unfused.as_deref() == Some(output) {
         return UNFUSED.into();
     }
@@ -133,10 +153,19 @@ fn verdict(output: &[u8], reference: &Reference) -> String {
 
 const UNFUSED: &str = "unfused: each mul_add rounded twice (the driver splits Fma)";
 
+/// How a result within its case's tolerance starts.
+const WITHIN: &str = "within";
+
+/// Whether a check passes: equal, unfused, or within the case's tolerance.
+fn passes(check: &str) -> bool {
+    check == "equal" || check == UNFUSED || check.starts_with(WITHIN)
+}
+
 /// A case's reference results.
 struct Reference {
     fused: Vec<u8>,
     unfused: Option<Vec<u8>>,
+    tolerance: Option<f64>,
 }
 
 fn run_case(
@@ -196,14 +225,19 @@ fn main() -> ExitCode {
         let reference = Reference {
             fused: case.reference(),
             unfused: case.unfused_reference(),
+            tolerance: case.tolerance(),
         };
         let unfused = reference
             .unfused
             .as_deref()
             .map_or("null".into(), |u| quoted(&sha256(u)));
+        let tolerance = reference
+            .tolerance
+            .map_or("null".into(), |t| format!("{t:e}"));
         println!(
             "{{\"kernel\": {}, \"size\": {}, \"backend\": \"reference\", \"sha256\": {}, \
-             \"unfused_sha256\": {unfused}, \"bytes\": {}, \"ms\": {:.1}}}",
+             \"unfused_sha256\": {unfused}, \"tolerance\": {tolerance}, \"bytes\": {}, \
+             \"ms\": {:.1}}}",
             quoted(case.kernel()),
             quoted(&case.size()),
             quoted(&sha256(&reference.fused)),
@@ -247,7 +281,7 @@ fn main() -> ExitCode {
                     let gbps = median.map_or("null".into(), |ms| {
                         format!("{:.1}", case.bytes() / (ms * 1e-3) / 1e9)
                     });
-                    failed |= o.check != "equal" && o.check != UNFUSED;
+                    failed |= !passes(&o.check);
                     println!(
                         "{{{head}, \"device\": {}, \"check\": {}, \"device_ms\": {}, \
                          \"wall_ms\": {}, \"first_ms\": {:.3}, \"startup_ms\": {startup_ms}, \

@@ -73,8 +73,8 @@ pub use rgpu_macros::{embed_kernels, kernel};
 mod device;
 #[cfg(not(rgpu_codegen = "host"))]
 pub use device::{
-    fence, Atomic, AtomicScope, AtomicWord, DeviceScope, Global, Group, Item, Shared, Word,
-    WorkgroupScope,
+    fence, Atomic, AtomicScope, AtomicWord, DeviceScope, Global, Group, Item, Shared, SubgroupBits,
+    SubgroupValue, Word, WorkgroupScope,
 };
 
 #[cfg(rgpu_codegen = "host")]
@@ -84,13 +84,14 @@ pub use host::*;
 
 mod math;
 mod slice;
-pub use math::MulAdd;
+pub use math::{Float, MulAdd};
 pub use slice::LoadUnchecked;
 
 /// What a kernel crate imports: `use rgpu::prelude::*;`. The contexts ([`Item`], [`Group`]),
 /// workgroup and global memory ([`Shared`], [`Global`], [`Word`]), the atomic handle
-/// ([`Atomic`], whose methods take `core::sync::atomic::Ordering`), `x.mul_add(y, z)` on
-/// `f32`/`f64` ([`MulAdd`]) and `unsafe { x.load_unchecked(i) }` on read-only buffers
+/// ([`Atomic`], whose methods take `core::sync::atomic::Ordering`), `x.mul_add(y, z)` and
+/// std's float functions (`x.sqrt()`, `x.exp()`, ...) on `f32`/`f64` ([`MulAdd`],
+/// [`Float`]) and `unsafe { x.load_unchecked(i) }` on read-only buffers
 /// ([`LoadUnchecked`]).
 ///
 /// On the host, `f32::mul_add` is std's own method (the same result), so a module whose
@@ -101,7 +102,10 @@ pub use slice::LoadUnchecked;
 pub mod prelude {
     #[doc(hidden)]
     pub use crate::__private::UsePrelude as _;
-    pub use crate::{Atomic, Global, Group, Item, LoadUnchecked, MulAdd, Shared, Word};
+    pub use crate::{
+        Atomic, Float, Global, Group, Item, LoadUnchecked, MulAdd, Shared, SubgroupBits,
+        SubgroupValue, Word,
+    };
 }
 
 /// `value`, hidden from the compiler's value numbering: a code-generation hint for hot

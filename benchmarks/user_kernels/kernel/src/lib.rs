@@ -1,8 +1,11 @@
 //! User-style kernels, each written plainly with rgpu's public kernel API as the README
-//! teaches it: a SAXPY, a sum (also as the plain first version), an exclusive scan, a byte histogram, a tiled SGEMM, a 2-D
-//! blur, a gather and a scatter. benchmarks/user_kernels_twins.py has the same algorithms in
-//! CUDA C++ (the twins the H100 compares against); the host program (src/main.rs) checks
-//! every backend against the cpu backend's results.
+//! teaches it: a SAXPY, a sum (also as the plain first version, and as a looped two-level
+//! sum), an exclusive scan, a byte histogram, a tiled SGEMM, a 2-D blur, a gather and a
+//! scatter, an n-body step (`rsqrt`, `mul_add`) and a row softmax (`exp`, f32 subgroup
+//! max and add). benchmarks/user_kernels_twins.py has the same algorithms in CUDA C++ (the
+//! twins the GPU machine compares against); the host program (src/main.rs) checks every
+//! backend against a plain-Rust reference (bit for bit, or within a stated tolerance where
+//! the float functions' precision is the backend's).
 #![no_std]
 
 rgpu::embed_kernels!();
@@ -312,4 +315,167 @@ pub fn gather(#[item] index: &u32, src: &[f32], #[item] out: &mut f32) {
 pub fn scatter(#[item] index: &u32, #[item] value: &f32, dst: Global<f32>) {
     // SAFETY: a permutation: each element of dst is written by one invocation.
     unsafe { dst.write(*index, *value) };
+}
+
+// --- kernels that need the float functions and subgroup operations on any type ------------
+
+/// Softening of the n-body step (added to every squared distance).
+pub const NBODY_EPS2: f32 = 1e-4;
+
+/// One all-pairs gravity step: for each body `i` (`pos[4i..4i+4]` = x, y, z, mass), its
+/// acceleration `sum_j m_j d / (|d|^2 + eps^2)^(3/2)` with `d = p_j - p_i`, into
+/// `acc[4i..4i+3]`. One invocation per body; the workgroup brings 256 bodies at a time into
+/// workgroup memory and every invocation reads them from there. The body count is a
+/// multiple of 256.
+#[rgpu::kernel(threads = 256)]
+pub fn nbody(group: Group, pos: &[f32], tile: Shared<f32, 1024>, acc: Global<f32>) {
+    let n = pos.len() as u32 / 4;
+    let i = group.global_thread();
+    let t = group.thread();
+    let (px, py, pz) = (
+        pos[4 * i as usize],
+        pos[4 * i as usize + 1],
+        pos[4 * i as usize + 2],
+    );
+    let (mut ax, mut ay, mut az) = (0.0f32, 0.0f32, 0.0f32);
+    let mut start = 0;
+    while start < n {
+        let j = (start + t) as usize;
+        tile.store(4 * t, pos[4 * j]);
+        tile.store(4 * t + 1, pos[4 * j + 1]);
+        tile.store(4 * t + 2, pos[4 * j + 2]);
+        tile.store(4 * t + 3, pos[4 * j + 3]);
+        group.barrier();
+        let mut k = 0;
+        while k < 256 {
+            let dx = tile.load(4 * k) - px;
+            let dy = tile.load(4 * k + 1) - py;
+            let dz = tile.load(4 * k + 2) - pz;
+            let d2 = dx.mul_add(dx, dy.mul_add(dy, dz.mul_add(dz, NBODY_EPS2)));
+            let inv = d2.rsqrt();
+            let s = tile.load(4 * k + 3) * (inv * inv * inv);
+            ax = dx.mul_add(s, ax);
+            ay = dy.mul_add(s, ay);
+            az = dz.mul_add(s, az);
+            k += 1;
+        }
+        group.barrier();
+        start += 256;
+    }
+    // SAFETY: each invocation writes the four words of its own body.
+    unsafe {
+        acc.write(4 * i, ax);
+        acc.write(4 * i + 1, ay);
+        acc.write(4 * i + 2, az);
+        acc.write(4 * i + 3, 0.0);
+    }
+}
+
+/// The largest (`max`) or the sum (otherwise) of `value` over the workgroup, on every
+/// invocation: the subgroup's first, then every invocation combines the subgroups' results.
+#[inline(always)]
+fn workgroup_reduce(group: Group, value: f32, max: bool, part: Shared<f32, 256>) -> f32 {
+    let mine = if max {
+        group.subgroup_max(value)
+    } else {
+        group.subgroup_add(value)
+    };
+    if group.subgroup_lane() == 0 {
+        part.store(group.subgroup_id(), mine);
+    }
+    group.barrier();
+    let subgroups = group.size().div_ceil(group.subgroup_size());
+    let mut all = part.load(0);
+    let mut s = 1;
+    while s < subgroups {
+        let p = part.load(s);
+        all = if max { all.max(p) } else { all + p };
+        s += 1;
+    }
+    group.barrier(); // `part` is written again by the next reduction
+    all
+}
+
+/// Row softmax: `out[r][c] = exp(x[r][c] - max_r) / sum_c exp(x[r][c] - max_r)` for rows of
+/// `cols` floats, one workgroup per row, each invocation a strided share of the columns.
+#[rgpu::kernel(threads = 256)]
+pub fn softmax(group: Group, x: &[f32], cols: u32, part: Shared<f32, 256>, out: Global<f32>) {
+    let base = group.id() * cols;
+    let mut c = group.thread();
+    // f32::MIN, not NEG_INFINITY: naga refuses an infinite constant (the build's portability
+    // report says so for WebGPU, Metal and DX12).
+    let mut max = f32::MIN;
+    while c < cols {
+        max = max.max(x[(base + c) as usize]);
+        c += group.size();
+    }
+    let max = workgroup_reduce(group, max, true, part);
+    let mut c = group.thread();
+    let mut sum = 0.0f32;
+    while c < cols {
+        sum += (x[(base + c) as usize] - max).exp();
+        c += group.size();
+    }
+    let scale = 1.0 / workgroup_reduce(group, sum, false, part);
+    let mut c = group.thread();
+    while c < cols {
+        // SAFETY: each invocation writes its own columns of its workgroup's row.
+        unsafe { out.write(base + c, (x[(base + c) as usize] - max).exp() * scale) };
+        c += group.size();
+    }
+}
+
+/// The two-level sum as a first version is written: each invocation adds `per_thread` items
+/// strided by the workgroup size, `x[i]` guarded by `i < n`; then the workgroup's sum is added
+/// to `out[0]`.
+#[rgpu::kernel(threads = 256)]
+pub fn reduce_sum_looped(
+    group: Group,
+    x: &[u32],
+    n: u32,
+    per_thread: u32,
+    sums: Shared<u32, 256>,
+    out: Global<u32>,
+) {
+    let base = group.id() * group.size() * per_thread + group.thread();
+    let mut acc = 0u32;
+    let mut k = 0;
+    while k < per_thread {
+        let i = base + k * group.size();
+        if i < n {
+            acc = acc.wrapping_add(x[i as usize]);
+        }
+        k += 1;
+    }
+    let total = workgroup_sum(group, acc, sums);
+    if group.thread() == 0 {
+        out.atomic_add(0, total);
+    }
+}
+
+/// The same loop guarded by `i < x.len()`: the bounds check of `x[i]` is then the guard
+/// itself, so no trap path is left in the loop and the compiler unrolls it, several loads
+/// in flight (docs/kernel-api.md, "Loops").
+#[rgpu::kernel(threads = 256)]
+pub fn reduce_sum_looped_len(
+    group: Group,
+    x: &[u32],
+    per_thread: u32,
+    sums: Shared<u32, 256>,
+    out: Global<u32>,
+) {
+    let base = group.id() * group.size() * per_thread + group.thread();
+    let mut acc = 0u32;
+    let mut k = 0;
+    while k < per_thread {
+        let i = (base + k * group.size()) as usize;
+        if i < x.len() {
+            acc = acc.wrapping_add(x[i]);
+        }
+        k += 1;
+    }
+    let total = workgroup_sum(group, acc, sums);
+    if group.thread() == 0 {
+        out.atomic_add(0, total);
+    }
 }

@@ -19,6 +19,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use rayon::prelude::*;
 
 use super::place::{coordinates, Place};
+use super::shared::{SubgroupBits, SubgroupValue, Word};
 
 /// Stack of one invocation. Kernels keep little on the stack; a kernel that overflows it
 /// hits the guard page (SIGSEGV), so raise this if a debug build needs more.
@@ -119,31 +120,102 @@ impl<const D: usize> Group<D> {
         0
     }
 
-    /// Bit i = lane i's predicate: bit 0 only.
+    /// Bit `l` set when lane `l`'s `predicate` is true (lanes below 32). Every invocation of
+    /// the subgroup must reach a subgroup operation together (uniform control flow); on the
+    /// cpu backend a subgroup is one invocation (bit 0 only).
     pub fn subgroup_ballot(&self, predicate: bool) -> u32 {
         u32::from(predicate)
     }
 
-    /// Sum over the subgroup: the value itself.
-    pub fn subgroup_add(&self, value: u32) -> u32 {
+    /// How many lanes of the subgroup have `predicate` true (cpu: 1 or 0).
+    pub fn subgroup_count(&self, predicate: bool) -> u32 {
+        u32::from(predicate)
+    }
+
+    /// Whether `predicate` is true on every lane of the subgroup (cpu: this one's).
+    pub fn subgroup_all(&self, predicate: bool) -> bool {
+        predicate
+    }
+
+    /// Whether `predicate` is true on some lane of the subgroup (cpu: this one's).
+    pub fn subgroup_any(&self, predicate: bool) -> bool {
+        predicate
+    }
+
+    /// The sum of `value` over the subgroup, on every lane (integers wrap; the order of an
+    /// `f32` sum is the codegen's). `T`: `u32`, `i32`, `f32`. cpu: the value itself.
+    pub fn subgroup_add<T: SubgroupValue>(&self, value: T) -> T {
         value
     }
 
-    /// Sum over the lanes before this one: none.
-    pub fn subgroup_exclusive_add(&self, value: u32) -> u32 {
+    /// The smallest `value` of the subgroup, on every lane. cpu: the value itself.
+    pub fn subgroup_min<T: SubgroupValue>(&self, value: T) -> T {
+        value
+    }
+
+    /// The largest `value` of the subgroup, on every lane. cpu: the value itself.
+    pub fn subgroup_max<T: SubgroupValue>(&self, value: T) -> T {
+        value
+    }
+
+    /// The bitwise AND of `value` over the subgroup (`u32`, `i32`). cpu: the value itself.
+    pub fn subgroup_and<T: SubgroupBits>(&self, value: T) -> T {
+        value
+    }
+
+    /// The bitwise OR of `value` over the subgroup (`u32`, `i32`). cpu: the value itself.
+    pub fn subgroup_or<T: SubgroupBits>(&self, value: T) -> T {
+        value
+    }
+
+    /// The bitwise XOR of `value` over the subgroup (`u32`, `i32`). cpu: the value itself.
+    pub fn subgroup_xor<T: SubgroupBits>(&self, value: T) -> T {
+        value
+    }
+
+    /// The sum of `value` over lanes `0..=subgroup_lane()`. cpu: the value itself.
+    pub fn subgroup_inclusive_add<T: SubgroupValue>(&self, value: T) -> T {
+        value
+    }
+
+    /// The sum of `value` over the lanes below this one (zero on lane 0). cpu: zero.
+    pub fn subgroup_exclusive_add<T: SubgroupValue>(&self, value: T) -> T {
         let _ = value;
-        0
+        T::ZERO
     }
 
-    /// Lane `lane`'s value: lane 0 is this invocation.
-    pub fn subgroup_broadcast(&self, value: u32, lane: u32) -> u32 {
+    /// Lane `lane`'s `value`; `lane` must be the same on every invocation of the subgroup.
+    /// cpu: lane 0 is this invocation.
+    pub fn subgroup_broadcast<T: Word>(&self, value: T, lane: u32) -> T {
         let _ = lane;
         value
     }
 
-    /// Lane `lane`'s value, `lane` per invocation: lane 0 is this invocation.
-    pub fn subgroup_shuffle(&self, value: u32, lane: u32) -> u32 {
+    /// Lane `lane`'s `value`, `lane` chosen per invocation (`0..subgroup_size()`). cpu:
+    /// lane 0 is this invocation.
+    pub fn subgroup_shuffle<T: Word>(&self, value: T, lane: u32) -> T {
         let _ = lane;
+        value
+    }
+
+    /// Lane `subgroup_lane() ^ mask`'s `value` (`mask < subgroup_size()`). cpu: `mask` is 0,
+    /// this invocation.
+    pub fn subgroup_shuffle_xor<T: Word>(&self, value: T, mask: u32) -> T {
+        let _ = mask;
+        value
+    }
+
+    /// Lane `subgroup_lane() - delta`'s `value`; lanes below `delta` keep their own. cpu: this
+    /// invocation's own.
+    pub fn subgroup_shuffle_up<T: Word>(&self, value: T, delta: u32) -> T {
+        let _ = delta;
+        value
+    }
+
+    /// Lane `subgroup_lane() + delta`'s `value`; lanes where that is past the subgroup keep
+    /// their own. cpu: this invocation's own.
+    pub fn subgroup_shuffle_down<T: Word>(&self, value: T, delta: u32) -> T {
+        let _ = delta;
         value
     }
 }

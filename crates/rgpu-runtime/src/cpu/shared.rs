@@ -23,6 +23,28 @@ pub trait Word: Copy + 'static + sealed::Sealed {
     fn from_bits(bits: u32) -> Self;
 }
 
+/// A value of subgroup arithmetic (`subgroup_add`, `subgroup_min`, `subgroup_max`, the
+/// scans): `u32`, `i32` (wrapping) and `f32`, as on the GPU codegens.
+pub trait SubgroupValue: Word {
+    /// The sum of no value.
+    const ZERO: Self;
+}
+
+/// An integer of the bitwise subgroup reductions: `u32` and `i32`.
+pub trait SubgroupBits: SubgroupValue {}
+
+impl SubgroupValue for u32 {
+    const ZERO: Self = 0;
+}
+impl SubgroupValue for i32 {
+    const ZERO: Self = 0;
+}
+impl SubgroupValue for f32 {
+    const ZERO: Self = 0.0;
+}
+impl SubgroupBits for u32 {}
+impl SubgroupBits for i32 {}
+
 impl Word for u32 {
     fn to_bits(self) -> u32 {
         self

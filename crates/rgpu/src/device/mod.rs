@@ -28,6 +28,12 @@ pub use arch::ids;
 mod word;
 pub use word::Word;
 
+#[cfg(any(rgpu_codegen = "nvptx", rgpu_codegen = "nvvm"))]
+mod warp;
+
+mod subgroup;
+pub use subgroup::{SubgroupBits, SubgroupValue};
+
 mod atomic;
 pub use atomic::{fence, Atomic, AtomicScope, AtomicWord, DeviceScope, WorkgroupScope};
 
@@ -263,31 +269,113 @@ impl<const D: usize> Group<D> {
         arch::ballot(predicate)
     }
 
-    /// The sum of `value` over the subgroup (wrapping).
+    /// How many lanes of the subgroup have `predicate` true (every lane, also past 32).
     #[inline(always)]
-    pub fn subgroup_add(&self, value: u32) -> u32 {
-        arch::add(value)
+    pub fn subgroup_count(&self, predicate: bool) -> u32 {
+        arch::ballot_count(predicate)
     }
 
-    /// The sum of `value` over the lanes below this one (wrapping).
+    /// Whether `predicate` is true on every lane of the subgroup.
     #[inline(always)]
-    pub fn subgroup_exclusive_add(&self, value: u32) -> u32 {
-        arch::exclusive_add(value, self.ids.lane)
+    pub fn subgroup_all(&self, predicate: bool) -> bool {
+        arch::all(predicate)
+    }
+
+    /// Whether `predicate` is true on some lane of the subgroup.
+    #[inline(always)]
+    pub fn subgroup_any(&self, predicate: bool) -> bool {
+        arch::any(predicate)
+    }
+
+    /// The sum of `value` over the subgroup, on every lane (integers wrap). The order of a
+    /// float sum is the codegen's (CUDA: a butterfly; Vulkan: the driver's), so an `f32` sum
+    /// may differ in its last bits between backends.
+    #[inline(always)]
+    pub fn subgroup_add<T: SubgroupValue>(&self, value: T) -> T {
+        value.subgroup_add()
+    }
+
+    /// The smallest `value` of the subgroup, on every lane (`f32`: as `f32::min`).
+    #[inline(always)]
+    pub fn subgroup_min<T: SubgroupValue>(&self, value: T) -> T {
+        value.subgroup_min()
+    }
+
+    /// The largest `value` of the subgroup, on every lane (`f32`: as `f32::max`).
+    #[inline(always)]
+    pub fn subgroup_max<T: SubgroupValue>(&self, value: T) -> T {
+        value.subgroup_max()
+    }
+
+    /// The bitwise AND of `value` over the subgroup, on every lane.
+    #[inline(always)]
+    pub fn subgroup_and<T: SubgroupBits>(&self, value: T) -> T {
+        value.subgroup_and()
+    }
+
+    /// The bitwise OR of `value` over the subgroup, on every lane.
+    #[inline(always)]
+    pub fn subgroup_or<T: SubgroupBits>(&self, value: T) -> T {
+        value.subgroup_or()
+    }
+
+    /// The bitwise XOR of `value` over the subgroup, on every lane.
+    #[inline(always)]
+    pub fn subgroup_xor<T: SubgroupBits>(&self, value: T) -> T {
+        value.subgroup_xor()
+    }
+
+    /// The sum of `value` over lanes `0..=subgroup_lane()` (integers wrap).
+    #[inline(always)]
+    pub fn subgroup_inclusive_add<T: SubgroupValue>(&self, value: T) -> T {
+        value.subgroup_inclusive_add(self.ids.lane)
+    }
+
+    /// The sum of `value` over the lanes below this one (zero on lane 0; integers wrap).
+    #[inline(always)]
+    pub fn subgroup_exclusive_add<T: SubgroupValue>(&self, value: T) -> T {
+        value.subgroup_exclusive_add(self.ids.lane)
     }
 
     /// Lane `lane`'s `value`; `lane` must be the same on every invocation of the subgroup
     /// (dynamically uniform: Vulkan requires it). See [`Group::subgroup_shuffle`].
     #[inline(always)]
-    pub fn subgroup_broadcast(&self, value: u32, lane: u32) -> u32 {
-        arch::broadcast(value, lane)
+    pub fn subgroup_broadcast<T: Word>(&self, value: T, lane: u32) -> T {
+        T::from_bits(arch::broadcast(value.to_bits(), lane))
     }
 
     /// Lane `lane`'s `value`, where `lane` may differ between invocations (each reads the
     /// lane it names; a lane of the subgroup, `0..subgroup_size()`). CUDA: `shfl.sync.idx`;
     /// Vulkan: `OpGroupNonUniformShuffle`; cpu: the invocation's own value.
     #[inline(always)]
-    pub fn subgroup_shuffle(&self, value: u32, lane: u32) -> u32 {
-        arch::shuffle(value, lane)
+    pub fn subgroup_shuffle<T: Word>(&self, value: T, lane: u32) -> T {
+        T::from_bits(arch::shuffle(value.to_bits(), lane))
+    }
+
+    /// Lane `subgroup_lane() ^ mask`'s `value` (a butterfly step; `mask <
+    /// subgroup_size()`). CUDA: `shfl.sync.bfly`; Vulkan: `OpGroupNonUniformShuffleXor`.
+    #[inline(always)]
+    pub fn subgroup_shuffle_xor<T: Word>(&self, value: T, mask: u32) -> T {
+        T::from_bits(arch::shuffle_xor(value.to_bits(), mask))
+    }
+
+    /// Lane `subgroup_lane() - delta`'s `value`; the lanes below `delta` get their own.
+    /// CUDA: `shfl.sync.up`; Vulkan: `OpGroupNonUniformShuffleUp`.
+    #[inline(always)]
+    pub fn subgroup_shuffle_up<T: Word>(&self, value: T, delta: u32) -> T {
+        T::from_bits(arch::shuffle_up(value.to_bits(), delta, self.ids.lane))
+    }
+
+    /// Lane `subgroup_lane() + delta`'s `value`; the lanes where that is past the subgroup
+    /// get their own. CUDA: `shfl.sync.down`; Vulkan: `OpGroupNonUniformShuffleDown`.
+    #[inline(always)]
+    pub fn subgroup_shuffle_down<T: Word>(&self, value: T, delta: u32) -> T {
+        T::from_bits(arch::shuffle_down(
+            value.to_bits(),
+            delta,
+            self.ids.lane,
+            self.ids.subgroup_size,
+        ))
     }
 }
 

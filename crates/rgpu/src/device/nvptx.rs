@@ -56,13 +56,21 @@ pub fn barrier() {
 extern "C" {
     #[link_name = "llvm.nvvm.vote.ballot.sync"]
     fn vote_ballot_sync(member_mask: u32, predicate: bool) -> u32;
+    #[link_name = "llvm.nvvm.vote.all.sync"]
+    fn vote_all_sync(member_mask: u32, predicate: bool) -> bool;
+    #[link_name = "llvm.nvvm.vote.any.sync"]
+    fn vote_any_sync(member_mask: u32, predicate: bool) -> bool;
     #[link_name = "llvm.nvvm.shfl.sync.bfly.i32"]
     fn shfl_sync_bfly(member_mask: u32, value: u32, lane_mask: u32, clamp: u32) -> u32;
     #[link_name = "llvm.nvvm.shfl.sync.up.i32"]
     fn shfl_sync_up(member_mask: u32, value: u32, delta: u32, clamp: u32) -> u32;
+    #[link_name = "llvm.nvvm.shfl.sync.down.i32"]
+    fn shfl_sync_down(member_mask: u32, value: u32, delta: u32, clamp: u32) -> u32;
     #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
     fn shfl_sync_idx(member_mask: u32, value: u32, lane: u32, clamp: u32) -> u32;
 }
+
+pub use super::warp::{BitLanes, Lanes};
 
 #[inline(always)]
 pub fn ballot(predicate: bool) -> u32 {
@@ -71,15 +79,52 @@ pub fn ballot(predicate: bool) -> u32 {
 }
 
 #[inline(always)]
-fn shfl_xor(value: u32, lane_mask: u32) -> u32 {
+pub fn ballot_count(predicate: bool) -> u32 {
+    ballot(predicate).count_ones()
+}
+
+#[inline(always)]
+pub fn all(predicate: bool) -> bool {
+    // SAFETY: as for `ballot`.
+    unsafe { vote_all_sync(ALL, predicate) }
+}
+
+#[inline(always)]
+pub fn any(predicate: bool) -> bool {
+    // SAFETY: as for `ballot`.
+    unsafe { vote_any_sync(ALL, predicate) }
+}
+
+/// Lane `lane ^ lane_mask`'s value.
+#[inline(always)]
+pub fn shfl_xor(value: u32, lane_mask: u32) -> u32 {
     // SAFETY: a register-only shuffle over the whole warp.
     unsafe { shfl_sync_bfly(ALL, value, lane_mask, 0x1f) }
 }
 
+/// Lane `lane - delta`'s value; lanes below `delta` get their own.
 #[inline(always)]
-fn shfl_up(value: u32, delta: u32) -> u32 {
-    // SAFETY: a register-only shuffle over the whole warp; lanes below `delta` get their own.
+pub fn shfl_up(value: u32, delta: u32) -> u32 {
+    // SAFETY: a register-only shuffle over the whole warp.
     unsafe { shfl_sync_up(ALL, value, delta, 0) }
+}
+
+#[inline(always)]
+pub fn shuffle_xor(value: u32, lane_mask: u32) -> u32 {
+    shfl_xor(value, lane_mask)
+}
+
+/// `shfl.sync.up` keeps a lane's own value below `delta`: the API's promise.
+#[inline(always)]
+pub fn shuffle_up(value: u32, delta: u32, _lane: u32) -> u32 {
+    shfl_up(value, delta)
+}
+
+/// `shfl.sync.down` keeps a lane's own value where `lane + delta` is past the warp.
+#[inline(always)]
+pub fn shuffle_down(value: u32, delta: u32, _lane: u32, _size: u32) -> u32 {
+    // SAFETY: a register-only shuffle over the whole warp.
+    unsafe { shfl_sync_down(ALL, value, delta, 0x1f) }
 }
 
 #[inline(always)]
@@ -92,30 +137,6 @@ pub fn broadcast(value: u32, lane: u32) -> u32 {
 #[inline(always)]
 pub fn shuffle(value: u32, lane: u32) -> u32 {
     broadcast(value, lane)
-}
-
-#[inline(always)]
-pub fn add(mut value: u32) -> u32 {
-    let mut offset = 16;
-    while offset > 0 {
-        value = value.wrapping_add(shfl_xor(value, offset));
-        offset /= 2;
-    }
-    value
-}
-
-#[inline(always)]
-pub fn exclusive_add(value: u32, lane: u32) -> u32 {
-    let mut sum = value;
-    let mut delta = 1;
-    while delta < 32 {
-        let other = shfl_up(sum, delta);
-        if lane >= delta {
-            sum = sum.wrapping_add(other);
-        }
-        delta *= 2;
-    }
-    sum.wrapping_sub(value)
 }
 
 /// Workgroup memory: `N` words in the workgroup's `.shared` state space.

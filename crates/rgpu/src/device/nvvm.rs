@@ -38,6 +38,8 @@ pub fn barrier() {
     thread::sync_threads();
 }
 
+pub use super::warp::{BitLanes, Lanes};
+
 #[inline(always)]
 pub fn ballot(predicate: bool) -> u32 {
     // SAFETY: called by every lane of the warp (uniform control flow).
@@ -45,30 +47,50 @@ pub fn ballot(predicate: bool) -> u32 {
 }
 
 #[inline(always)]
-pub fn add(mut value: u32) -> u32 {
-    let mut offset = 16;
-    while offset > 0 {
-        // SAFETY: as for `ballot`.
-        let (other, _) = unsafe { warp::warp_shuffle_xor(ALL, value, offset, 32) };
-        value = value.wrapping_add(other);
-        offset /= 2;
-    }
-    value
+pub fn ballot_count(predicate: bool) -> u32 {
+    ballot(predicate).count_ones()
 }
 
 #[inline(always)]
-pub fn exclusive_add(value: u32, lane: u32) -> u32 {
-    let mut sum = value;
-    let mut delta = 1;
-    while delta < 32 {
-        // SAFETY: as for `ballot`.
-        let (other, _) = unsafe { warp::warp_shuffle_up(ALL, sum, delta, 32) };
-        if lane >= delta {
-            sum = sum.wrapping_add(other);
-        }
-        delta *= 2;
-    }
-    sum.wrapping_sub(value)
+pub fn all(predicate: bool) -> bool {
+    // SAFETY: as for `ballot`.
+    unsafe { warp::warp_vote_all(ALL, predicate) }
+}
+
+#[inline(always)]
+pub fn any(predicate: bool) -> bool {
+    // SAFETY: as for `ballot`.
+    unsafe { warp::warp_vote_any(ALL, predicate) }
+}
+
+/// Lane `lane ^ lane_mask`'s value.
+#[inline(always)]
+pub fn shfl_xor(value: u32, lane_mask: u32) -> u32 {
+    // SAFETY: as for `ballot`.
+    unsafe { warp::warp_shuffle_xor(ALL, value, lane_mask, 32).0 }
+}
+
+/// Lane `lane - delta`'s value; lanes below `delta` get their own.
+#[inline(always)]
+pub fn shfl_up(value: u32, delta: u32) -> u32 {
+    // SAFETY: as for `ballot`.
+    unsafe { warp::warp_shuffle_up(ALL, value, delta, 32).0 }
+}
+
+#[inline(always)]
+pub fn shuffle_xor(value: u32, lane_mask: u32) -> u32 {
+    shfl_xor(value, lane_mask)
+}
+
+#[inline(always)]
+pub fn shuffle_up(value: u32, delta: u32, _lane: u32) -> u32 {
+    shfl_up(value, delta)
+}
+
+#[inline(always)]
+pub fn shuffle_down(value: u32, delta: u32, _lane: u32, _size: u32) -> u32 {
+    // SAFETY: as for `ballot`.
+    unsafe { warp::warp_shuffle_down(ALL, value, delta, 32).0 }
 }
 
 #[inline(always)]

@@ -2,8 +2,8 @@
 //! version rgpu pins in toolchains/spirv.toml): `workgroup_memory_barrier_with_group_sync`
 //! (OpControlBarrier, workgroup scope), the `atomic_*` functions (workgroup scope for
 //! workgroup memory, queue-family scope for storage buffers; `spirv/atomic.rs`), and the GroupNonUniform subgroup operations
-//! (rgpu's spirv build enables the GroupNonUniform, Ballot, Arithmetic and Shuffle
-//! capabilities; `subgroup_shuffle` is OpGroupNonUniformShuffle). Ids come from the entry point's builtins. NOT COMPILED TO SPIR-V on rgpu's
+//! (rgpu's spirv build enables the GroupNonUniform, Ballot, Vote, Arithmetic, Shuffle and
+//! ShuffleRelative capabilities; `subgroup_shuffle` is OpGroupNonUniformShuffle). Ids come from the entry point's builtins. NOT COMPILED TO SPIR-V on rgpu's
 //! machines (rust-gpu needs a nightly's rustc-dev there): it is type-checked on the host
 //! against spirv-std's source (feature `check-spirv`).
 
@@ -37,15 +37,114 @@ pub fn ballot(predicate: bool) -> u32 {
     arch::subgroup_ballot(predicate).x
 }
 
+/// The ballot's set bits, all four words (every lane, also past 32), counted with `OpBitCount`:
+/// naga's SPIR-V reader (wgpu's path to Metal, DX12 and WebGPU) has no
+/// `OpGroupNonUniformBallotBitCount`.
 #[inline(always)]
-pub fn add(value: u32) -> u32 {
-    arch::subgroup_i_add(value)
+pub fn ballot_count(predicate: bool) -> u32 {
+    let mask = arch::subgroup_ballot(predicate);
+    mask.x.count_ones() + mask.y.count_ones() + mask.z.count_ones() + mask.w.count_ones()
 }
 
 #[inline(always)]
-pub fn exclusive_add(value: u32, _lane: u32) -> u32 {
-    arch::subgroup_exclusive_i_add(value)
+pub fn all(predicate: bool) -> bool {
+    arch::subgroup_all(predicate)
 }
+
+#[inline(always)]
+pub fn any(predicate: bool) -> bool {
+    arch::subgroup_any(predicate)
+}
+
+/// Subgroup arithmetic for one type: GroupNonUniformArithmetic's instruction for it.
+pub trait Lanes: Word {
+    fn subgroup_add(self) -> Self;
+    fn subgroup_min(self) -> Self;
+    fn subgroup_max(self) -> Self;
+    fn subgroup_inclusive_add(self, lane: u32) -> Self;
+    fn subgroup_exclusive_add(self, lane: u32) -> Self;
+}
+
+/// The bitwise reductions, for the integers.
+pub trait BitLanes: Lanes {
+    fn subgroup_and(self) -> Self;
+    fn subgroup_or(self) -> Self;
+    fn subgroup_xor(self) -> Self;
+}
+
+macro_rules! lanes {
+    ($t:ty, $add:ident, $inclusive:ident, $exclusive:ident, $min:ident, $max:ident) => {
+        impl Lanes for $t {
+            #[inline(always)]
+            fn subgroup_add(self) -> Self {
+                arch::$add(self)
+            }
+            #[inline(always)]
+            fn subgroup_min(self) -> Self {
+                arch::$min(self)
+            }
+            #[inline(always)]
+            fn subgroup_max(self) -> Self {
+                arch::$max(self)
+            }
+            #[inline(always)]
+            fn subgroup_inclusive_add(self, _lane: u32) -> Self {
+                arch::$inclusive(self)
+            }
+            #[inline(always)]
+            fn subgroup_exclusive_add(self, _lane: u32) -> Self {
+                arch::$exclusive(self)
+            }
+        }
+    };
+}
+
+lanes!(
+    u32,
+    subgroup_i_add,
+    subgroup_inclusive_i_add,
+    subgroup_exclusive_i_add,
+    subgroup_u_min,
+    subgroup_u_max
+);
+lanes!(
+    i32,
+    subgroup_i_add,
+    subgroup_inclusive_i_add,
+    subgroup_exclusive_i_add,
+    subgroup_s_min,
+    subgroup_s_max
+);
+lanes!(
+    f32,
+    subgroup_f_add,
+    subgroup_inclusive_f_add,
+    subgroup_exclusive_f_add,
+    subgroup_f_min,
+    subgroup_f_max
+);
+
+macro_rules! bit_lanes {
+    ($t:ty) => {
+        impl BitLanes for $t {
+            #[inline(always)]
+            fn subgroup_and(self) -> Self {
+                arch::subgroup_and(self)
+            }
+            #[inline(always)]
+            fn subgroup_or(self) -> Self {
+                arch::subgroup_or(self)
+            }
+            #[inline(always)]
+            fn subgroup_xor(self) -> Self {
+                arch::subgroup_xor(self)
+            }
+        }
+    };
+}
+
+bit_lanes!(u32);
+bit_lanes!(i32);
 
 #[inline(always)]
 pub fn broadcast(value: u32, lane: u32) -> u32 {
@@ -58,6 +157,36 @@ pub fn broadcast(value: u32, lane: u32) -> u32 {
 #[inline(always)]
 pub fn shuffle(value: u32, lane: u32) -> u32 {
     arch::subgroup_shuffle(value, lane)
+}
+
+/// `OpGroupNonUniformShuffleXor` (the Shuffle capability).
+#[inline(always)]
+pub fn shuffle_xor(value: u32, lane_mask: u32) -> u32 {
+    arch::subgroup_shuffle_xor(value, lane_mask)
+}
+
+/// `OpGroupNonUniformShuffleUp` (ShuffleRelative), whose result is undefined below
+/// `delta`: those lanes keep their own value, as CUDA's `shfl.sync.up` does.
+#[inline(always)]
+pub fn shuffle_up(value: u32, delta: u32, lane: u32) -> u32 {
+    let other = arch::subgroup_shuffle_up(value, delta);
+    if lane >= delta {
+        other
+    } else {
+        value
+    }
+}
+
+/// `OpGroupNonUniformShuffleDown` (ShuffleRelative), undefined past the subgroup's end:
+/// those lanes keep their own value, as CUDA's `shfl.sync.down` does.
+#[inline(always)]
+pub fn shuffle_down(value: u32, delta: u32, lane: u32, size: u32) -> u32 {
+    let other = arch::subgroup_shuffle_down(value, delta);
+    if lane + delta < size {
+        other
+    } else {
+        value
+    }
 }
 
 /// Workgroup memory: the entry point's `#[spirv(workgroup)]` array.

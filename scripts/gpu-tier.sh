@@ -1,0 +1,93 @@
+#!/bin/bash
+# The GPU tier in one command, on the GPU machine (no cargo there): runs the programs built
+# here on every backend and prints one summary line per (program, path).
+#
+#   here:  CORPUS_BIN=... SORTDEMO_BIN=... bash scripts/gpu-tier.sh --pack
+#          # builds nothing; copies the built programs into .device/gpu-tier/
+#   there: bash scripts/gpu-tier.sh [OUT]     # OUT: where the logs go ($OUT on the device machine)
+#
+# What it runs, each under a timeout (a hang is reported as such, never waited out):
+# - the portability corpus (tests/corpus, built by tests/integration/test_corpus.py or by hand
+#   as that test does) on cpu, cuda, ash, wgpu (SPIR-V passthrough) and wgpu through naga
+#   (the path Metal and DX12 take): every kernel's line must equal the cpu's;
+# - the sort demo (`rgpu new`'s bitonic template with rgpu-primitives' radix sort; the corpus
+#   workspace's own binary) with --verify: both algorithms, u32/i32/f32 keys, an odd length
+#   (a partial last warp and tile), on cuda, ash and wgpu;
+# - benchmarks/math_precision: each float function's largest error in ulp per backend;
+# - benchmarks/user_kernels (--sizes large --check-only) when it was built.
+# The Vulkan loader comes from .gl/*.deb when the machine has none (docs/reference.md).
+set -u
+R=$(cd "$(dirname "$0")/.." && pwd)
+DIR=$R/.device/gpu-tier
+if [ "${1:-}" = "--pack" ]; then
+  mkdir -p "$DIR"
+  if [ -n "${SORTDEMO_BIN:-}" ] && [ -x "$SORTDEMO_BIN" ]; then
+    cp "$SORTDEMO_BIN" "$DIR/sortdemo"; echo "packed $SORTDEMO_BIN as sortdemo"
+  fi
+  for bin in "${CORPUS_BIN:-}" "$R/benchmarks/math_precision/target/release/math-precision" \
+    "$R/benchmarks/user_kernels/target/release/user-kernels"; do
+    if [ -n "$bin" ] && [ -x "$bin" ]; then cp "$bin" "$DIR/"; echo "packed $bin"; fi
+  done
+  exit 0
+fi
+OUT=${1:-${OUT:-$R/.device/gpu-tier-out}}
+mkdir -p "$OUT"
+if ! ldconfig -p | grep -q libvulkan.so.1 && ls "$R"/.gl/*.deb >/dev/null 2>&1; then
+  for f in "$R"/.gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+fi
+for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json; do
+  if [ -f "$icd" ]; then export VK_DRIVER_FILES=$icd; break; fi
+done
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+SUMMARY=$OUT/summary.txt
+: > "$SUMMARY"
+say() { echo "$*" | tee -a "$SUMMARY"; }
+run_path() { # name, path, command...
+  local name=$1 path=$2; shift 2
+  local env=(RGPU_BACKEND="$path")
+  if [ "$path" = naga ]; then env=(RGPU_BACKEND=wgpu RGPU_WGPU_SHADER=naga); fi
+  env "${env[@]}" timeout 300 "$@" > "$OUT/$name.$path" 2>&1
+  local rc=$?
+  if [ $rc = 124 ]; then say "$name on $path: HANG (killed after 300 s)"; fi
+  return $rc
+}
+if [ -x "$DIR/corpus" ]; then
+  for path in cpu cuda ash wgpu naga; do run_path corpus "$path" "$DIR/corpus"; done
+  for path in cuda ash wgpu naga; do
+    total=$(tail -n +2 "$OUT/corpus.$path" | wc -l)
+    differ=$(diff <(tail -n +2 "$OUT/corpus.cpu") <(tail -n +2 "$OUT/corpus.$path") | grep -c '^>')
+    errors=$(grep -c ': error:' "$OUT/corpus.$path")
+    say "corpus on $path: $((total - differ)) of $total kernels equal the cpu's; $differ differ ($errors errors)"
+    diff <(tail -n +2 "$OUT/corpus.cpu") <(tail -n +2 "$OUT/corpus.$path") | grep '^>' | sed 's/^/    /' | tee -a "$SUMMARY"
+  done
+fi
+if [ -x "$DIR/sortdemo" ]; then
+  for backend in cuda ash wgpu; do
+    bad=0; runs=0
+    for algorithm in bitonic radix; do
+      for type in u32 i32 f32; do
+        runs=$((runs + 1))
+        if ! timeout 120 "$DIR/sortdemo" --backend "$backend" --algorithm "$algorithm" --type "$type" \
+          --len 1000003 --verify >> "$OUT/sortdemo.$backend" 2>&1; then
+          bad=$((bad + 1)); echo "    FAILED: $algorithm $type" >> "$OUT/sortdemo.$backend"
+        fi
+      done
+    done
+    say "sort demo on $backend: $((runs - bad)) of $runs sorts verified"
+  done
+fi
+if [ -x "$DIR/math-precision" ]; then
+  timeout 300 "$DIR/math-precision" --backends cpu,cuda,ash,wgpu > "$OUT/math_precision.txt" 2>&1
+  say "math-precision exited $? ($(wc -l < "$OUT/math_precision.txt") lines in math_precision.txt)"
+fi
+if [ -x "$DIR/user-kernels" ]; then
+  timeout 420 "$DIR/user-kernels" --sizes large --check-only --backends cuda,ash,wgpu \
+    > "$OUT/user_kernels_checks.jsonl" 2>&1
+  rc=$?
+  passed=$(grep -c '"check": "equal"\|"check": "within\|"check": "unfused' "$OUT/user_kernels_checks.jsonl")
+  total=$(grep -c '"backend": "\(cuda\|ash\|wgpu\)"' "$OUT/user_kernels_checks.jsonl")
+  say "user-kernels (large, checks only) exited $rc: $passed of $total checks pass"
+fi
+cat "$SUMMARY"
