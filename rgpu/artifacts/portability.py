@@ -135,6 +135,35 @@ def parse_report(text: str, kernels: Sequence[str]) -> tuple[str, list[Outcome]]
     return version, outcomes
 
 
+# What rgpu says for a kernel naga would translate with its atomics' orderings dropped.
+ORDERINGS = (
+    "naga translates atomics without their memory orderings (its SPIR-V reader ignores the "
+    "semantics; WGSL's, MSL's and HLSL's atomics are relaxed), so this kernel's acquire/"
+    "release atomics would run relaxed there"
+)
+
+
+def weakened(outcomes: Sequence[Outcome], raw: Path | None) -> list[Outcome]:
+    """``outcomes`` with each kernel that has ordered atomics (rust-gpu's module ``raw``,
+    spirv_sources.Sources.ordered_atomics) refused where naga translated it: naga would
+    run its acquire/release atomics relaxed, a silently different program."""
+    from rgpu.artifacts.spirv_sources import Sources
+
+    if raw is None or not any(o.ok for o in outcomes):
+        return list(outcomes)
+    try:
+        sources = Sources(raw.read_bytes())
+    except (OSError, ValueError):
+        return list(outcomes)
+    ordered = {k for k in {o.kernel for o in outcomes} if sources.ordered_atomics(k)}
+    return [
+        Outcome(o.kernel, o.platform, None, ORDERINGS, o.buffers)
+        if o.ok and o.kernel in ordered
+        else o
+        for o in outcomes
+    ]
+
+
 def change_for(platform: str, message: str, kept: str | None = None) -> str:
     """What to change in a kernel that naga cannot take to ``platform``, from naga's text
     (``kept``: why rgpu left the module's 8/16-bit memory as it was, when it did)."""
@@ -148,6 +177,13 @@ def change_for(platform: str, message: str, kept: str | None = None) -> str:
             f"{name} has no 8-bit integers, and rgpu could not move this module's 8-bit "
             f"memory into 32-bit words{why}: use u32 words there, or report the kernel"
         )
+    if "memory orderings" in lower:
+        return (
+            f"{name} has no acquire/release atomics: run the kernel on CUDA or Vulkan, or "
+            f"leave {name} out of require-platforms (the relaxed `atomic_*` methods port)"
+        )
+    if "shader_float32_atomic" in lower:
+        return f"{name} has no f32 atomics: accumulate in u32/i32 (fixed point) there"
     if "int16" in lower or "width 2" in lower:
         return f"{name} has no 16-bit integers: use u32"
     if "int64" in lower or ("width 8" in lower and "int" in lower):
@@ -399,6 +435,7 @@ def check(
             f"run it by hand to see more: `{cmd.format_argv(argv)}`",
         )
     naga, outcomes = parse_report(result.stdout, kernels)
+    outcomes = weakened(outcomes, raw)
     module = spv.relative_to(base).as_posix()
     artifacts = describe_outputs(
         outcomes, staging, base, module=module, naga=naga, codegen=codegen, source=source

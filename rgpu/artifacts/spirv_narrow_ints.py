@@ -279,13 +279,16 @@ def promote_narrow_ints(data: bytes) -> Promoted:
                 readers.add(index)
         elif _reads_narrow(rw, op, inst):
             reading.append(index)
-    # A reader is rewritten when it reads a promoted value (one reading only loads, calls or
-    # constants would gain nothing).
+    # A reader is rewritten when it reads a promoted value or a narrow constant (one reading
+    # only loads or calls would gain nothing; one reading a constant keeps the narrow type
+    # alive otherwise: rust-gpu switches on an enum's 8-bit discriminant, e.g. the
+    # `Ordering` of an atomic, converted to 32 bits, where MIR inlining would have folded it).
     for index in reading:
         op = opcode(insts[index])
-        if any(insts[index][at] in promoted for at in _narrow_operands(op, insts[index])):
+        operands = [insts[index][at] for at in _narrow_operands(op, insts[index])]
+        if any(v in promoted or v in rw.known for v in operands):
             readers.add(index)
-    if not promoted:
+    if not promoted and not readers:
         return Promoted(data, 0, ())
 
     # 2. Which promoted values are still needed narrow (used by an instruction not rewritten).

@@ -48,6 +48,24 @@ SUBGROUP_OPS = frozenset(range(333, 367))
 # Scalar and vector float arithmetic (SPIR-V 3.52.13): OpFNegate, OpFAdd, OpFSub, OpFMul,
 # OpFDiv, OpFRem, OpFMod, OpVectorTimesScalar, OpDot.
 FLOAT_ARITHMETIC_OPS = frozenset({127, 129, 131, 133, 136, 140, 141, 142, 148})
+OP_CONSTANT = 43
+OP_MEMORY_BARRIER = 225
+OP_ATOMIC_STORE = 228
+OP_ATOMIC_COMPARE_EXCHANGE = 230
+OP_ATOMIC_F_ADD = 6035
+# The atomics whose memory semantics are word 5 (result type, result, pointer, scope,
+# semantics): OpAtomicLoad, OpAtomicExchange, OpAtomicIIncrement .. OpAtomicXor, and the
+# float ones (OpAtomicFMinEXT, OpAtomicFMaxEXT, OpAtomicFAddEXT).
+ATOMICS_SEMANTICS_5 = frozenset({227, 229, *range(232, 243), 5614, 5615, OP_ATOMIC_F_ADD})
+OP_BRANCH = 249
+OP_BRANCH_CONDITIONAL = 250
+OP_SWITCH = 251
+# Instructions that pass a constant on unchanged for a switch's selector (rust-gpu converts
+# an enum's 8-bit discriminant to the selector's type): OpCopyObject, OpUConvert,
+# OpSConvert, OpBitcast.
+SELECTOR_COPIES = frozenset({83, 113, 114, 124})
+# Memory semantics bits that order (Acquire, Release, AcquireRelease, SequentiallyConsistent).
+ORDERING_BITS = 0x2 | 0x4 | 0x8 | 0x10
 # Paths that are not the user's: the standard library, crates from the registry (spirv-std,
 # libm), rgpu's crates vendored into the workspace.
 NOT_THE_USERS = ("/.cargo/registry/", "/.rustup/", "/rustlib/src/", "/vendor/rgpu-")
@@ -77,6 +95,8 @@ class Sources:
         self.entries: dict[str, int] = {}
         self.types: dict[int, tuple[int, ...]] = {}
         self.functions: dict[int, tuple[int, int]] = {}  # id -> (first, end) indices
+        self.constants: dict[int, int] = {}  # 32-bit scalar OpConstant id -> its value
+        self._dead: set[int] | None = None  # ids of instructions in blocks never reached
         start = 0
         for index, inst in enumerate(self.insts):
             op = opcode(inst)
@@ -86,6 +106,8 @@ class Sources:
                 self.entries[literal_string(inst, 3)] = inst[2]
             elif op in TYPE_OPS and len(inst) > 1:
                 self.types[inst[1]] = inst
+            elif op == OP_CONSTANT and len(inst) == 4:
+                self.constants[inst[2]] = inst[3]
             elif op == OP_FUNCTION:
                 start = index
             elif op == OP_FUNCTION_END:
@@ -181,6 +203,81 @@ class Sources:
             return False
         return self.first(kernel, wanted) or True
 
+    def ordered(self, inst: tuple[int, ...]) -> bool:
+        """Whether an instruction is an atomic or a memory barrier (a fence) whose memory
+        semantics order other accesses (acquire, release): what naga drops. Workgroup barriers
+        (OpControlBarrier) are not: naga keeps them."""
+        op = opcode(inst)
+        if op in ATOMICS_SEMANTICS_5 and len(inst) > 5:
+            words = [inst[5]]
+        elif op == OP_ATOMIC_COMPARE_EXCHANGE and len(inst) > 6:
+            words = [inst[5], inst[6]]
+        elif op == OP_ATOMIC_STORE and len(inst) > 3:
+            words = [inst[3]]
+        elif op == OP_MEMORY_BARRIER and len(inst) > 2:
+            words = [inst[2]]
+        else:
+            return False
+        return any(self.constants.get(w, 0) & ORDERING_BITS for w in words)
+
+    def dead(self) -> set[int]:
+        """`id()`s of the instructions in blocks no path from their function's entry reaches
+        when each switch on a constant takes only its case. rust-gpu inlines no MIR: an
+        `Atomic` method called with `Relaxed` keeps one atomic per ordering behind a switch
+        on the constant ordering (spirv-opt folds no 8-bit constant); those arms are dead."""
+        if self._dead is not None:
+            return self._dead
+        value: dict[int, int] = dict(self.constants)
+        for inst in self.insts:
+            if opcode(inst) in SELECTOR_COPIES and len(inst) == 4 and inst[3] in value:
+                value[inst[2]] = value[inst[3]]
+        dead: set[int] = set()
+        for first, end in self.functions.values():
+            blocks: dict[int, tuple[int, int]] = {}  # label -> (first, end) indices
+            label, start = None, first
+            for index in range(first + 1, end + 1):
+                op = opcode(self.insts[index])
+                if op in (OP_LABEL, OP_FUNCTION_END):
+                    if label is not None:
+                        blocks[label] = (start, index)
+                    if op == OP_LABEL:
+                        label, start = self.insts[index][1], index
+            if not blocks:
+                continue
+            seen, todo = set(), [next(iter(blocks))]
+            while todo:
+                block = todo.pop()
+                if block in seen or block not in blocks:
+                    continue
+                seen.add(block)
+                a, b = blocks[block]
+                last = self.insts[b - 1]
+                op = opcode(last)
+                if op == OP_BRANCH:
+                    todo.append(last[1])
+                elif op == OP_BRANCH_CONDITIONAL:
+                    todo += [last[2], last[3]]
+                elif op == OP_SWITCH:
+                    cases = dict(zip(last[3::2], last[4::2], strict=False))
+                    if last[1] in value:
+                        todo.append(cases.get(value[last[1]], last[2]))
+                    else:
+                        todo += [last[2], *cases.values()]
+            for block, (a, b) in blocks.items():
+                if block not in seen:
+                    dead.update(id(inst) for inst in self.insts[a:b])
+        self._dead = dead
+        return dead
+
+    def live_ordered(self, inst: tuple[int, ...]) -> bool:
+        """An ordered atomic (`ordered`) in a block the kernel can reach (`dead`)."""
+        return self.ordered(inst) and id(inst) not in self.dead()
+
+    def ordered_atomics(self, kernel: str) -> bool:
+        """Whether the kernel has an atomic (or fence) with an acquire or release ordering
+        that it can reach (a switch on a constant ordering takes only its case)."""
+        return self.uses(kernel, self.live_ordered)
+
     def holds(self, type_id: int, scalar: Callable[[tuple[int, ...]], bool]) -> bool:
         """Whether a type is, or contains (members, elements, pointee), a scalar `scalar`
         accepts."""
@@ -237,6 +334,16 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("16-bit integers (u16/i16)", "SHADER_INT16", _scalar(OP_TYPE_INT, 16)),
     Construct("f16", "FLOAT16", _scalar(OP_TYPE_FLOAT, 16)),
     Construct("8-bit integers (u8/i8)", "scalar width 1", _scalar(OP_TYPE_INT, 8)),
+    Construct(
+        "atomics with acquire/release orderings",
+        "memory orderings",
+        lambda sources, kernel: sources.first(kernel, sources.live_ordered),
+    ),
+    Construct(
+        "f32 atomics",
+        "SHADER_FLOAT32_ATOMIC",
+        lambda sources, kernel: sources.first(kernel, lambda i: opcode(i) == OP_ATOMIC_F_ADD),
+    ),
     Construct(
         "subgroup operations",
         "SUBGROUP",

@@ -1005,6 +1005,155 @@ pub fn scatter(#[item] index: &u32, #[item] value: &f32, dst: Global<f32>) {
     unsafe { dst.write(*index, *value) };
 }
 
+// --- atomics ------------------------------------------------------------------------------
+
+/// Every integer atomic operation on `Global` (u32 and i32, each ordering) and `Shared`,
+/// with results that do not depend on the order the invocations run in: sums, min/max,
+/// and/or/xor of known sets, the count of successful compare-exchanges, and an exchange
+/// chain whose returned values and last value add up to a known total. `acc` starts as
+/// the host sets it (see main.rs: `atomic_ops`).
+#[rgpu::kernel(threads = 64)]
+pub fn atomic_ops(
+    group: Group,
+    acc: Global<u32>,
+    sacc: Global<i32>,
+    tile: Shared<u32, 8>,
+    stile: Shared<i32, 2>,
+) {
+    use core::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
+    let t = group.global_thread();
+    let s = t as i32 - 128;
+    let local = group.thread();
+    if local == 0 {
+        tile.store(0, 0);
+        tile.store(1, u32::MAX);
+        tile.store(2, 0);
+        tile.store(3, u32::MAX);
+        tile.store(4, 0);
+        tile.store(5, 0);
+        tile.store(6, 0);
+        tile.store(7, 0);
+        stile.store(0, i32::MAX);
+        stile.store(1, i32::MIN);
+    }
+    group.barrier();
+
+    // The relaxed methods.
+    acc.atomic_add(0, t);
+    acc.atomic_max(1, t.wrapping_mul(2_654_435_761) >> 8);
+    acc.atomic_min(2, t.wrapping_mul(2_654_435_761) >> 8);
+    if t < 20 {
+        acc.atomic_and(3, !(1 << t));
+    }
+    acc.atomic_or(4, 1 << (t % 29));
+    acc.atomic_xor(5, t.wrapping_mul(0x9e37_79b9));
+    let old = acc.atomic_exchange(6, t + 1);
+    acc.atomic_add(7, old);
+    if acc.atomic_compare_exchange(8, 0, t + 1).is_ok() {
+        acc.atomic_add(9, 1);
+    }
+    // The ordered handle.
+    acc.atomic(10).fetch_add(t, Release);
+    acc.atomic(11).fetch_sub(t, AcqRel);
+    acc.atomic(12).fetch_or(1 << (t % 31), Acquire);
+    acc.atomic(13).fetch_xor(t, SeqCst);
+    acc.atomic(14).fetch_and(!(1 << (t % 32)), SeqCst);
+    acc.atomic(15).fetch_max(t ^ 0x55, Acquire);
+    acc.atomic(16).fetch_min(t ^ 0x55, Release);
+    let old = acc.atomic(17).swap(t + 1, AcqRel);
+    acc.atomic(18).fetch_add(old, Relaxed);
+    // A compare-exchange loop: an increment by every invocation.
+    let counter = acc.atomic(19);
+    let mut seen = counter.load(Acquire);
+    loop {
+        match counter.compare_exchange(seen, seen + 1, AcqRel, Acquire) {
+            Ok(_) => break,
+            Err(now) => seen = now,
+        }
+    }
+    if acc.atomic(20).compare_exchange(7, t, SeqCst, Relaxed).is_ok() {
+        acc.atomic(21).fetch_add(1, SeqCst);
+    }
+    acc.atomic(22).store(5, Release);
+    acc.atomic(23).fetch_add(acc.atomic(22).load(SeqCst), Relaxed);
+
+    // i32: signed min and max, subtraction below zero.
+    sacc.atomic_add(0, s);
+    sacc.atomic_min(1, s);
+    sacc.atomic_max(2, s);
+    sacc.atomic(3).fetch_sub(s, SeqCst);
+    sacc.atomic(4).fetch_min(s * 3, Acquire);
+    sacc.atomic(5).fetch_max(-s * 3, Release);
+    sacc.atomic_xor(6, s);
+
+    // Workgroup memory.
+    tile.atomic_add(0, local);
+    tile.atomic_min(1, local ^ 0x2a);
+    tile.atomic_max(2, local ^ 0x2a);
+    tile.atomic_and(3, !(1 << (local % 32)));
+    tile.atomic_or(4, 1 << (local % 30));
+    tile.atomic_xor(5, local * 3);
+    if tile.atomic_compare_exchange(6, 0, local + 1).is_ok() {
+        tile.atomic(7).fetch_add(1, AcqRel);
+    }
+    stile.atomic(0).fetch_min(-(local as i32), SeqCst);
+    stile.atomic(1).fetch_max(-(local as i32), Relaxed);
+    // SAFETY: index 7 < 8.
+    unsafe { tile.atomic_add_unchecked(7, 2) };
+    group.barrier();
+    if local == 0 {
+        for i in 0..8 {
+            acc.atomic(24 + i).fetch_add(tile.atomic(i).load(Relaxed), Relaxed);
+        }
+        sacc.atomic_add(7, stile.atomic(0).load(Acquire));
+        sacc.atomic_add(8, stile.atomic(1).load(SeqCst));
+    }
+}
+
+/// Message passing between workgroups: a chained look-back. Each workgroup takes its
+/// place from a ticket counter (so the one it waits for has started), waits (bounded) with
+/// acquire loads for its predecessor's flag, reads the predecessor's running total, and
+/// publishes its own with a release store of its flag. A wait that runs out counts in
+/// `errors[0]` instead of hanging (forward progress between workgroups is not guaranteed
+/// everywhere).
+#[rgpu::kernel(threads = 32)]
+pub fn message_passing(
+    group: Group,
+    ticket: Global<u32>,
+    flags: Global<u32>,
+    totals: Global<u32>,
+    errors: Global<u32>,
+    place: Shared<u32, 1>,
+) {
+    use core::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+    if group.thread() == 0 {
+        place.store(0, ticket.atomic(0).fetch_add(1, Relaxed));
+    }
+    group.barrier();
+    let g = place.load(0);
+    if group.thread() == 0 && g < flags.len() {
+        let mut total = 0;
+        if g > 0 {
+            let mut spins = 0u32;
+            let mut ready = false;
+            while spins < (1 << 24) {
+                if flags.atomic(g - 1).load(Acquire) == 1 {
+                    ready = true;
+                    break;
+                }
+                spins += 1;
+            }
+            if ready {
+                total = totals.atomic(g - 1).load(Relaxed);
+            } else {
+                errors.atomic_add(0, 1);
+            }
+        }
+        totals.atomic(g).store(total + 3 * g + 1, Relaxed);
+        flags.atomic(g).store(1, Release);
+    }
+}
+
 // --- kernels that need the float functions and subgroup operations on any type ------------
 
 /// Softening of the n-body step (added to every squared distance).

@@ -473,6 +473,49 @@ fn u64_math(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     Ok(bytes_of(&out))
 }
 
+fn atomic_ops(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut acc = vec![0u32; 32];
+    // The starting values the kernel's operations expect (min: the largest, and: all ones,
+    // the exchange chains: 0, compare-exchange at 20: the one value 7).
+    for i in [2, 3, 14, 16] {
+        acc[i] = u32::MAX;
+    }
+    acc[20] = 7;
+    let mut sacc = vec![0i32; 9];
+    sacc[1] = i32::MAX;
+    sacc[2] = i32::MIN;
+    sacc[4] = i32::MAX;
+    sacc[5] = i32::MIN;
+    corpus::atomic_ops(d, 4, &mut acc, &mut sacc)?;
+    // The exchange chains' last values depend on the order: only each chain's total (the
+    // values returned plus the last) is the same everywhere; the compare-exchanges' winners
+    // likewise (only their counts are).
+    acc[7] = acc[7].wrapping_add(acc[6]);
+    acc[6] = 0;
+    acc[18] = acc[18].wrapping_add(acc[17]);
+    acc[17] = 0;
+    acc[8] = 0;
+    acc[20] = 0;
+    acc[30] = 0; // the workgroups' compare-exchange winners (tile[6]), summed
+    let mut bytes = bytes_of(&acc);
+    bytes.extend(bytes_of(&sacc));
+    Ok(bytes)
+}
+
+fn message_passing(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    const GROUPS: u32 = 64;
+    let mut ticket = vec![0u32; 1];
+    let mut flags = vec![0u32; GROUPS as usize];
+    let mut totals = vec![0u32; GROUPS as usize];
+    let mut errors = vec![0u32; 1];
+    corpus::message_passing(d, GROUPS, &mut ticket, &mut flags, &mut totals, &mut errors)?;
+    let mut out = ticket;
+    out.extend(flags);
+    out.extend(totals);
+    out.extend(errors);
+    Ok(bytes_of(&out))
+}
+
 fn float_functions(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let x: Vec<f32> = (0..N).map(|i| i as f32 / N as f32).collect();
     let mut flags = vec![0u32; N as usize];
@@ -662,6 +705,8 @@ const KERNELS: &[(&str, Run)] = &[
     ("blur", blur),
     ("gather", gather),
     ("scatter", scatter),
+    ("atomic_ops", atomic_ops),
+    ("message_passing", message_passing),
     ("u64_math", u64_math),
 ];
 

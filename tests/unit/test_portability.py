@@ -267,6 +267,144 @@ def test_float_arithmetic_is_located_and_named_for_the_naga_platforms(tmp_path: 
     assert portability.rounding_line([], ["dx12"]) is None
 
 
+# Two kernels with atomics on a storage buffer word: `publish` stores with Release
+# semantics (Release | UniformMemory = 0x44) on line 9 of the user's file, `count` adds with
+# relaxed semantics (0): naga keeps neither ordering, so only `publish` loses something.
+ATOMICS_MODULE = """OpCapability Shader
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %p "publish" %buf
+OpEntryPoint GLCompute %c "count" %buf
+OpExecutionMode %p LocalSize 1 1 1
+OpExecutionMode %c LocalSize 1 1 1
+OpDecorate %blk Block
+OpMemberDecorate %blk 0 Offset 0
+OpDecorate %buf DescriptorSet 0
+OpDecorate %buf Binding 0
+%file = OpString "/home/u/proj/kernel/src/lib.rs"
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%uint = OpTypeInt 32 0
+%blk = OpTypeStruct %uint
+%pblk = OpTypePointer StorageBuffer %blk
+%pu = OpTypePointer StorageBuffer %uint
+%buf = OpVariable %pblk StorageBuffer
+%u0 = OpConstant %uint 0
+%u1 = OpConstant %uint 1
+%scope = OpConstant %uint 5
+%release = OpConstant %uint 68
+%p = OpFunction %void None %fn
+%p0 = OpLabel
+OpLine %file 9 5
+%pw = OpAccessChain %pu %buf %u0
+OpAtomicStore %pw %scope %release %u1
+OpReturn
+OpFunctionEnd
+%c = OpFunction %void None %fn
+%c0 = OpLabel
+OpLine %file 14 5
+%cw = OpAccessChain %pu %buf %u0
+%old = OpAtomicIAdd %uint %cw %scope %u0 %u1
+OpReturn
+OpFunctionEnd
+"""
+
+
+@pytest.mark.skipif(shutil.which("spirv-as") is None, reason="spirv-as: scripts/setup-test-env.sh")
+def test_ordered_atomics_lose_the_naga_platforms_relaxed_ones_keep_them(tmp_path: Path) -> None:
+    (tmp_path / "m.spvasm").write_text(ATOMICS_MODULE)
+    raw = tmp_path / "m.spv"
+    made = subprocess.run(
+        ["spirv-as", "--target-env", "vulkan1.2", str(tmp_path / "m.spvasm"), "-o", str(raw)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert made.returncode == 0, made.stderr
+    ok = [
+        portability.Outcome(k, p, f"m.{k}.x", None, 0)
+        for k in ("publish", "count")
+        for p in portability.PLATFORMS
+    ]
+    out = portability.weakened(ok, raw)
+    assert {(o.kernel, o.platform) for o in out if not o.ok} == {
+        ("publish", p) for p in portability.PLATFORMS
+    }
+    assert all(o.message == portability.ORDERINGS for o in out if not o.ok)
+    found = portability.locate(out, raw, Path("/home/u/proj"))
+    assert found["publish"]["metal"] == {
+        "construct": "atomics with acquire/release orderings",
+        "source": "kernel/src/lib.rs:9:5",
+    }
+    (line,) = [f.line() for f in portability.findings(out) if f.platform == "webgpu"]
+    assert "will not run on WebGPU" in line and "acquire/release" in line, line
+    assert portability.weakened(ok, None) == ok  # no raw module: nothing to read
+
+
+# rust-gpu's form of `Atomic::store(v, order)` (no MIR inlining): a switch on the constant
+# ordering's 8-bit discriminant, one atomic per arm. `pick(K)` selects arm K: 0 is the
+# relaxed store, 2 the release one.
+SWITCHED_MODULE = """OpCapability Shader
+OpCapability Int8
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %f "store" %buf
+OpExecutionMode %f LocalSize 1 1 1
+OpDecorate %blk Block
+OpMemberDecorate %blk 0 Offset 0
+OpDecorate %buf DescriptorSet 0
+OpDecorate %buf Binding 0
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%uint = OpTypeInt 32 0
+%int = OpTypeInt 32 1
+%uchar = OpTypeInt 8 0
+%blk = OpTypeStruct %uint
+%pblk = OpTypePointer StorageBuffer %blk
+%pu = OpTypePointer StorageBuffer %uint
+%buf = OpVariable %pblk StorageBuffer
+%u0 = OpConstant %uint 0
+%u1 = OpConstant %uint 1
+%scope = OpConstant %uint 5
+%release = OpConstant %uint 68
+%order = OpConstant %uchar {pick}
+%f = OpFunction %void None %fn
+%entry = OpLabel
+%w = OpAccessChain %pu %buf %u0
+%sel = OpSConvert %int %order
+OpSelectionMerge %merge None
+OpSwitch %sel %other 0 %relaxed 2 %rel
+%relaxed = OpLabel
+OpAtomicStore %w %scope %u0 %u1
+OpBranch %merge
+%rel = OpLabel
+OpAtomicStore %w %scope %release %u1
+OpBranch %merge
+%other = OpLabel
+OpBranch %merge
+%merge = OpLabel
+OpReturn
+OpFunctionEnd
+"""
+
+
+@pytest.mark.skipif(shutil.which("spirv-as") is None, reason="spirv-as: scripts/setup-test-env.sh")
+@pytest.mark.parametrize(("pick", "ordered"), [(0, False), (2, True), (7, False)])
+def test_a_switch_on_a_constant_ordering_counts_only_its_case(
+    pick: int, ordered: bool, tmp_path: Path
+) -> None:
+    from rgpu.artifacts.spirv_sources import Sources
+
+    (tmp_path / "m.spvasm").write_text(SWITCHED_MODULE.format(pick=pick))
+    raw = tmp_path / "m.spv"
+    made = subprocess.run(
+        ["spirv-as", "--target-env", "vulkan1.2", str(tmp_path / "m.spvasm"), "-o", str(raw)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert made.returncode == 0, made.stderr
+    assert Sources(raw.read_bytes()).ordered_atomics("store") is ordered
+
+
 def test_what_to_change_follows_nagas_message() -> None:
     width = "Type [3] '' is invalid: The Uint scalar width 1 is not supported"
     assert "8-bit" in portability.change_for("metal", width)

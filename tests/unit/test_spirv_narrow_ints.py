@@ -661,3 +661,45 @@ def test_a_module_without_narrow_integers_is_returned_as_it_is(tmp_path: Path) -
 def test_a_broken_module_is_a_value_error(data: bytes) -> None:
     with pytest.raises(ValueError):
         promote_narrow_ints(data)
+
+
+# rust-gpu's switch on an enum's discriminant (an atomic's `Ordering`, a constant where MIR
+# inlining would have folded it): a narrow constant converted to 32 bits, nothing computed
+# in 8 bits.
+CONSTANT_SELECTOR = """
+%sel = OpSConvert %int %k2
+OpSelectionMerge %merge None
+OpSwitch %sel %other 0 %zero 2 %two
+%zero = OpLabel
+OpBranch %merge
+%two = OpLabel
+OpBranch %merge
+%other = OpLabel
+OpBranch %merge
+%merge = OpLabel
+%r = OpPhi %uint %c1 %zero %c2 %two %c3 %other
+%neg = OpSConvert %int %k200
+%negu = OpBitcast %uint %neg
+%wide = OpUConvert %uint %k200
+%s0 = OpIAdd %uint %r %a32
+%o0 = OpAccessChain %pu %out %c0 %n0
+OpStore %o0 %s0
+%o1 = OpAccessChain %pu %out %c0 %n1
+OpStore %o1 %negu
+%o2 = OpAccessChain %pu %out %c0 %n2
+OpStore %o2 %wide
+"""
+
+
+def test_narrow_constants_read_only_by_conversions_go_with_their_type(tmp_path: Path) -> None:
+    text = MODULE.format(
+        caps="OpCapability Int8",
+        types="%uchar = OpTypeInt 8 0\n%int = OpTypeInt 32 1",
+        consts=result_consts(3) + "\n%k2 = OpConstant %uchar 2\n%k200 = OpConstant %uchar 200",
+        functions="",
+        body=CONSTANT_SELECTOR,
+    )
+    promoted, count = check_same(assemble(text, tmp_path), [[5, 0, 0], [7, 0, 0]], tmp_path)
+    assert count == 0  # nothing computed in 8 bits; the constants' readers were rewritten
+    after = disassemble(promoted)
+    assert "OpTypeInt 8" not in after and "Int8" not in after, after

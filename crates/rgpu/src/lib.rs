@@ -72,7 +72,10 @@ pub use rgpu_macros::{embed_kernels, kernel};
 #[cfg(not(rgpu_codegen = "host"))]
 mod device;
 #[cfg(not(rgpu_codegen = "host"))]
-pub use device::{Global, Group, Item, Shared, SubgroupBits, SubgroupValue, Word};
+pub use device::{
+    fence, Atomic, AtomicScope, AtomicWord, DeviceScope, Global, Group, Item, Shared, SubgroupBits,
+    SubgroupValue, Word, WorkgroupScope,
+};
 
 #[cfg(rgpu_codegen = "host")]
 mod host;
@@ -85,7 +88,8 @@ pub use math::{Float, MulAdd};
 pub use slice::LoadUnchecked;
 
 /// What a kernel crate imports: `use rgpu::prelude::*;`. The contexts ([`Item`], [`Group`]),
-/// workgroup and global memory ([`Shared`], [`Global`], [`Word`]), `x.mul_add(y, z)` and
+/// workgroup and global memory ([`Shared`], [`Global`], [`Word`]), the atomic handle
+/// ([`Atomic`], whose methods take `core::sync::atomic::Ordering`), `x.mul_add(y, z)` and
 /// std's float functions (`x.sqrt()`, `x.exp()`, ...) on `f32`/`f64` ([`MulAdd`],
 /// [`Float`]) and `unsafe { x.load_unchecked(i) }` on read-only buffers
 /// ([`LoadUnchecked`]).
@@ -99,8 +103,8 @@ pub mod prelude {
     #[doc(hidden)]
     pub use crate::__private::UsePrelude as _;
     pub use crate::{
-        Float, Global, Group, Item, LoadUnchecked, MulAdd, Shared, SubgroupBits, SubgroupValue,
-        Word,
+        Atomic, Float, Global, Group, Item, LoadUnchecked, MulAdd, Shared, SubgroupBits,
+        SubgroupValue, Word,
     };
 }
 

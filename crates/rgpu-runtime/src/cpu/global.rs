@@ -1,10 +1,12 @@
 //! `Global`: a read-write buffer parameter as every invocation of a cpu launch sees it: a
 //! raw pointer and a length. Reads and writes are raw accesses whose safety is the kernel
-//! author's (as on a GPU); atomics go through `AtomicU32`.
+//! author's (as on a GPU); atomics go through std's atomics (atomic.rs).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use bytemuck::Pod;
+
+use super::atomic::{relaxed_methods, Atomic, AtomicWord, DeviceScope};
 
 /// A read-write buffer seen by every invocation of a launch.
 pub struct Global<T: Pod> {
@@ -75,34 +77,39 @@ impl<T: Pod> Global<T> {
     }
 }
 
-impl Global<u32> {
-    fn atomic(&self, index: u32, what: &str) -> &AtomicU32 {
+impl<T: Pod + AtomicWord> Global<T> {
+    /// Element `index` as an [`Atomic`] at device scope. Panics past `len()`.
+    pub fn atomic(&self, index: u32) -> Atomic<'_, T, DeviceScope> {
         assert!(
             index < self.len,
-            "Global::{what}: index {index} is past the {} elements of the buffer",
+            "Global::atomic: index {index} is past the {} elements of the buffer",
             self.len
         );
-        // SAFETY: in bounds (checked), `u32` is aligned like `AtomicU32`, the buffer lives
+        // SAFETY: in bounds (checked), `T` is aligned like its std atomic, the buffer lives
         // for the launch, and every concurrent access to a word used atomically is atomic
         // (the kernel's contract, as on a GPU).
-        unsafe { AtomicU32::from_ptr(self.ptr.add(index as usize)) }
+        unsafe { Atomic::from_ptr(self.ptr.add(index as usize)) }
     }
 
-    /// Adds `value` (wrapping) at `index`; returns the previous value. Panics past `len()`.
-    pub fn atomic_add(&self, index: u32, value: u32) -> u32 {
-        self.atomic(index, "atomic_add")
-            .fetch_add(value, Ordering::AcqRel)
-    }
+    relaxed_methods!();
+}
 
-    /// Stores the larger of the two at `index`; returns the previous value.
-    pub fn atomic_max(&self, index: u32, value: u32) -> u32 {
-        self.atomic(index, "atomic_max")
-            .fetch_max(value, Ordering::AcqRel)
-    }
-
-    /// Stores the smaller of the two at `index`; returns the previous value.
-    pub fn atomic_min(&self, index: u32, value: u32) -> u32 {
-        self.atomic(index, "atomic_min")
-            .fetch_min(value, Ordering::AcqRel)
+impl Global<f32> {
+    /// Adds `value` to element `index` atomically (relaxed; a compare-exchange loop on the
+    /// bits); the old value. Panics past `len()`.
+    pub fn atomic_add(&self, index: u32, value: f32) -> f32 {
+        assert!(
+            index < self.len,
+            "Global::atomic_add: index {index} is past the {} elements of the buffer",
+            self.len
+        );
+        // SAFETY: as in `atomic`; `f32` and `AtomicU32` have the same size and alignment.
+        let bits = unsafe { AtomicU32::from_ptr(self.ptr.add(index as usize).cast::<u32>()) };
+        let old = bits
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
+                Some((f32::from_bits(old) + value).to_bits())
+            })
+            .unwrap_or_else(|old| old);
+        f32::from_bits(old)
     }
 }

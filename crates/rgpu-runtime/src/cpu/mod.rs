@@ -2,6 +2,7 @@
 //! workgroups), the host versions of the kernel-side types (`Item`, `Group`, `Shared`,
 //! `Global`), and host memory for cpu `Buffer`s.
 
+mod atomic;
 mod global;
 mod groups;
 mod items;
@@ -9,6 +10,7 @@ mod memory;
 mod place;
 mod shared;
 
+pub use atomic::{fence, Atomic, AtomicScope, AtomicWord, DeviceScope, WorkgroupScope};
 pub use global::Global;
 pub use groups::{
     run_groups, run_groups_grid, run_groups_named, Group, SCRATCH_ALIGN, STACK_BYTES,

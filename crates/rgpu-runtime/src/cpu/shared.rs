@@ -3,6 +3,9 @@
 //! loads and stores are enough.
 
 use std::marker::PhantomData;
+use std::sync::atomic::Ordering;
+
+use super::atomic::{relaxed_methods, Atomic, AtomicWord, WorkgroupScope};
 
 mod sealed {
     pub trait Sealed {}
@@ -139,20 +142,22 @@ impl<T: Word, const N: usize> Shared<T, N> {
     }
 }
 
-impl<const N: usize> Shared<u32, N> {
-    /// Adds `value` (wrapping) to the word at `index` and returns what it held before.
-    /// Panics past `N`.
-    pub fn atomic_add(&self, index: u32, value: u32) -> u32 {
-        let old = self.load(index);
-        self.store(index, old.wrapping_add(value));
-        old
+impl<T: AtomicWord, const N: usize> Shared<T, N> {
+    /// Element `index` as an [`Atomic`] at workgroup scope. Panics past `N`.
+    pub fn atomic(&self, index: u32) -> Atomic<'_, T, WorkgroupScope> {
+        let slot = self.slot(index, "atomic");
+        // SAFETY: in bounds (`slot`), aligned (the scratch is), valid for the invocation;
+        // only this workgroup's invocations, one at a time, touch it.
+        unsafe { Atomic::from_ptr(slot) }
     }
+
+    relaxed_methods!();
 
     /// `atomic_add` for the GPU codegens' unchecked form; here it still panics past `N`.
     ///
     /// # Safety
     /// `index < N` (what the GPU codegens rely on).
-    pub unsafe fn atomic_add_unchecked(&self, index: u32, value: u32) -> u32 {
+    pub unsafe fn atomic_add_unchecked(&self, index: u32, value: T) -> T {
         self.atomic_add(index, value)
     }
 }

@@ -34,6 +34,9 @@ mod warp;
 mod subgroup;
 pub use subgroup::{SubgroupBits, SubgroupValue};
 
+mod atomic;
+pub use atomic::{fence, Atomic, AtomicScope, AtomicWord, DeviceScope, WorkgroupScope};
+
 /// Where this invocation is, as the hardware says (before the grid-stride loops).
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]

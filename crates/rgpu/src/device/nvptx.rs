@@ -1,6 +1,6 @@
 //! rustc's nvptx64-nvidia-cuda target: `core::arch::nvptx` for ids and the barrier, inline
-//! PTX for workgroup (`.shared`) memory and warp operations, `core` atomics for global
-//! memory. Confirmed against rustc 1.96's library sources
+//! PTX for workgroup (`.shared`) memory, warp operations and atomics (`nvptx/atomic.rs`:
+//! `.gpu`/`.cta` scopes). Confirmed against rustc 1.96's library sources
 //! (library/stdarch/crates/core_arch/src/nvptx/mod.rs) and ptxas 13.
 //!
 //! Workgroup memory: the kernel's entry point declares one `.shared` array per `Shared`
@@ -11,9 +11,11 @@
 
 use core::arch::{asm, nvptx};
 use core::marker::PhantomData;
-use core::sync::atomic::{AtomicU32, Ordering};
 
 use super::{Ids, Word};
+
+mod atomic;
+pub use atomic::{atomic_add_f32, fence, AtomicOps, Ptr};
 
 /// Every lane of the warp (subgroup operations are called in uniform control flow).
 const ALL: u32 = 0xffff_ffff;
@@ -218,43 +220,22 @@ impl<T: Word, const N: usize> Shared<T, N> {
     }
 }
 
-impl<const N: usize> Shared<u32, N> {
-    /// Adds `value` to element `index` atomically (within the workgroup); the old value.
+impl<T: Word, const N: usize> Shared<T, N> {
+    /// Element `index`'s shared-window address (past `N`: the kernel traps).
     #[inline(always)]
-    pub fn atomic_add(&self, index: u32, value: u32) -> u32 {
+    pub(super) fn element(&self, index: u32) -> Ptr<T> {
         Self::check(index);
-        let old: u32;
-        // SAFETY: the address is inside the array (checked); a 4-byte atomic add on it.
-        unsafe {
-            asm!(
-                "atom.shared.add.u32 {o}, [{a}], {v};",
-                o = out(reg32) old,
-                a = in(reg32) self.address + index * 4,
-                v = in(reg32) value,
-                options(nostack, preserves_flags)
-            );
-        }
-        old
+        // SAFETY: checked above.
+        unsafe { self.element_unchecked(index) }
     }
 
-    /// `atomic_add` without the bounds check.
+    /// Element `index`'s shared-window address, unchecked.
     ///
     /// # Safety
     /// `index < N`.
     #[inline(always)]
-    pub unsafe fn atomic_add_unchecked(&self, index: u32, value: u32) -> u32 {
-        let old: u32;
-        // SAFETY: the caller keeps the address inside the array; a 4-byte atomic add on it.
-        unsafe {
-            asm!(
-                "atom.shared.add.u32 {o}, [{a}], {v};",
-                o = out(reg32) old,
-                a = in(reg32) self.address + index * 4,
-                v = in(reg32) value,
-                options(nostack, preserves_flags)
-            );
-        }
-        old
+    pub(super) unsafe fn element_unchecked(&self, index: u32) -> Ptr<T> {
+        Ptr::new((self.address + index * 4) as u64)
     }
 }
 
@@ -305,33 +286,15 @@ impl<T: Copy> Global<T> {
     }
 }
 
-impl Global<u32> {
+impl<T: Copy> Global<T> {
+    /// Element `index`'s generic address (past `len()`: the kernel traps).
     #[inline(always)]
-    fn atomic(&self, index: u32) -> &AtomicU32 {
+    pub(super) fn element(&self, index: u32) -> Ptr<T> {
         if index >= self.len {
             panic!("Global index out of bounds");
         }
-        // SAFETY: in bounds (checked); device memory outlives the launch; every access to
-        // this element through `atomic_*` is atomic.
-        unsafe { AtomicU32::from_ptr(self.ptr.add(index as usize)) }
-    }
-
-    /// Adds `value` to element `index` atomically (across the launch); the old value.
-    #[inline(always)]
-    pub fn atomic_add(&self, index: u32, value: u32) -> u32 {
-        self.atomic(index).fetch_add(value, Ordering::Relaxed)
-    }
-
-    /// Stores the larger of element `index` and `value` atomically; the old value.
-    #[inline(always)]
-    pub fn atomic_max(&self, index: u32, value: u32) -> u32 {
-        self.atomic(index).fetch_max(value, Ordering::Relaxed)
-    }
-
-    /// Stores the smaller of element `index` and `value` atomically; the old value.
-    #[inline(always)]
-    pub fn atomic_min(&self, index: u32, value: u32) -> u32 {
-        self.atomic(index).fetch_min(value, Ordering::Relaxed)
+        // SAFETY: in bounds (checked); device memory outlives the launch.
+        Ptr::new(unsafe { self.ptr.add(index as usize) } as u64)
     }
 }
 

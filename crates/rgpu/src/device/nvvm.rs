@@ -7,12 +7,13 @@
 //! it is type-checked on the host against cuda_std's source (feature `check-nvvm`).
 
 use core::marker::PhantomData;
-use core::sync::atomic::Ordering;
 
-use cuda_std::atomic::mid;
 use cuda_std::{thread, warp};
 
 use super::{Ids, Word};
+
+mod atomic;
+pub use atomic::{atomic_add_f32, fence, AtomicOps, Ptr};
 
 const ALL: u32 = 0xffff_ffff;
 
@@ -168,27 +169,23 @@ impl<T: Word, const N: usize> Shared<T, N> {
     }
 }
 
-impl<const N: usize> Shared<u32, N> {
-    /// Adds `value` to element `index` atomically (within the workgroup); the old value.
+impl<T: Word, const N: usize> Shared<T, N> {
+    /// Element `index`'s address (past `N`: the kernel traps).
     #[inline(always)]
-    pub fn atomic_add(&self, index: u32, value: u32) -> u32 {
+    pub(super) fn element(&self, index: u32) -> Ptr<T> {
         Self::check(index);
-        // SAFETY: in bounds (checked); block scope suffices for workgroup memory.
-        unsafe {
-            mid::atomic_fetch_add_u32_block(self.ptr.add(index as usize), Ordering::Relaxed, value)
-        }
+        // SAFETY: checked above.
+        unsafe { self.element_unchecked(index) }
     }
 
-    /// `atomic_add` without the bounds check.
+    /// Element `index`'s address, unchecked.
     ///
     /// # Safety
     /// `index < N`.
     #[inline(always)]
-    pub unsafe fn atomic_add_unchecked(&self, index: u32, value: u32) -> u32 {
-        // SAFETY: the caller's contract; block scope suffices for workgroup memory.
-        unsafe {
-            mid::atomic_fetch_add_u32_block(self.ptr.add(index as usize), Ordering::Relaxed, value)
-        }
+    pub(super) unsafe fn element_unchecked(&self, index: u32) -> Ptr<T> {
+        // SAFETY: the caller's contract.
+        unsafe { self.ptr.add(index as usize) }
     }
 }
 
@@ -239,34 +236,14 @@ impl<T: Copy> Global<T> {
     }
 }
 
-impl Global<u32> {
+impl<T: Copy> Global<T> {
+    /// Element `index`'s address (past `len()`: the kernel traps).
     #[inline(always)]
-    fn element(&self, index: u32) -> *mut u32 {
+    pub(super) fn element(&self, index: u32) -> Ptr<T> {
         if index >= self.len {
             panic!("Global index out of bounds");
         }
         // SAFETY: in bounds (checked).
         unsafe { self.ptr.add(index as usize) }
-    }
-
-    /// Adds `value` to element `index` atomically (across the launch); the old value.
-    #[inline(always)]
-    pub fn atomic_add(&self, index: u32, value: u32) -> u32 {
-        // SAFETY: a valid device pointer (checked); device scope for global memory.
-        unsafe { mid::atomic_fetch_add_u32_device(self.element(index), Ordering::Relaxed, value) }
-    }
-
-    /// Stores the larger of element `index` and `value` atomically; the old value.
-    #[inline(always)]
-    pub fn atomic_max(&self, index: u32, value: u32) -> u32 {
-        // SAFETY: as for `atomic_add`.
-        unsafe { mid::atomic_fetch_max_u32_device(self.element(index), Ordering::Relaxed, value) }
-    }
-
-    /// Stores the smaller of element `index` and `value` atomically; the old value.
-    #[inline(always)]
-    pub fn atomic_min(&self, index: u32, value: u32) -> u32 {
-        // SAFETY: as for `atomic_add`.
-        unsafe { mid::atomic_fetch_min_u32_device(self.element(index), Ordering::Relaxed, value) }
     }
 }

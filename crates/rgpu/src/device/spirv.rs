@@ -1,7 +1,7 @@
 //! rust-gpu (rustc_codegen_spirv): the primitives through spirv-std's `arch` (0.11, the
 //! version rgpu pins in toolchains/spirv.toml): `workgroup_memory_barrier_with_group_sync`
-//! (OpControlBarrier, workgroup scope), `atomic_i_add` (workgroup scope for workgroup
-//! memory, queue-family scope for storage buffers), and the GroupNonUniform subgroup operations
+//! (OpControlBarrier, workgroup scope), the `atomic_*` functions (workgroup scope for
+//! workgroup memory, queue-family scope for storage buffers; `spirv/atomic.rs`), and the GroupNonUniform subgroup operations
 //! (rgpu's spirv build enables the GroupNonUniform, Ballot, Vote, Arithmetic, Shuffle and
 //! ShuffleRelative capabilities; `subgroup_shuffle` is OpGroupNonUniformShuffle). Ids come from the entry point's builtins. NOT COMPILED TO SPIR-V on rgpu's
 //! machines (rust-gpu needs a nightly's rustc-dev there): it is type-checked on the host
@@ -14,6 +14,9 @@ use spirv_std::arch::IndexUnchecked;
 use spirv_std::memory::{Scope, Semantics};
 
 use super::Word;
+
+mod atomic;
+pub use atomic::{atomic_add_f32, fence, AtomicOps, Ptr};
 
 const WORKGROUP: u32 = Scope::Workgroup as u32;
 /// The scope of `Global`'s atomics: every invocation of the launch. rust-gpu's modules use
@@ -243,27 +246,22 @@ impl<T: Word, const N: usize> Shared<T, N> {
     }
 }
 
-impl<const N: usize> Shared<u32, N> {
-    /// Adds `value` to element `index` atomically (within the workgroup); the old value.
+impl<T: Word, const N: usize> Shared<T, N> {
+    /// Element `index` (past `N`: the invocation stops).
     #[inline(always)]
-    pub fn atomic_add(&self, index: u32, value: u32) -> u32 {
-        // SAFETY: an element of the workgroup array (bounds-checked); workgroup scope.
-        unsafe {
-            arch::atomic_i_add::<u32, WORKGROUP, RELAXED>(&mut (*self.array)[index as usize], value)
-        }
+    pub(super) fn element(&self, index: u32) -> Ptr<T> {
+        // SAFETY: the array lives as long as the workgroup; the index is bounds-checked.
+        unsafe { &mut (*self.array)[index as usize] }
     }
 
-    /// `atomic_add` without the bounds check.
+    /// Element `index`, unchecked.
     ///
     /// # Safety
     /// `index < N`.
     #[inline(always)]
-    pub unsafe fn atomic_add_unchecked(&self, index: u32, value: u32) -> u32 {
-        // SAFETY: the caller's contract; workgroup scope.
-        unsafe {
-            let element = (*self.array).index_unchecked_mut(index as usize);
-            arch::atomic_i_add::<u32, WORKGROUP, RELAXED>(element, value)
-        }
+    pub(super) unsafe fn element_unchecked(&self, index: u32) -> Ptr<T> {
+        // SAFETY: the caller's contract (one OpAccessChain, as for `load_unchecked`).
+        unsafe { (*self.array).index_unchecked_mut(index as usize) }
     }
 }
 
@@ -315,34 +313,14 @@ impl<T: Copy> Global<T> {
     }
 }
 
-impl Global<u32> {
+impl<T: Copy> Global<T> {
+    /// Element `index` (past `len()`: the invocation stops).
     #[inline(always)]
-    fn element(&self, index: u32) -> &mut u32 {
+    pub(super) fn element(&self, index: u32) -> Ptr<T> {
         if index >= self.len {
             panic!("Global index out of bounds");
         }
-        // SAFETY: in bounds; every access to it through `atomic_*` is atomic.
+        // SAFETY: in bounds; every access to it through `atomic*` is atomic.
         unsafe { &mut (&mut (*self.slice))[index as usize] }
-    }
-
-    /// Adds `value` to element `index` atomically (across the launch); the old value.
-    #[inline(always)]
-    pub fn atomic_add(&self, index: u32, value: u32) -> u32 {
-        // SAFETY: a storage buffer element; queue-family scope (the launch).
-        unsafe { arch::atomic_i_add::<u32, DEVICE, RELAXED>(self.element(index), value) }
-    }
-
-    /// Stores the larger of element `index` and `value` atomically; the old value.
-    #[inline(always)]
-    pub fn atomic_max(&self, index: u32, value: u32) -> u32 {
-        // SAFETY: as for `atomic_add`.
-        unsafe { arch::atomic_u_max::<u32, DEVICE, RELAXED>(self.element(index), value) }
-    }
-
-    /// Stores the smaller of element `index` and `value` atomically; the old value.
-    #[inline(always)]
-    pub fn atomic_min(&self, index: u32, value: u32) -> u32 {
-        // SAFETY: as for `atomic_add`.
-        unsafe { arch::atomic_u_min::<u32, DEVICE, RELAXED>(self.element(index), value) }
     }
 }
