@@ -268,7 +268,7 @@ extern "C" __global__ void softmax(const float* __restrict__ x, unsigned cols,
                                    float* __restrict__ out) {
     __shared__ float part[THREADS / 32];
     unsigned base = blockIdx.x * cols;
-    float m = -3.402823466e38f;  // -FLT_MAX, as the Rust kernel (naga takes no infinity)
+    float m = x[base];  // the row's first value, as the Rust kernel
     for (unsigned c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, x[base + c]);
     m = block_reduce(m, true, part);
     float sum = 0.0f;

@@ -1239,9 +1239,10 @@ fn workgroup_reduce(group: Group, value: f32, max: bool, part: Shared<f32, 256>)
 pub fn softmax(group: Group, x: &[f32], cols: u32, part: Shared<f32, 256>, out: Global<f32>) {
     let base = group.id() * cols;
     let mut c = group.thread();
-    // f32::MIN, not NEG_INFINITY: naga refuses an infinite constant (the build's portability
-    // report says so for WebGPU, Metal and DX12).
-    let mut max = f32::MIN;
+    // Start from the row's first value: naga refuses an infinite constant (NEG_INFINITY: the
+    // build's portability report says so for WebGPU, Metal and DX12), and Chromium's WGSL
+    // compiler refuses the literal naga writes for f32::MIN (-3402823500...0f, 39 digits).
+    let mut max = x[base as usize];
     while c < cols {
         max = max.max(x[(base + c) as usize]);
         c += group.size();
