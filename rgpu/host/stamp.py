@@ -5,7 +5,10 @@ in the outputs' dep-info files (cargo's `.d` files: all path-dependency sources,
 inputs and embedded files; their *content* is read, not their timestamp, because any plain
 `cargo build` rewrites them even when it builds nothing), every Cargo.toml, Cargo.lock,
 cargo config and rust-toolchain file that can affect it, the installed toolchains, the
-environment variables cargo and rustc read, and the outputs themselves. The next run of the
+environment variables cargo and rustc read, the outputs themselves, and the directories where
+cargo finds targets by itself (each package's `src/`, `src/bin/`, `examples/`, `tests/`,
+`benches/`: a directory's mtime changes when a file is added to it, removed or renamed, so a
+new `examples/newone.rs`, which no dep-info names yet, is seen). The next run of the
 same request skips cargo only if all of them are unchanged (same size and mtime). Registry
 crates are immutable and pinned by Cargo.lock, so they need no stat. Anything unexpected (a
 missing or unreadable file) means "not fresh", never "skip".
@@ -53,6 +56,16 @@ def _cargo_tomls(root: Path) -> list[Path]:
     return found
 
 
+# Where cargo discovers targets without a Cargo.toml entry (its "target auto-discovery").
+_TARGET_DIRS = ("src", "src/bin", "examples", "tests", "benches")
+
+
+def target_dirs(root: Path) -> list[Path]:
+    """Each package's directories of auto-discovered targets (missing ones too: creating one
+    changes its stat from nothing)."""
+    return [toml.parent / d for toml in _cargo_tomls(root) for d in _TARGET_DIRS]
+
+
 def config_files(root: Path, env: Mapping[str, str]) -> list[Path]:
     files = [*_cargo_tomls(root), root / "Cargo.lock"]
     for directory in (root, *root.parents):
@@ -82,6 +95,7 @@ def _snapshot(
     for dep_info in dep_infos:
         files += dep_info_files(dep_info)
     files += config_files(root, env)
+    files += target_dirs(root)
     return {str(p): _stat(p) for p in files}
 
 

@@ -95,3 +95,19 @@ def test_an_edit_is_not_mistaken_for_a_noop(cpu_ws: Path) -> None:
         assert any(c.startswith("cargo build") for c in started_commands(changed.stderr))
     finally:
         lib.write_text(text, encoding="utf-8")
+
+
+def test_a_new_example_is_built_and_runs(cpu_ws: Path) -> None:
+    """cargo finds examples/*.rs by itself, so no dep-info names a new one: the stamp still
+    sees it (the directory changed), cargo builds it and `rgpu run --example` runs it."""
+    example = cpu_ws / "examples" / "newone.rs"
+    example.write_text('fn main() {\n    println!("newone ran");\n}\n', encoding="utf-8")
+    try:
+        built = run_rgpu("build", cwd=cpu_ws)
+        assert any(c.startswith("cargo build") for c in started_commands(built.stderr))
+        ran = run_rgpu("run", "--example", "newone", cwd=cpu_ws)
+        assert ran.stdout == "newone ran\n"
+    finally:
+        example.unlink()
+    gone = run_rgpu("build", cwd=cpu_ws)
+    assert any(c.startswith("cargo build") for c in started_commands(gone.stderr))

@@ -135,3 +135,25 @@ def test_dep_info_paths_with_escaped_spaces_are_read(tmp_path: Path) -> None:
     d = tmp_path / "x.d"
     d.write_text("/t/x: /src/a\\ b.rs /src/c.rs \\\n /src/d.rs\n\n/src/a\\ b.rs:\n")
     assert stamp.dep_info_files(d) == [Path("/src/a b.rs"), Path("/src/c.rs"), Path("/src/d.rs")]
+
+
+def test_a_new_example_is_not_fresh(ws: Path) -> None:
+    """cargo builds examples/*.rs without a Cargo.toml entry: a new one must start cargo,
+    though no dep-info names it yet."""
+    record(ws)
+    (ws / "examples").mkdir()
+    (ws / "examples" / "newone.rs").write_text("fn main() {}\n")
+    assert not fresh(ws)
+    record(ws)
+    assert fresh(ws)
+    (ws / "examples" / "second.rs").write_text("fn main() {}\n")
+    assert not fresh(ws)
+
+
+def test_a_deleted_binary_source_is_not_fresh(ws: Path) -> None:
+    (ws / "src" / "bin").mkdir()
+    (ws / "src" / "bin" / "tool.rs").write_text("fn main() {}\n")
+    record(ws)
+    assert fresh(ws)
+    (ws / "src" / "bin" / "tool.rs").unlink()
+    assert not fresh(ws)
