@@ -19,15 +19,8 @@ if [ ! -x "$BIN" ]; then
   echo "error: $BIN is missing: build it with (cd benchmarks/user_kernels && rgpu build --backend cuda,wgpu,ash --arch sm_90) and carry it" >&2
   exit 1
 fi
-if ! ldconfig -p | grep -q libvulkan.so.1 && ls "$R"/.gl/*.deb >/dev/null 2>&1; then
-  for f in "$R"/.gl/*.deb; do dpkg -x "$f" /; done
-  ldconfig
-fi
-for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json; do
-  if [ -f "$icd" ]; then export VK_DRIVER_FILES=$icd; break; fi
-done
-export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+# shellcheck source=scripts/gpu-machine-vulkan.sh
+. "$R/scripts/gpu-machine-vulkan.sh"
 date -u +%FT%TZ
 timeout 420 "$BIN" --sizes large --backends cuda,ash,wgpu "$@" > "$DIR/user_kernels.jsonl"
 echo "user-kernels exited $?"

@@ -32,15 +32,8 @@ if [ "${1:-}" = "--pack" ]; then
 fi
 OUT=${1:-${OUT:-$R/.device/gpu-tier-out}}
 mkdir -p "$OUT"
-if ! ldconfig -p | grep -q libvulkan.so.1 && ls "$R"/.gl/*.deb >/dev/null 2>&1; then
-  for f in "$R"/.gl/*.deb; do dpkg -x "$f" /; done
-  ldconfig
-fi
-for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json; do
-  if [ -f "$icd" ]; then export VK_DRIVER_FILES=$icd; break; fi
-done
-export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+# shellcheck source=scripts/gpu-machine-vulkan.sh
+. "$R/scripts/gpu-machine-vulkan.sh"
 SUMMARY=$OUT/summary.txt
 : > "$SUMMARY"
 say() { echo "$*" | tee -a "$SUMMARY"; }
