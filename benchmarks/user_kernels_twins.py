@@ -444,7 +444,7 @@ def cases(module: Any, sizes: str) -> list[Case]:
 
         return Case("scatter", shown(n), 12.0 * n, prepare)
 
-    def nbody(n: int) -> Case:
+    def nbody(n: int, name: str = "nbody") -> Case:
         pos = units(4 * n, 12)
         pos[3::4] += cp.float32(0.6)
 
@@ -466,7 +466,7 @@ def cases(module: Any, sizes: str) -> list[Case]:
                 out[lo : lo + 1024, :3] = (d * s[:, :, None]).sum(axis=1)
             return out.reshape(-1)
 
-        return Case("nbody", str(n), 32.0 * n, prepare, reference, 1e-4)
+        return Case(name, str(n), 32.0 * n, prepare, reference, 1e-4)
 
     def softmax(rows: int, cols: int) -> Case:
         x = units(rows * cols, 13) * cp.float32(8.0)
@@ -502,7 +502,7 @@ def cases(module: Any, sizes: str) -> list[Case]:
     if sizes == "small":
         plain = reduce_sum(1_000_003, "reduce_sum_plain")
         small = [saxpy(100_003), reduce_sum(1_000_003), plain, scan(300_007), histogram(100_003)]
-        small += [nbody(1024), softmax(64, 1024)]
+        small += [nbody(1024), nbody(1024, "nbody_tuned"), softmax(64, 1024)]
         return small + [reduce_sum_looped(1_000_003, name) for name in LOOPED]
     out: list[Case] = []
     for p in (24, 26):
@@ -511,7 +511,7 @@ def cases(module: Any, sizes: str) -> list[Case]:
     out += [sgemm(1024), sgemm(4096), blur(4096), blur(8192)]
     for p in (24, 26):
         out += [gather(1 << p), scatter(1 << p)]
-    out += [nbody(16_384), softmax(4096, 1024)]
+    out += [nbody(16_384), nbody(16_384, "nbody_tuned"), softmax(4096, 1024)]
     for p in (24, 26):
         # One C++ twin for both Rust forms (`x[i]` behind `i < n`, and behind `i < x.len()`).
         out += [reduce_sum_looped(1 << p, name) for name in LOOPED]

@@ -103,6 +103,39 @@ def declares_shared(text: str) -> bool:
     return bool(re.search(_SHARED, text, re.M))
 
 
+# `// rgpu-entry-directive NAME DIRECTIVE`: a line the kernel macro puts in the module's PTX
+# (`#[rgpu::kernel(registers = 64)]` -> `.maxnreg 64`), since rustc has no attribute for a
+# PTX entry's performance directives.
+_ENTRY_DIRECTIVE = (
+    r"^\s*// rgpu-entry-directive ([A-Za-z_$][\w$]*) "
+    r"(\.(?:maxnreg|maxntid|minnctapersm|reqntid) [\d, ]+)$"
+)
+
+
+def entry_directives(text: str) -> str:
+    """`text` with each `rgpu-entry-directive` line's directive placed in its entry's header
+    (after the parameter list, where PTX puts `.maxnreg`); unchanged without such lines. A
+    line naming no entry of the module is an ArtifactError (the macro and the PTX disagree)."""
+    wanted: dict[str, list[str]] = {}
+    for name, directive in re.findall(_ENTRY_DIRECTIVE, text, re.M):
+        wanted.setdefault(name, []).append(directive.strip())
+    for name, directives in wanted.items():
+        header = re.search(
+            rf"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+{re.escape(name)}\s*\([^)]*\)[^\n]*\n",
+            text,
+            re.M,
+        )
+        if header is None:
+            raise ArtifactError(
+                f"the PTX asks for {', '.join(directives)} on kernel `{name}`, "
+                "but has no entry point of that name",
+                "rebuild the kernels (`rgpu build`); if it persists, report it as an rgpu bug",
+            )
+        lines = "".join(f"{d}\n" for d in directives)
+        text = text[: header.end()] + lines + text[header.end() :]
+    return text
+
+
 class Checked(NamedTuple):
     arch: str
     entry_points: tuple[str, ...]

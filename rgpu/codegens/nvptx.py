@@ -298,10 +298,18 @@ class NvptxCodegen:
             if not source.is_file():
                 raise ArtifactError(f"cargo did not produce {source}", "rerun with `rgpu --debug`")
             dest = artifact_path(build, arch)
+            # The entries' directives (`registers = R`) go in before ptxas makes the SASS; the
+            # file checked sits beside cargo's, so a refused PTX never reaches the kernels.
+            built = ptx.read(source, str(source))
+            text = ptx.entry_directives(built)
+            checked_file = source
+            if text != built:
+                checked_file = source.with_name(f"{source.stem}.directives.ptx")
+                checked_file.write_text(text, encoding="utf-8")
             checked = ptx.check(
-                source, ptxas, env, shown_as=str(source), expect_arch=arch, keep_sass=True
+                checked_file, ptxas, env, shown_as=str(source), expect_arch=arch, keep_sass=True
             )
-            write_bytes_if_changed(dest, source.read_bytes())
+            write_bytes_if_changed(dest, text.encode("utf-8"))
             artifact = describe_ptx(dest, build.out_dir, checked, codegen=self.name)
             artifact.extra.update(built_by(build, arch))
             produced += with_sass(artifact, checked, build.out_dir, release)

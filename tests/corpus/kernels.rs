@@ -1071,11 +1071,16 @@ pub fn atomic_ops(
             Err(now) => seen = now,
         }
     }
-    if acc.atomic(20).compare_exchange(7, t, SeqCst, Relaxed).is_ok() {
+    if acc
+        .atomic(20)
+        .compare_exchange(7, t, SeqCst, Relaxed)
+        .is_ok()
+    {
         acc.atomic(21).fetch_add(1, SeqCst);
     }
     acc.atomic(22).store(5, Release);
-    acc.atomic(23).fetch_add(acc.atomic(22).load(SeqCst), Relaxed);
+    acc.atomic(23)
+        .fetch_add(acc.atomic(22).load(SeqCst), Relaxed);
 
     // i32: signed min and max, subtraction below zero.
     sacc.atomic_add(0, s);
@@ -1103,7 +1108,8 @@ pub fn atomic_ops(
     group.barrier();
     if local == 0 {
         for i in 0..8 {
-            acc.atomic(24 + i).fetch_add(tile.atomic(i).load(Relaxed), Relaxed);
+            acc.atomic(24 + i)
+                .fetch_add(tile.atomic(i).load(Relaxed), Relaxed);
         }
         sacc.atomic_add(7, stile.atomic(0).load(Acquire));
         sacc.atomic_add(8, stile.atomic(1).load(SeqCst));
@@ -1195,6 +1201,58 @@ pub fn nbody(group: Group, pos: &[f32], tile: Shared<f32, 1024>, acc: Global<f32
             ay = dy.mul_add(s, ay);
             az = dz.mul_add(s, az);
             k += 1;
+        }
+        group.barrier();
+        start += 256;
+    }
+    // SAFETY: each invocation writes the four words of its own body.
+    unsafe {
+        acc.write(4 * i, ax);
+        acc.write(4 * i + 1, ay);
+        acc.write(4 * i + 2, az);
+        acc.write(4 * i + 3, 0.0);
+    }
+}
+
+/// `nbody` with the two levers docs/kernel-api.md names for a kernel whose launch has few
+/// workgroups (16,384 bodies: 64 workgroups, one per SM on an H200, so each SM must hide its
+/// latencies inside one workgroup): a CUDA register budget (`registers = 64`: ptxas then
+/// overlaps four bodies' loads and square roots instead of fitting in 32 registers) and the
+/// inner loop written four bodies a step with `rgpu::unroll!`. Same results as `nbody`.
+#[rgpu::kernel(threads = 256, registers = 64)]
+pub fn nbody_tuned(group: Group, pos: &[f32], tile: Shared<f32, 1024>, acc: Global<f32>) {
+    let n = pos.len() as u32 / 4;
+    let i = group.global_thread();
+    let t = group.thread();
+    let (px, py, pz) = (
+        pos[4 * i as usize],
+        pos[4 * i as usize + 1],
+        pos[4 * i as usize + 2],
+    );
+    let (mut ax, mut ay, mut az) = (0.0f32, 0.0f32, 0.0f32);
+    let mut start = 0;
+    while start < n {
+        let j = (start + t) as usize;
+        tile.store(4 * t, pos[4 * j]);
+        tile.store(4 * t + 1, pos[4 * j + 1]);
+        tile.store(4 * t + 2, pos[4 * j + 2]);
+        tile.store(4 * t + 3, pos[4 * j + 3]);
+        group.barrier();
+        let mut k = 0;
+        while k < 256 {
+            rgpu::unroll!(U in 0..4 => {
+                let b = 4 * (k + U as u32);
+                let dx = tile.load(b) - px;
+                let dy = tile.load(b + 1) - py;
+                let dz = tile.load(b + 2) - pz;
+                let d2 = dx.mul_add(dx, dy.mul_add(dy, dz.mul_add(dz, NBODY_EPS2)));
+                let inv = d2.rsqrt();
+                let s = tile.load(b + 3) * (inv * inv * inv);
+                ax = dx.mul_add(s, ax);
+                ay = dy.mul_add(s, ay);
+                az = dz.mul_add(s, az);
+            });
+            k += 4;
         }
         group.barrier();
         start += 256;
@@ -1328,11 +1386,7 @@ pub fn reduce_sum_looped_len(
 /// is an identity, not exact: on Vulkan it is spirv-std's own `f32::powi`, GLSL `Pow`;
 /// `Float::powi(x, n)`, the trait's, is exact everywhere.)
 #[rgpu::kernel]
-pub fn float_functions(
-    #[item] x: &f32,
-    #[item] flags: &mut u32,
-    #[item] exact: &mut [u32; 4],
-) {
+pub fn float_functions(#[item] x: &f32, #[item] flags: &mut u32, #[item] exact: &mut [u32; 4]) {
     let x = *x;
     let y = x * 20.0 - 10.0; // [-10, 10)
     let p = x * 100.0 + 0.01; // (0, 100]
@@ -1349,10 +1403,22 @@ pub fn float_functions(
         close(a.tan(), a.sin() / a.cos(), 2e-3),
         close(y.sin_cos().0, s, 1e-6) && close(y.sin_cos().1, c, 1e-6),
         close(p.powf(2.5), p * p * p.sqrt(), 1e-4),
-        close(a.tanh(), (a.exp() - (-a).exp()) / (a.exp() + (-a).exp()), 1e-4),
-        close((y * 0.5).exp2(), (y * 0.5 * core::f32::consts::LN_2).exp(), 1e-5),
+        close(
+            a.tanh(),
+            (a.exp() - (-a).exp()) / (a.exp() + (-a).exp()),
+            1e-4,
+        ),
+        close(
+            (y * 0.5).exp2(),
+            (y * 0.5 * core::f32::consts::LN_2).exp(),
+            1e-5,
+        ),
         close(p.ln(), p.log2() * core::f32::consts::LN_2, 1e-5),
-        close((x + 0.5).powi(5), (x + 0.5) * (x + 0.5) * (x + 0.5) * (x + 0.5) * (x + 0.5), 1e-5),
+        close(
+            (x + 0.5).powi(5),
+            (x + 0.5) * (x + 0.5) * (x + 0.5) * (x + 0.5) * (x + 0.5),
+            1e-5,
+        ),
         close(a.atan2(0.7).tan(), a / 0.7, 2e-3),
     ];
     let mut bits = 0u32;

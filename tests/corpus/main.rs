@@ -528,7 +528,9 @@ fn float_functions(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
 /// The exact float functions (floor, ceil, round with halfway cases, trunc, fract) in f32
 /// and f64: the same bits on every backend.
 fn math_exact(d: &rgpu::Device, f64s: bool) -> Result<Vec<u8>, rgpu::Error> {
-    let x: Vec<f64> = (0..N).map(|i| f64::from(i) * 0.25 - 125.0 + f64::from(i % 3) * 0.1).collect();
+    let x: Vec<f64> = (0..N)
+        .map(|i| f64::from(i) * 0.25 - 125.0 + f64::from(i % 3) * 0.1)
+        .collect();
     let z: Vec<f64> = (0..N).map(|i| f64::from(i % 19) - 9.0).collect();
     let mut all = Vec::new();
     for which in 12..=16 {
@@ -577,6 +579,21 @@ fn within(name: &str, got: &[f32], want: &[f64], tolerance: f64) -> Vec<u8> {
 
 /// 512 bodies (two tiles of 256), their accelerations against an f64 reference.
 fn nbody(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    nbody_with(d, "nbody", &|d, groups, pos, acc| {
+        corpus::nbody(d, groups, pos, acc)
+    })
+}
+
+/// `nbody` with a register budget and its inner loop unrolled: the same check.
+fn nbody_tuned(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    nbody_with(d, "nbody_tuned", &|d, groups, pos, acc| {
+        corpus::nbody_tuned(d, groups, pos, acc)
+    })
+}
+
+type NBodyLaunch = dyn Fn(&rgpu::Device, u32, &[f32], &mut Vec<f32>) -> Result<(), rgpu::Error>;
+
+fn nbody_with(d: &rgpu::Device, name: &str, launch: &NBodyLaunch) -> Result<Vec<u8>, rgpu::Error> {
     let n = 512usize;
     let pos: Vec<f32> = words(4 * n, 22)
         .iter()
@@ -584,7 +601,7 @@ fn nbody(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
         .map(|(i, &w)| (w >> 8) as f32 / 16_777_216.0 - 0.5 + if i % 4 == 3 { 0.6 } else { 0.0 })
         .collect();
     let mut acc = vec![0f32; 4 * n];
-    corpus::nbody(d, (n / 256) as u32, &pos, &mut acc)?;
+    launch(d, (n / 256) as u32, &pos, &mut acc)?;
     let p: Vec<f64> = pos.iter().map(|&v| f64::from(v)).collect();
     let mut want = vec![0f64; 4 * n];
     for i in 0..n {
@@ -597,7 +614,7 @@ fn nbody(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
             }
         }
     }
-    Ok(within("nbody", &acc, &want, 1e-4))
+    Ok(within(name, &acc, &want, 1e-4))
 }
 
 /// 5 rows of 1000 logits, against an f64 reference.
@@ -670,6 +687,7 @@ const KERNELS: &[(&str, Run)] = &[
     ("math64", math64),
     ("subgroup_ops", subgroup_ops),
     ("nbody", nbody),
+    ("nbody_tuned", nbody_tuned),
     ("softmax", softmax),
     ("reduce_sum_looped", reduce_sum_looped),
     ("reduce_sum_looped_len", reduce_sum_looped_len),

@@ -160,3 +160,51 @@ def test_ptxas_rejection_is_an_artifact_error_with_its_words(tmp_path: Path, ptx
         ptx.check(path, ptxas, os.environ, shown_as="--kernel-artifact bad.ptx")
     assert err.value.message.startswith("ptxas rejected --kernel-artifact bad.ptx for sm_80:")
     assert "rgpu build --backend cuda" in (err.value.hint or "")
+
+
+# A named fixture: two entries as LLVM 22 writes them, and the line `#[rgpu::kernel(threads =
+# 256, registers = 64)]` puts in the module for the second (file-scope inline assembly).
+DIRECTIVE_FIXTURE = """.version 7.8
+.target sm_90
+.address_size 64
+
+\t// begin inline asm
+\t// rgpu-entry-directive nbody_tuned .maxnreg 64
+\t// end inline asm
+.visible .entry nbody(
+\t.param .u64 .ptr .align 1 nbody_param_0
+)                                       // @nbody
+{
+\tret;
+}
+.visible .entry nbody_tuned(
+\t.param .u64 .ptr .align 1 nbody_tuned_param_0
+)                                       // @nbody_tuned
+{
+\tret;
+}
+"""
+
+
+def test_a_register_budget_line_becomes_its_entrys_maxnreg_and_ptxas_accepts_it(
+    tmp_path: Path,
+) -> None:
+    text = ptx.entry_directives(DIRECTIVE_FIXTURE)
+    tuned = text[text.index(".entry nbody_tuned(") :]
+    plain = text[text.index(".entry nbody(") : text.index(".entry nbody_tuned(")]
+    assert tuned.split("\n")[3:5] == [".maxnreg 64", "{"]
+    assert ".maxnreg" not in plain
+    assert ptx.entry_directives(DIRECTIVE_FIXTURE.replace("rgpu-entry-directive", "x")) == (
+        DIRECTIVE_FIXTURE.replace("rgpu-entry-directive", "x")
+    )
+    ptxas = find_ptxas(os.environ)
+    if ptxas is None:
+        pytest.skip("no ptxas (the nvidia-cuda-nvcc wheel)")
+    file = tmp_path / "k.ptx"
+    file.write_text(text, encoding="utf-8")
+    assert ptx.check(file, ptxas, os.environ, shown_as="k.ptx").ptxas == "accepted"
+
+
+def test_a_register_budget_for_a_missing_entry_is_an_error() -> None:
+    with pytest.raises(ArtifactError, match="kernel `gone`"):
+        ptx.entry_directives(DIRECTIVE_FIXTURE.replace("directive nbody_tuned", "directive gone"))

@@ -609,6 +609,8 @@ impl Run for ScatterRun<'_> {
 
 pub struct NBody {
     pub bodies: u32,
+    /// `nbody` or `nbody_tuned` (the same results).
+    pub kernel: &'static str,
 }
 
 /// Positions in [-0.5, 0.5)^3 and masses in [0.1, 1.1): four floats a body.
@@ -627,7 +629,7 @@ fn bodies(n: u32) -> Vec<f32> {
 
 impl Case for NBody {
     fn kernel(&self) -> &'static str {
-        "nbody"
+        self.kernel
     }
     fn size(&self) -> String {
         self.bodies.to_string()
@@ -665,6 +667,7 @@ impl Case for NBody {
     }
     fn prepare<'d>(&self, device: &'d Device) -> Result<Box<dyn Run + 'd>, Error> {
         Ok(Box::new(NBodyRun {
+            tuned: self.kernel == "nbody_tuned",
             device,
             groups: self.bodies / kernel::THREADS,
             pos: device.upload(&bodies(self.bodies))?,
@@ -674,6 +677,7 @@ impl Case for NBody {
 }
 
 struct NBodyRun<'d> {
+    tuned: bool,
     device: &'d Device,
     groups: u32,
     pos: Buffer<f32>,
@@ -682,7 +686,11 @@ struct NBodyRun<'d> {
 
 impl Run for NBodyRun<'_> {
     fn launch(&mut self) -> Result<(), Error> {
-        kernel::nbody(self.device, self.groups, &self.pos, &mut self.acc)
+        if self.tuned {
+            kernel::nbody_tuned(self.device, self.groups, &self.pos, &mut self.acc)
+        } else {
+            kernel::nbody(self.device, self.groups, &self.pos, &mut self.acc)
+        }
     }
     fn output(&self) -> Result<Vec<u8>, Error> {
         output_of(&self.acc)
@@ -852,7 +860,14 @@ pub fn cases(class: &str) -> Option<Vec<Box<dyn Case>>> {
         }),
         Box::new(Gather { n: 100_003 }),
         Box::new(Scatter { n: 1 << 16 }),
-        Box::new(NBody { bodies: 1024 }),
+        Box::new(NBody {
+            bodies: 1024,
+            kernel: "nbody",
+        }),
+        Box::new(NBody {
+            bodies: 1024,
+            kernel: "nbody_tuned",
+        }),
         Box::new(Softmax {
             rows: 64,
             cols: 1024,
@@ -897,7 +912,12 @@ pub fn cases(class: &str) -> Option<Vec<Box<dyn Case>>> {
         large.push(Box::new(Gather { n: 1 << p }));
         large.push(Box::new(Scatter { n: 1 << p }));
     }
-    large.push(Box::new(NBody { bodies: 16_384 }));
+    for kernel in ["nbody", "nbody_tuned"] {
+        large.push(Box::new(NBody {
+            bodies: 16_384,
+            kernel,
+        }));
+    }
     large.push(Box::new(Softmax {
         rows: 4096,
         cols: 1024,

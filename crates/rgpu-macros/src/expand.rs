@@ -551,6 +551,12 @@ fn cuda_entry(k: &Kernel, which: Cuda) -> TokenStream {
         }
     });
     let shared: Vec<TokenStream> = shared.collect();
+    // CUDA's register budget: a line in the PTX that rgpu's build turns into the entry's
+    // `.maxnreg` (rustc has no attribute for it; rgpu/artifacts/ptx.py `entry_directives`).
+    if let (Cuda::Nvptx, Some(registers)) = (which, k.registers) {
+        let line = format!("// rgpu-entry-directive {name} .maxnreg {registers}");
+        globals.push(quote! { ::rgpu::__nvptx_module_asm!(#line); });
+    }
     let args = device_args(k, quote! { __i }, false);
     let run = run_call(k, &args);
     let attrs = quote! {

@@ -69,6 +69,8 @@ pub struct Kernel {
     pub item: ItemFn,
     pub name: Ident,
     pub threads: u32,
+    /// CUDA's register budget per invocation (`registers = R`), if given.
+    pub registers: Option<u32>,
     pub mode: Mode,
     /// The launch's dimensions (1, 2 or 3): `Item<D>` / `Group<D>`, 1 without a context.
     pub dims: usize,
@@ -100,23 +102,17 @@ impl Kernel {
     }
 }
 
-/// `threads = 256` (the only argument).
-pub fn parse_threads(attr: proc_macro2::TokenStream) -> Result<u32> {
-    if attr.is_empty() {
-        return Ok(DEFAULT_THREADS);
-    }
-    let meta: syn::MetaNameValue = syn::parse2(attr.clone()).map_err(|_| {
-        Error::new(
-            attr.span(),
-            "rgpu::kernel takes one argument: `threads = N` (e.g. #[rgpu::kernel(threads = 256)])",
-        )
-    })?;
-    if !meta.path.is_ident("threads") {
-        return Err(Error::new(
-            meta.path.span(),
-            "unknown argument: rgpu::kernel takes `threads = N`",
-        ));
-    }
+/// The kernel's arguments: `threads = 256` and, optionally, `registers = 64`.
+pub struct Args {
+    pub threads: u32,
+    /// The register budget per invocation on CUDA (PTX `.maxnreg`), if given.
+    pub registers: Option<u32>,
+}
+
+const ARGS_HELP: &str = "rgpu::kernel takes `threads = N` and optionally `registers = R` \
+     (e.g. #[rgpu::kernel(threads = 256, registers = 64)])";
+
+fn int_arg(meta: &syn::MetaNameValue, what: &str) -> Result<(u32, proc_macro2::Span)> {
     let Expr::Lit(syn::ExprLit {
         lit: Lit::Int(value),
         ..
@@ -124,17 +120,57 @@ pub fn parse_threads(attr: proc_macro2::TokenStream) -> Result<u32> {
     else {
         return Err(Error::new(
             meta.value.span(),
-            "`threads` must be an integer literal: rust-gpu's `threads(...)` takes a literal",
+            format!(
+                "`{what}` must be an integer literal: rust-gpu's `threads(...)` takes a literal"
+            ),
         ));
     };
-    let threads: u32 = LitInt::base10_parse(value)?;
-    if threads == 0 || threads > 1024 {
-        return Err(Error::new(
-            value.span(),
-            "`threads` must be 1..=1024 (CUDA's limit per block; Vulkan guarantees 128)",
-        ));
+    Ok((LitInt::base10_parse(value)?, value.span()))
+}
+
+/// `threads = 256` and `registers = 64`, in any order, each at most once.
+pub fn parse_args(attr: proc_macro2::TokenStream) -> Result<Args> {
+    let mut args = Args {
+        threads: DEFAULT_THREADS,
+        registers: None,
+    };
+    if attr.is_empty() {
+        return Ok(args);
     }
-    Ok(threads)
+    let parser =
+        syn::punctuated::Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated;
+    let metas = syn::parse::Parser::parse2(parser, attr.clone())
+        .map_err(|_| Error::new(attr.span(), ARGS_HELP))?;
+    let (mut threads_seen, mut registers_seen) = (false, false);
+    for meta in &metas {
+        if meta.path.is_ident("threads") && !threads_seen {
+            threads_seen = true;
+            let (threads, span) = int_arg(meta, "threads")?;
+            if threads == 0 || threads > 1024 {
+                return Err(Error::new(
+                    span,
+                    "`threads` must be 1..=1024 (CUDA's limit per block; Vulkan guarantees 128)",
+                ));
+            }
+            args.threads = threads;
+        } else if meta.path.is_ident("registers") && !registers_seen {
+            registers_seen = true;
+            let (registers, span) = int_arg(meta, "registers")?;
+            if !(16..=255).contains(&registers) {
+                return Err(Error::new(
+                    span,
+                    "`registers` must be 16..=255 (PTX `.maxnreg`: registers per invocation on CUDA)",
+                ));
+            }
+            args.registers = Some(registers);
+        } else {
+            return Err(Error::new(
+                meta.path.span(),
+                format!("unknown or repeated argument: {ARGS_HELP}"),
+            ));
+        }
+    }
+    Ok(args)
 }
 
 fn last_segment(ty: &Type) -> Option<(&Ident, &PathArguments)> {
@@ -255,7 +291,7 @@ fn context_dims(ty: &Type) -> Result<usize> {
 }
 
 pub fn parse(attr: proc_macro2::TokenStream, mut item: ItemFn) -> Result<Kernel> {
-    let threads = parse_threads(attr)?;
+    let Args { threads, registers } = parse_args(attr)?;
     let sig = &item.sig;
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
         return Err(Error::new(
@@ -337,6 +373,7 @@ pub fn parse(attr: proc_macro2::TokenStream, mut item: ItemFn) -> Result<Kernel>
         name: item.sig.ident.clone(),
         item,
         threads,
+        registers,
         mode,
         dims,
         params,

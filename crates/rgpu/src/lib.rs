@@ -62,6 +62,8 @@
     feature(core_intrinsics),
     allow(internal_features)
 )]
+// `Float::rsqrt` on rust-gpu: GLSL.std.450 `InverseSqrt` as SPIR-V assembly (math/spirv.rs).
+#![cfg_attr(target_arch = "spirv", feature(asm_experimental_arch))]
 #![deny(missing_docs)]
 
 #[cfg(rgpu_codegen = "host")]
@@ -314,6 +316,17 @@ macro_rules! __nvptx_entry {
 macro_rules! __nvptx_shared_decl {
     ($decl:literal, $bytes:expr) => {
         ::core::arch::global_asm!($decl, bytes = const $bytes);
+    };
+}
+
+/// A line of module-level PTX from the kernel crate (rgpu's per-entry directives).
+#[cfg(rgpu_codegen = "nvptx")]
+#[doc(hidden)]
+#[macro_export]
+#[allow_internal_unstable(asm_experimental_arch)]
+macro_rules! __nvptx_module_asm {
+    ($line:literal) => {
+        ::core::arch::global_asm!($line);
     };
 }
 

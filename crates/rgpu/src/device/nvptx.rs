@@ -68,6 +68,25 @@ extern "C" {
     fn shfl_sync_down(member_mask: u32, value: u32, delta: u32, clamp: u32) -> u32;
     #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
     fn shfl_sync_idx(member_mask: u32, value: u32, lane: u32, clamp: u32) -> u32;
+    #[link_name = "llvm.nvvm.isspacep.shared"]
+    fn isspacep_shared(pointer: *const u8) -> bool;
+}
+
+/// Whether a generic pointer is in the shared window (`isspacep.shared`): assumed of each
+/// `Shared` array's pointer so that LLVM's address-space inference (InferAddressSpaces,
+/// through NVPTX's `getPredicatedAddrSpace`) sees it. The answer is also handed to an empty
+/// `asm!`: LLVM 22's DropUnnecessaryAssumes drops an assumption whose condition nothing else
+/// uses, and it does not know that this one informs the address space (checked with
+/// `opt-22 -O3 -print-changed`). The empty statement costs nothing after ptxas.
+#[inline(always)]
+fn is_shared(pointer: *const u8) -> bool {
+    // SAFETY: a pure query on the pointer's value.
+    let shared = unsafe { isspacep_shared(pointer) };
+    // SAFETY: a PTX comment; touches nothing.
+    unsafe {
+        asm!("// {0}", in(reg32) shared as u32, options(nomem, nostack, preserves_flags));
+    }
+    shared
 }
 
 pub use super::warp::{BitLanes, Lanes};
@@ -142,9 +161,19 @@ pub fn shuffle(value: u32, lane: u32) -> u32 {
 /// Workgroup memory: `N` words in the workgroup's `.shared` state space.
 #[derive(Clone, Copy)]
 pub struct Shared<T: Word, const N: usize> {
+    /// The shared-window address (atomics address `.shared` by it).
     address: u32,
+    /// `BIAS` bytes past the array's start, as a generic pointer that LLVM knows points into
+    /// `.shared` (loads and stores: plain LLVM memory operations, see `from_addr`).
+    biased: *mut u8,
     _type: PhantomData<T>,
 }
+
+/// How far past its array's start a `Shared`'s pointer points. LLVM's address-space inference
+/// rewrites accesses made through an offset from the pointer it knows to be in `.shared`, not
+/// those made through that pointer itself: element 0 would stay a generic `ld`. With the
+/// bias every element is at an offset (`[%rd+64]` in the PTX: free).
+const BIAS: usize = 64;
 
 impl<T: Word, const N: usize> Shared<T, N> {
     /// Elements.
@@ -153,10 +182,42 @@ impl<T: Word, const N: usize> Shared<T, N> {
     #[doc(hidden)]
     #[inline(always)]
     pub fn from_addr(address: u32) -> Self {
+        let generic: u64;
+        // SAFETY: converts a `.shared` address to the generic window; touches no memory.
+        unsafe {
+            asm!(
+                "{{ .reg .b64 %rgpu_s; cvt.u64.u32 %rgpu_s, {a}; cvta.shared.u64 %rgpu_s, %rgpu_s; add.s64 {g}, %rgpu_s, {bias}; }}",
+                a = in(reg32) address,
+                g = out(reg64) generic,
+                bias = const BIAS,
+                options(pure, nomem, nostack, preserves_flags)
+            );
+        }
+        let biased = generic as *mut u8;
+        let shared = is_shared(biased);
+        // SAFETY: `cvta.shared` of a `.shared` address is in the shared window, and so is the
+        // address 64 bytes on (`isspacep.shared` tests the window, far larger than any
+        // workgroup's memory); the array is declared `.align 16` (the kernel macro). Told to
+        // LLVM, its address-space inference makes every access an `ld.shared`/`st.shared`
+        // it can schedule, unroll around and merge (`ld.shared.v4` for neighbouring words).
+        unsafe {
+            core::hint::assert_unchecked(shared);
+            core::hint::assert_unchecked(generic % 16 == 0);
+        }
         Self {
             address,
+            biased,
             _type: PhantomData,
         }
+    }
+
+    /// Element `index`'s generic pointer (no check).
+    #[inline(always)]
+    fn at(&self, index: u32) -> *mut T {
+        self.biased
+            .wrapping_sub(BIAS)
+            .cast::<T>()
+            .wrapping_add(index as usize)
     }
 
     #[inline(always)]
@@ -188,18 +249,9 @@ impl<T: Word, const N: usize> Shared<T, N> {
     /// `index < N`.
     #[inline(always)]
     pub unsafe fn load_unchecked(&self, index: u32) -> T {
-        let bits: u32;
-        // SAFETY: the caller keeps the address inside the array; reads 4 bytes of it. Not
-        // `pure`: it must stay between the barriers it is written between.
-        unsafe {
-            asm!(
-                "ld.shared.b32 {v}, [{a}];",
-                v = out(reg32) bits,
-                a = in(reg32) self.address + index * 4,
-                options(nostack, readonly, preserves_flags)
-            );
-        }
-        T::from_bits(bits)
+        // SAFETY: the caller keeps the index inside the array. An ordinary load: it stays
+        // between the barriers around it (a barrier is a call LLVM cannot see through).
+        unsafe { self.at(index).read() }
     }
 
     /// Stores element `index`, unchecked.
@@ -208,15 +260,8 @@ impl<T: Word, const N: usize> Shared<T, N> {
     /// `index < N`.
     #[inline(always)]
     pub unsafe fn store_unchecked(&self, index: u32, value: T) {
-        // SAFETY: the caller keeps the address inside the array; writes 4 bytes of it.
-        unsafe {
-            asm!(
-                "st.shared.b32 [{a}], {v};",
-                a = in(reg32) self.address + index * 4,
-                v = in(reg32) value.to_bits(),
-                options(nostack, preserves_flags)
-            );
-        }
+        // SAFETY: the caller keeps the index inside the array.
+        unsafe { self.at(index).write(value) }
     }
 }
 

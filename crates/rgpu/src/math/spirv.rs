@@ -1,7 +1,8 @@
 //! rust-gpu: spirv-std's `num_traits::Float` (libm's functions), which rustc_codegen_spirv
 //! replaces with GLSL.std.450 instructions (`Sqrt`, `Exp`, `Log`, `Sin`, `Pow`, `Floor`,
-//! ...); `InverseSqrt` is written as `1 / Sqrt` (spirv-std 0.11 has no call for it, and
-//! the drivers turn the division of a square root into their reciprocal square root).
+//! ...); `rsqrt` is `InverseSqrt`, written here as SPIR-V assembly (spirv-std 0.11 has no
+//! call for it): the instruction the function is, which naga turns into WGSL's `inverseSqrt`
+//! and MSL's `rsqrt` (on NVIDIA's Vulkan driver `1 / Sqrt` measured the same: BENCHMARKS.md).
 //! `round` is not GLSL's `Round`, which rounds halfway cases in a direction the driver
 //! chooses: it is the trait's own, from `Trunc` (halfway away from zero, as std).
 //! Their precision is the Vulkan driver's, within the bounds of the Vulkan specification
@@ -42,7 +43,26 @@ macro_rules! spirv {
             }
             #[inline(always)]
             fn rsqrt(self) -> Self {
-                1.0 / Libm::sqrt(self)
+                #[cfg(target_arch = "spirv")]
+                {
+                    let mut result: Self = 0.0;
+                    // SAFETY: GLSL.std.450 InverseSqrt (32) of a register into a local.
+                    unsafe {
+                        core::arch::asm!(
+                            "%glsl = OpExtInstImport \"GLSL.std.450\"",
+                            "%result = OpExtInst typeof*{result} %glsl 32 {x}",
+                            "OpStore {result} %result",
+                            x = in(reg) self,
+                            result = in(reg) &mut result,
+                        );
+                    }
+                    result
+                }
+                // `check-spirv`: type-checked on the host, never run.
+                #[cfg(not(target_arch = "spirv"))]
+                {
+                    1.0 / Libm::sqrt(self)
+                }
             }
             $exp
             #[inline(always)]
