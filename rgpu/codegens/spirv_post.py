@@ -12,6 +12,9 @@
    cpu backend's on every Vulkan driver that honours the decoration.
 3. spirv-val on the result (the codegen validates rust-gpu's own module before this too).
 
+Before all of them, index checks a guard of the kernel's own already proves get `true` as
+their branch condition (artifacts/spirv_range_checks.py), for spirv-opt to remove.
+
 The manifest records each step: SPIRV-Tools' version, the passes, and how many float
 arithmetic results the embedded module has (all of them decorated NoContraction).
 """
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rgpu.artifacts import spirv_contraction, spirv_module
+from rgpu.artifacts import spirv_contraction, spirv_module, spirv_range_checks
 from rgpu.errors import ArtifactError
 from rgpu.util import cmd
 
@@ -82,6 +85,12 @@ def process(
     """The module to embed for rust-gpu's ``source`` and what the manifest says about it."""
     data = source.read_bytes()
     extra: dict[str, Any] = {}
+    # Index checks a dominating guard already proves: their branch gets `true`, which
+    # spirv-opt's dead-branch elimination then removes (artifacts/spirv_range_checks.py).
+    try:
+        data, extra["bounds_checks_proven"] = spirv_range_checks.fold_proven_checks(data)
+    except ValueError as exc:
+        raise ArtifactError(f"{source}: {exc}", "rebuild it") from exc
     if not contraction:
         # Before spirv-opt too: its -O folds an undecorated OpFMul + OpFAdd into one
         # GLSL.std.450 Fma (SPIRV-Tools 2023.1, seen on the SAXPY fixture).
