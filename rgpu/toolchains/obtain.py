@@ -69,17 +69,18 @@ def ensure(
                 )
         return []
     obtained: list[str] = []
-    for package in dict.fromkeys(t.package for t in missing):
-        tool = next(t for t in missing if t.package == package)
+    for name in dict.fromkeys(t.package.name for t in missing):
+        group = [t for t in missing if t.package.name == name]
+        package, tool = group[0].package, group[0]
         if not available(package):
             message = f"{tool.name} is not installed, and rgpu has no download of it for here"
             fix = tools.obtain_fix(tool, env)
-            if any(t.required for t in missing if t.package == package):
+            if any(t.required for t in group):
                 raise ToolMissingError(message, fix)
             reporter().warn(f"{message}: {tool.lacking} (fix: {fix})")
             continue
         obtain(package, env)
-        obtained += [t.name for t in missing if t.package == package]
+        obtained += [t.name for t in group]
     return obtained
 
 
