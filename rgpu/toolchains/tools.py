@@ -199,7 +199,7 @@ def obtain_fix(tool: BuildTool, env: Mapping[str, str]) -> str:
 
     if sys.platform.startswith("linux") and platform.machine() in package.files:
         ours = (
-            f"rerun with --yes (or RGPU_YES=1): rgpu downloads {package.label} into "
+            f"rerun `rgpu build` with --yes (or RGPU_YES=1): it downloads {package.label} into "
             f"{package_dir(package, env)}; or install it yourself: `{package.system}`"
         )
     else:
@@ -214,10 +214,10 @@ def obtain_fix(tool: BuildTool, env: Mapping[str, str]) -> str:
 
 
 PTXAS_HINT = (
-    "rerun with --yes (or RGPU_YES=1): rgpu downloads ptxas from PyPI's "
-    f"{NVCC_WHEEL.name} {NVCC_WHEEL.version} wheel into its cache; or install it: "
-    f"`{NVCC_WHEEL.system}` (rgpu finds ptxas on PATH, in that wheel, under CUDA_PATH or in "
-    "its cache)"
+    "`rgpu build --backend cuda --yes` (or RGPU_YES=1) downloads ptxas from PyPI's "
+    f"{NVCC_WHEEL.name} {NVCC_WHEEL.version} wheel into rgpu's cache, where every rgpu command "
+    f"finds it; or install it: `{NVCC_WHEEL.system}` (rgpu also finds ptxas on PATH, in that "
+    "wheel or under CUDA_PATH)"
 )
 
 

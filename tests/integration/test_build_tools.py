@@ -72,7 +72,7 @@ def test_without_spirv_opt_the_build_stops_before_compiling_with_the_fix(
     assert "kernel ->" not in proc.stderr and "Compiling" not in proc.stderr, proc.stderr
     assert "spirv-opt (spirv-tools) is not installed" in proc.stderr
     assert "stopped before compiling" in proc.stderr
-    assert "rerun with --yes" in proc.stderr
+    assert "rerun `rgpu build` with --yes" in proc.stderr
     assert "`sudo apt-get install spirv-tools`" in proc.stderr
     assert "spirv-opt = false" in proc.stderr
     assert not tools.exists()  # nothing downloaded without consent
@@ -84,7 +84,7 @@ def test_without_spirv_opt_the_build_stops_before_compiling_with_the_fix(
     for backend in ("wgpu", "ash"):
         verdict = report["backends"][backend]
         assert not verdict["builds"] and verdict["why"].startswith("spirv-opt: not found")
-        assert "rerun with --yes" in verdict["fix"]
+        assert "rerun `rgpu build` with --yes" in verdict["fix"]
 
 
 def test_with_yes_spirv_tools_land_in_the_cache_and_the_build_goes_on(

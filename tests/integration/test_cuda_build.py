@@ -147,7 +147,7 @@ def test_without_ptxas_the_ptx_is_embedded_alone_and_the_build_says_so(
                            env=env, capture_output=True, text=True, check=False)  # fmt: skip
     assert built.returncode == 0, built.stderr
     assert "ptxas not found: PTX not checked and no SASS (cubin) built" in built.stderr
-    assert "rerun with --yes" in built.stderr
+    assert "`rgpu build --backend cuda --yes`" in built.stderr
     for arch in CUDA_ARCHS:
         assert f"cudademo_kernel-{arch}.ptx: ptxas check not run: no ptxas found; no SASS " \
                f"for {arch}: the CUDA driver JIT-compiles the PTX" in built.stderr  # fmt: skip
