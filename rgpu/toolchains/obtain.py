@@ -73,7 +73,10 @@ def ensure(
         group = [t for t in missing if t.package.name == name]
         package, tool = group[0].package, group[0]
         if not available(package):
-            message = f"{tool.name} is not installed, and rgpu has no download of it for here"
+            message = (
+                f"{tool.name} is not installed, and rgpu has no download of it for "
+                f"{sys.platform} on {platform.machine()}"
+            )
             fix = tools.obtain_fix(tool, env)
             if any(t.required for t in group):
                 raise ToolMissingError(message, fix)
@@ -107,11 +110,17 @@ def obtain(package: Package, env: Mapping[str, str]) -> Path:
         program = dest / "bin" / name
         version = tools.tool_version(name, str(program), env)
         if version is None:
+            import shutil
+
+            shutil.rmtree(dest, ignore_errors=True)  # rgpu's own, just made: not kept unusable
+            needs_glibc = " (it needs glibc 2.34 or newer)" if package.kind == "deb" else ""
+            elsewhere = (
+                f" ({tools.SPIRV_TOOLS_ELSEWHERE})" if package is tools.SPIRV_TOOLS_DEB else ""
+            )
             raise ToolMissingError(
-                f"{program} (from {package.label}) does not run on this system "
-                f"(`{program} --version` failed; it needs glibc 2.34 or newer)",
-                f"install it from your system's packages: `{package.system}`"
-                + (f" ({tools.SPIRV_TOOLS_ELSEWHERE})" if package is tools.SPIRV_TOOLS_DEB else ""),
+                f"{name} from {package.label} does not run on this system: `{name} --version` "
+                f"failed{needs_glibc}",
+                f"install it from your system's packages: `{package.system}`{elsewhere}",
             )
         reporter().info(f"{name}: {program} ({version})")
     return dest
@@ -203,7 +212,11 @@ def install(files: Mapping[str, bytes], dest: Path, package: Package) -> None:
         (staging / MARKER).write_text(json.dumps(marker) + "\n", encoding="utf-8")
         if dest.exists():
             shutil.rmtree(dest)  # rgpu's own (checked by the caller): an older or partial copy
-        os.replace(staging, dest)
+        try:
+            os.replace(staging, dest)
+        except OSError:
+            if not (dest / MARKER).is_file():  # else another rgpu put the same files there
+                raise
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)

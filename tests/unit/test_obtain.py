@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import platform
 import tarfile
 import zipfile
 from pathlib import Path
@@ -158,3 +159,35 @@ def test_the_tools_dir_follows_the_cache_unless_set(tmp_path: Path) -> None:
     assert tools.tools_dir({"RGPU_CACHE_DIR": str(tmp_path)}) == tmp_path / "tools"
     env = {"RGPU_CACHE_DIR": str(tmp_path), tools.TOOLS_DIR_ENV: str(tmp_path / "t")}
     assert tools.tools_dir(env) == tmp_path / "t"
+
+
+def local_package(tmp_path: Path, program: bytes) -> tools.Package:
+    """Debian's spirv-tools as pinned, but served from a .deb made here (a file:// URL)."""
+    deb = make_deb(
+        {
+            "./usr/bin/spirv-opt": program,
+            "./usr/bin/spirv-val": program,
+            SPIRV_TOOLS_DEB.licence: b"Apache-2.0",
+        }
+    )
+    file = tmp_path / "spirv-tools.deb"
+    file.write_bytes(deb)
+    here = ((file.as_uri(),), hashlib.sha256(deb).hexdigest())
+    return SPIRV_TOOLS_DEB._replace(files={platform.machine(): here})
+
+
+def test_obtain_puts_the_programs_where_build_and_doctor_find_them(tmp_path: Path) -> None:
+    env = empty_env(tmp_path)
+    dest = obtain.obtain(local_package(tmp_path, SCRIPT), env)
+    assert dest == tools.package_dir(SPIRV_TOOLS_DEB, env)
+    for name in ("spirv-opt", "spirv-val"):
+        assert tools.find_tool(name, env) == str(dest / "bin" / name)
+
+
+def test_a_program_that_does_not_run_here_is_not_kept(tmp_path: Path) -> None:
+    env = empty_env(tmp_path)
+    with pytest.raises(ToolMissingError, match="does not run on this system") as info:
+        obtain.obtain(local_package(tmp_path, b"#!/bin/sh\nexit 1\n"), env)
+    assert "`sudo apt-get install spirv-tools`" in (info.value.hint or "")
+    assert not tools.package_dir(SPIRV_TOOLS_DEB, env).exists()
+    assert tools.find_tool("spirv-opt", env) is None
