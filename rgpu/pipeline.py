@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -303,7 +303,9 @@ def compile_kernels(
     kept = {k.codegen.name: up_to_date(ws, k, previous, env) for k in parts.kernels}
     if not options.yes:
         stale = [name for name, artifacts in kept.items() if artifacts is None]
-        obtain.ensure([*stale, *extra], env, yes=False, spirv_opt=options.spirv_opt)
+        obtain.ensure(
+            [*stale, *extra], env, yes=False, spirv_opt=options.spirv_opt, confirm=_asker(env)
+        )
     # The user's files first: a file that is refused stops the build in seconds, before
     # minutes of compiling the other kinds.
     external: list[Artifact] = []
@@ -350,6 +352,24 @@ def compile_kernels(
         require_linked(built, crates, ws.kernel_dir / "src" / "lib.rs")
     write_manifest(ws.kernels_dir, produced, owners)
     return produced
+
+
+def _asker(env: Mapping[str, str]) -> Callable[[str], bool] | None:
+    """A yes/no question to the person at the terminal; None where nobody can answer (stdin
+    not a terminal, CI): rustup.can_prompt, as `rgpu toolchain install` decides."""
+    import sys
+
+    from rgpu.toolchains.rustup import can_prompt
+
+    if not can_prompt(sys.stdin.isatty(), env):
+        return None
+
+    def ask(question: str) -> bool:
+        import click
+
+        return click.confirm(question, default=False, err=True)
+
+    return ask
 
 
 def _archs(options: Options) -> tuple[str, ...]:

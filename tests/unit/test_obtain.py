@@ -191,3 +191,22 @@ def test_a_program_that_does_not_run_here_is_not_kept(tmp_path: Path) -> None:
     assert "`sudo apt-get install spirv-tools`" in (info.value.hint or "")
     assert not tools.package_dir(SPIRV_TOOLS_DEB, env).exists()
     assert tools.find_tool("spirv-opt", env) is None
+
+
+def test_a_person_who_declines_gets_exit_6_and_the_question_named_the_download(
+    tmp_path: Path,
+) -> None:
+    env = empty_env(tmp_path)
+    asked: list[str] = []
+
+    def decline(question: str) -> bool:
+        asked.append(question)
+        return False
+
+    with pytest.raises(ToolMissingError, match="stopped before compiling"):
+        obtain.ensure(["spirv"], env, yes=False, confirm=decline)
+    if obtain.available(SPIRV_TOOLS_DEB):
+        (question,) = asked
+        assert SPIRV_TOOLS_DEB.label in question
+        assert str(tools.package_dir(SPIRV_TOOLS_DEB, env)) in question
+    assert not (tmp_path / "tools").exists()
