@@ -191,21 +191,28 @@ def _intact(ws: Workspace, artifacts: Sequence[Artifact]) -> bool:
     return bool(artifacts)
 
 
-def compile_one(
+def up_to_date(
     ws: Workspace, kernel: KernelPlan, previous: Sequence[Artifact], env: Mapping[str, str]
-) -> list[Artifact]:
+) -> list[Artifact] | None:
+    """The codegen's artifacts of the last build when nothing it reads has changed since
+    (its stamp), else None: it compiles."""
     codegen, build = kernel.codegen, kernel.build
-    name = f"codegen-{codegen.name}"
-    key = _key(kernel, env)
     mine = [a for a in previous if a.codegen == codegen.name]
-    dep_infos = codegen.dep_infos(build)
     if (
-        dep_infos is not None
+        codegen.dep_infos(build) is not None
         and _intact(ws, mine)
-        and stamp.is_fresh(ws.rgpu_dir, name, key, ws.root, env)
+        and stamp.is_fresh(ws.rgpu_dir, f"codegen-{codegen.name}", _key(kernel, env), ws.root, env)
     ):
         reporter().info(f"{codegen.name} kernels: up to date, not compiled")
         return mine
+    return None
+
+
+def compile_one(ws: Workspace, kernel: KernelPlan, env: Mapping[str, str]) -> list[Artifact]:
+    """Compile one codegen's kernels (`up_to_date` said it must)."""
+    codegen, build = kernel.codegen, kernel.build
+    name = f"codegen-{codegen.name}"
+    dep_infos = codegen.dep_infos(build)
     from rgpu.errors import CommandFailedError
     from rgpu.runner import run_plan
 

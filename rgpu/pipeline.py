@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -287,10 +287,25 @@ def compile_kernels(
     from rgpu.artifacts import external as ext
     from rgpu.artifacts.kernels import kernels_of, require_linked
     from rgpu.artifacts.manifest import read_kernels, read_manifest, write_manifest
-    from rgpu.kernel_build import compile_one
-    from rgpu.toolchains import tools
+    from rgpu.kernel_build import compile_one, up_to_date
+    from rgpu.toolchains import obtain, tools
 
     previous = read_manifest(ws.kernels_dir)
+    # The build tools the codegens that compile will run (spirv-opt, spirv-val, ptxas),
+    # present or obtained before any compiler starts: a missing required one stops the
+    # build in a second, not after minutes of compiling (toolchains/obtain.py). With
+    # consent (--yes) every codegen's are obtained first, so that a PTX built without
+    # ptxas is built again with it (its stamp names the ptxas).
+    extra = ["nvptx"] if parts.external else []
+    if options.yes:
+        every = [k.codegen.name for k in parts.kernels]
+        obtain.ensure([*every, *extra], env, yes=True, spirv_opt=options.spirv_opt)
+    kept = {k.codegen.name: up_to_date(ws, k, previous, env) for k in parts.kernels}
+    if not options.yes:
+        stale = [name for name, artifacts in kept.items() if artifacts is None]
+        obtain.ensure(
+            [*stale, *extra], env, yes=False, spirv_opt=options.spirv_opt, confirm=_asker(env)
+        )
     # The user's files first: a file that is refused stops the build in seconds, before
     # minutes of compiling the other kinds.
     external: list[Artifact] = []
@@ -316,7 +331,7 @@ def compile_kernels(
             )
     produced: list[Artifact] = []
     for kernel in parts.kernels:
-        produced += compile_one(ws, kernel, previous, env)
+        produced += kept[kernel.codegen.name] or compile_one(ws, kernel, env)
     produced += external
     produced += parts.reused_external
     # Which crate each kernel is from (the manifest's `kernels`: what each crate's
@@ -337,6 +352,24 @@ def compile_kernels(
         require_linked(built, crates, ws.kernel_dir / "src" / "lib.rs")
     write_manifest(ws.kernels_dir, produced, owners)
     return produced
+
+
+def _asker(env: Mapping[str, str]) -> Callable[[str], bool] | None:
+    """A yes/no question to the person at the terminal; None where nobody can answer (stdin
+    not a terminal, CI): rustup.can_prompt, as `rgpu toolchain install` decides."""
+    import sys
+
+    from rgpu.toolchains.rustup import can_prompt
+
+    if not can_prompt(sys.stdin.isatty(), env):
+        return None
+
+    def ask(question: str) -> bool:
+        import click
+
+        return click.confirm(question, default=False, err=True)
+
+    return ask
 
 
 def _archs(options: Options) -> tuple[str, ...]:

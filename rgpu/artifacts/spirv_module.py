@@ -68,8 +68,13 @@ def inspect(path: Path) -> ModuleInfo:
 
 
 def spirv_val_argv(path: Path, target: str) -> list[str] | None:
-    """The spirv-val command for `path`, or None when spirv-val is not installed."""
-    tool = cmd.which("spirv-val")
+    """The spirv-val command for `path`, or None when spirv-val is not installed (found as
+    build and doctor both find it: toolchains.tools.find_tool)."""
+    import os
+
+    from rgpu.toolchains.tools import find_tool
+
+    tool = find_tool("spirv-val", os.environ)
     if tool is None:
         return None
     return [tool, "--target-env", TARGET_ENVS.get(target, "vulkan1.2"), str(path)]

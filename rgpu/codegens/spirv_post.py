@@ -21,12 +21,14 @@ arithmetic results the embedded module has (all of them decorated NoContraction)
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rgpu.artifacts import spirv_contraction, spirv_module, spirv_range_checks
-from rgpu.errors import ArtifactError
+from rgpu.errors import ArtifactError, ToolMissingError
+from rgpu.toolchains import tools
 from rgpu.util import cmd
 
 # What rust-gpu's linker itself runs on a release build without debug info (rustc_codegen_spirv
@@ -38,10 +40,6 @@ PASSES: tuple[str, ...] = ("-O", "--eliminate-dead-const", "--strip-debug")
 # (`spirv-opt --version`: "SPIRV-Tools v2023.1 unknown hash, 2023-02-15T14:03:51"),
 # installed by scripts/setup-test-env.sh.
 PINNED_SPIRV_TOOLS = "v2023.1"
-INSTALL_HINT = (
-    "install SPIRV-Tools (Debian/Ubuntu: `sudo apt-get install spirv-tools`), or build "
-    "without the optimizer: `spirv-opt = false` in [workspace.metadata.rgpu]"
-)
 
 
 @dataclass(frozen=True)
@@ -51,13 +49,13 @@ class SpirvOpt:
 
 
 def find_spirv_opt() -> SpirvOpt | None:
-    """spirv-opt on PATH and its version (the one answer build and doctor share)."""
-    tool = cmd.which("spirv-opt")
+    """spirv-opt and its version, as `tools.find_tool` finds it for build and doctor alike
+    (PATH, else the copy `--yes` put in rgpu's cache)."""
+    env = os.environ
+    tool = tools.find_tool("spirv-opt", env)
     if tool is None:
         return None
-    result = cmd.run([tool, "--version"], capture=True, check=False, echo=False)
-    lines = (result.stdout or result.stderr).strip().splitlines()
-    return SpirvOpt(tool, lines[0].strip() if lines else "unknown")
+    return SpirvOpt(tool, tools.tool_version("spirv-opt", tool, env) or "unknown")
 
 
 def spirv_opt_argv(tool: SpirvOpt, source: Path, dest: Path, target: str) -> list[str]:
@@ -98,10 +96,10 @@ def process(
     if opt:
         tool = find_spirv_opt()
         if tool is None:
-            raise ArtifactError(
+            raise ToolMissingError(
                 "spirv-opt (SPIRV-Tools) is not installed: rgpu optimizes rust-gpu's SPIR-V "
                 "with it before embedding it",
-                INSTALL_HINT,
+                tools.obtain_fix(tools.build_tool("spirv-opt"), os.environ),
             )
         decorated = work.with_name(work.stem + ".in.spv")
         decorated.write_bytes(data)

@@ -8,6 +8,8 @@ Every failing or warning line carries the command or setting that fixes it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 from rgpu.config import cache_dir
 from rgpu.containers import engine as engines
@@ -44,31 +46,57 @@ def check_tool(name: str, argv: Sequence[str], env: Mapping[str, str], site: str
     return [Check(name, "ok", result.stdout.strip().splitlines()[0], None, need)]
 
 
-def check_ptxas(env: Mapping[str, str]) -> list[Check]:
-    ptxas = tools.find_ptxas(env)
-    if ptxas is None:
-        return [
-            Check(
-                "ptxas",
-                "warn",
-                "not found: rgpu cannot check the PTX it emits",
-                tools.PTXAS_HINT,
+def survey_tools(env: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Each build tool (toolchains.tools.BUILD_TOOLS) as a build would find it: where, its
+    version, which codegens run it, what a build lacks without it and the fix (doctor's
+    JSON `tools`; its lines are `tool_checks`)."""
+    survey = []
+    for tool in tools.BUILD_TOOLS:
+        path = tools.find_tool(tool.name, env)
+        version = tools.tool_version(tool.name, path, env) if path else None
+        ours = path is not None and Path(path).is_relative_to(tools.tools_dir(env))
+        survey.append(
+            {
+                "name": tool.name,
+                "path": path,
+                "version": version,
+                "source": None if path is None else ("rgpu's cache" if ours else "this system"),
+                "needed_for": list(tool.codegens),
+                "required": tool.required,
+                "lacking": tool.lacking,
+                "package": tool.package.label,
+                "fix": None if path and version else tools.obtain_fix(tool, env),
+            }
+        )
+    return survey
+
+
+def tool_checks(survey: Sequence[Mapping[str, Any]]) -> list[Check]:
+    """One line per build tool: found (where, version), or what a build lacks and the fix.
+    A missing required tool fails its codegens (a build stops, exit 6, unless --yes)."""
+    checks = []
+    for t in survey:
+        need = tuple(t["needed_for"])
+        if t["path"] is None:
+            status: CheckStatus = "fail" if t["required"] else "warn"
+            detail = f"not found: {t['lacking']}"
+            checks.append(Check(t["name"], status, detail, t["fix"], need if t["required"] else ()))
+        elif t["version"] is None:
+            # Builds use this one too (tools.find_tool): every run of it would fail.
+            checks.append(
+                Check(
+                    t["name"],
+                    "fail",
+                    f"{t['path']} does not run (`{t['path']} --version` failed): every build "
+                    "that runs it would fail",
+                    f"reinstall it, or take it off PATH; {t['fix']}",
+                    need,
+                )
             )
-        ]
-    version = tools.ptxas_version(ptxas, env)
-    if version is None:
-        # Builds use this ptxas too (tools.find_ptxas): every PTX check would fail.
-        return [
-            Check(
-                "ptxas",
-                "fail",
-                f"{ptxas} does not run (`{ptxas} --version` failed): every PTX check with it "
-                "would fail",
-                f"reinstall it, or take it off PATH; {tools.PTXAS_HINT}",
-                ("nvptx", "nvvm"),
-            )
-        ]
-    return [Check("ptxas", "ok", f"{ptxas} ({version})")]
+        else:
+            where = " (rgpu's cache)" if t["source"] == "rgpu's cache" else ""
+            checks.append(Check(t["name"], "ok", f"{t['path']} ({t['version']}){where}"))
+    return checks
 
 
 def check_driver(env: Mapping[str, str]) -> list[Check]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import platform
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from functools import partial
@@ -27,10 +27,11 @@ from rgpu.doctor.checks import (
     check_containers,
     check_disk,
     check_driver,
-    check_ptxas,
     check_tool,
     check_vulkan,
     check_web,
+    survey_tools,
+    tool_checks,
 )
 from rgpu.errors import RgpuError
 from rgpu.toolchains.pins import Pin, load_all
@@ -69,6 +70,8 @@ class Report:
     notes: tuple[str, ...]
     # Each backend's devices, in the order a program counts them (RGPU_DEVICE=N).
     devices: tuple[device_lists.Listing, ...] = ()
+    # Each build tool as a build finds it (doctor/checks.py survey_tools).
+    tools: tuple[dict[str, Any], ...] = ()
 
     def verdict(self, backend: str) -> Verdict:
         return next(v for v in self.verdicts if v.backend == backend)
@@ -80,6 +83,7 @@ class Report:
             "checks": [c.to_dict() for c in self.checks],
             "backends": {v.backend: v.to_dict() for v in self.verdicts},
             "devices": {d.backend: d.to_dict() for d in self.devices},
+            "tools": {t["name"]: dict(t) for t in self.tools},
             "notes": list(self.notes),
         }
 
@@ -111,14 +115,16 @@ def _codegen_probes(
     return [partial(codegen_checks, n, pins[n], env) for n in codegen_names() if n in pins]
 
 
-def _probes(pins: Mapping[str, Pin], env: Mapping[str, str]) -> list[Callable[[], list[Check]]]:
+def _probes(
+    pins: Mapping[str, Pin], env: Mapping[str, str], survey: Sequence[Mapping[str, Any]]
+) -> list[Callable[[], list[Check]]]:
     """The probes in report order (they run in parallel; the order is only for reading)."""
     return [
         _python,
         partial(check_tool, "cargo", ["cargo", "--version"], env, "https://rustup.rs"),
         partial(check_tool, "rustup", ["rustup", "--version"], env, "https://rustup.rs"),
         *_codegen_probes(pins, env),
-        partial(check_ptxas, env),
+        partial(tool_checks, survey),
         partial(check_driver, env),
         partial(check_vulkan, env),
         partial(check_web, env),
@@ -127,10 +133,12 @@ def _probes(pins: Mapping[str, Pin], env: Mapping[str, str]) -> list[Callable[[]
     ]
 
 
-def run_checks(env: Mapping[str, str] | None = None) -> list[Check]:
+def run_checks(
+    env: Mapping[str, str] | None = None, survey: Sequence[Mapping[str, Any]] | None = None
+) -> list[Check]:
     env = child_env(env)
     pins = {p.name: p for p in load_all(env)}
-    probes = _probes(pins, env)
+    probes = _probes(pins, env, survey_tools(env) if survey is None else survey)
     with ThreadPoolExecutor(max_workers=8) as pool:
         results = list(pool.map(_safely, probes))
     return [check for result in results for check in result]
@@ -183,7 +191,8 @@ def diagnose(
 ) -> Report:
     if backend is not None:  # fail on a codegen that cannot build it before probing anything
         resolve_codegen(backend.name, codegen)
-    checks = run_checks(env)
+    survey = survey_tools(child_env(env))
+    checks = run_checks(env, survey)
     chosen = [backend] if backend else list(BACKENDS.values())
     verdicts = [verdict_for(b, codegen if b == backend else None, checks) for b in chosen]
     listings = device_lists.list_all(child_env(env))
@@ -194,6 +203,7 @@ def diagnose(
         tuple(verdicts),
         ci_note(os.environ if env is None else env),
         listings,
+        tuple(survey),
     )
 
 

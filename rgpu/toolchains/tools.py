@@ -1,12 +1,19 @@
 """The tools the codegens use besides rustc, each found in exactly one way.
 
 `rgpu build`, `rgpu doctor` and `rgpu ci check-ptx` all call these functions, so they
-cannot disagree about where ptxas, the CUDA toolkit, LLVM or the system rustc are. Finders
-never raise for a missing tool: they return None and the caller says what to install.
+cannot disagree about where ptxas, spirv-opt, spirv-val, the CUDA toolkit, LLVM or the
+system rustc are. Finders never raise for a missing tool: they return None and the caller
+says what to install.
+
+BUILD_TOOLS lists every program a build runs on the artifacts (ptxas, spirv-opt,
+spirv-val): which codegen runs it, what a build lacks without it, and the package rgpu
+downloads it from with consent (`--yes`) into RGPU_TOOLS_DIR (default `<cache>/tools`):
+toolchains/obtain.py. A tool on PATH always wins over rgpu's copy.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -21,9 +28,196 @@ from rgpu.util.platform import executable
 # [cuda] table may override both.
 CUDA_ROOT_ENV = ("CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR")
 CUDA_DEFAULT_ROOTS = ("/usr/lib/cuda", "/usr/local/cuda", "/opt/cuda")
+TOOLS_DIR_ENV = "RGPU_TOOLS_DIR"
+
+
+class Package(NamedTuple):
+    """A registry's package that holds build tools, pinned: what `--yes` downloads."""
+
+    name: str  # the registry's name: nvidia-cuda-nvcc, spirv-tools
+    version: str
+    registry: str  # where it comes from, for messages
+    kind: str  # "wheel" (a zip) or "deb" (an ar archive holding data.tar.xz)
+    # platform.machine() -> (the URLs to try in order, the file's sha256)
+    files: Mapping[str, tuple[tuple[str, ...], str]]
+    members: Mapping[str, str]  # program -> its path in the archive
+    licence: str  # the licence file's path in the archive, kept beside the programs
+    system: str  # the command that installs it system-wide instead
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.version} from {self.registry}"
+
+
+# docs/reference.md, "Build tools rgpu downloads", records where each fact was confirmed.
+NVCC_WHEEL = Package(
+    name="nvidia-cuda-nvcc",
+    version="13.5.37",
+    registry="PyPI",
+    kind="wheel",
+    files={
+        "x86_64": (
+            (
+                "https://files.pythonhosted.org/packages/0b/7d/21c734e63423dc53fb1b1ebbb6dee84e"
+                "9ccafbeeaa30e9ae07e6fdcdd15b/nvidia_cuda_nvcc-13.5.37-py3-none-manylinux2014_"
+                "x86_64.manylinux_2_17_x86_64.whl",
+            ),
+            "f5c4f7ead5d964fb4af42bbf1e6d3ec3c1e6e9d83b53749f691d387e7fcaa3a7",
+        ),
+        "aarch64": (
+            (
+                "https://files.pythonhosted.org/packages/4e/a6/3a56f727048af470e542df5cdc6cb64c"
+                "39748438e24df9b694ef2cfd1270/nvidia_cuda_nvcc-13.5.37-py3-none-manylinux2014_"
+                "aarch64.manylinux_2_17_aarch64.whl",
+            ),
+            "588eda18eb5076ae859fe272844b526459228af22df0b117f54eec3aa82bc9c8",
+        ),
+    },
+    members={"ptxas": "nvidia/cu13/bin/ptxas"},
+    licence="nvidia_cuda_nvcc-13.5.37.dist-info/licenses/License.txt",
+    system="python3 -m pip install nvidia-cuda-nvcc",
+)
+_DEBIAN_POOL = "pool/main/s/spirv-tools/spirv-tools_2023.1-2_{}.deb"
+SPIRV_TOOLS_DEB = Package(
+    name="spirv-tools",
+    version="2023.1-2",
+    registry="Debian 12 (bookworm)",
+    kind="deb",
+    files={
+        "x86_64": (
+            (
+                "https://deb.debian.org/debian/" + _DEBIAN_POOL.format("amd64"),
+                "https://archive.debian.org/debian/" + _DEBIAN_POOL.format("amd64"),
+            ),
+            "51b1e7352dc84471623d7be38547009bd7b71ffaa1900e512060f8a22503f2dd",
+        ),
+        "aarch64": (
+            (
+                "https://deb.debian.org/debian/" + _DEBIAN_POOL.format("arm64"),
+                "https://archive.debian.org/debian/" + _DEBIAN_POOL.format("arm64"),
+            ),
+            "e0305993ad75b13f22540fe29957d4cef4e550c5987c1329b47cbaf31e185b48",
+        ),
+    },
+    members={"spirv-opt": "./usr/bin/spirv-opt", "spirv-val": "./usr/bin/spirv-val"},
+    licence="./usr/share/doc/spirv-tools/copyright",
+    system="sudo apt-get install spirv-tools",
+)
+# Other systems' packages of SPIRV-Tools, for the message where rgpu's copy cannot run.
+SPIRV_TOOLS_ELSEWHERE = (
+    "Fedora: `sudo dnf install spirv-tools`; Arch: `sudo pacman -S spirv-tools`; "
+    "macOS: `brew install spirv-tools`; Windows: the Vulkan SDK"
+)
+
+
+class BuildTool(NamedTuple):
+    """A program a build runs on what the compiler made."""
+
+    name: str
+    package: Package
+    codegens: tuple[str, ...]  # the codegens whose builds run it
+    lacking: str  # what a build lacks without it
+    # A build stops without it (before compiling); else it goes on without it, warned.
+    required: bool
+
+
+BUILD_TOOLS: tuple[BuildTool, ...] = (
+    BuildTool(
+        "ptxas",
+        NVCC_WHEEL,
+        ("nvptx", "nvvm"),
+        "cuda builds embed PTX only (no SASS), so the CUDA driver JIT-compiles it at every "
+        "program start, and the PTX is not checked",
+        False,
+    ),
+    BuildTool(
+        "spirv-opt",
+        SPIRV_TOOLS_DEB,
+        ("spirv",),
+        "spirv builds (wgpu, ash, webgpu) optimize rust-gpu's SPIR-V with it, and stop without it",
+        True,
+    ),
+    BuildTool(
+        "spirv-val",
+        SPIRV_TOOLS_DEB,
+        ("spirv",),
+        "spirv builds embed SPIR-V that spirv-val has not validated",
+        False,
+    ),
+)
+
+
+def build_tool(name: str) -> BuildTool:
+    return next(t for t in BUILD_TOOLS if t.name == name)
+
+
+def tools_dir(env: Mapping[str, str]) -> Path:
+    """Where `--yes` puts the tools it downloads: RGPU_TOOLS_DIR, else `<rgpu's cache>/tools`
+    (RGPU_CACHE_DIR moves both)."""
+    if env.get(TOOLS_DIR_ENV):
+        return Path(env[TOOLS_DIR_ENV])
+    from rgpu.config import cache_dir
+
+    return cache_dir(env) / "tools"
+
+
+def package_dir(package: Package, env: Mapping[str, str]) -> Path:
+    return tools_dir(env) / f"{package.name}-{package.version}"
+
+
+def cached(name: str, env: Mapping[str, str]) -> str | None:
+    """rgpu's own copy of a build tool (`<tools dir>/<package>-<version>/bin/<name>`)."""
+    path = package_dir(build_tool(name).package, env) / "bin" / executable(name)
+    return str(path) if path.is_file() and os.access(path, os.X_OK) else None
+
+
+def find_tool(name: str, env: Mapping[str, str]) -> str | None:
+    """A build tool as build and doctor both find it: ptxas by `find_ptxas`; spirv-opt and
+    spirv-val on PATH, else rgpu's copy."""
+    if name == "ptxas":
+        return find_ptxas(env)
+    return cmd.which(name, env) or cached(name, env)
+
+
+def tool_version(name: str, program: str, env: Mapping[str, str]) -> str | None:
+    """What the tool says it is (ptxas: its release line; SPIRV-Tools: the first line of
+    `--version`); None when it does not run."""
+    if name == "ptxas":
+        return ptxas_version(program, env)
+    result = run_quiet([program, "--version"], env)
+    if result is None or result.returncode != 0:
+        return None
+    lines = (result.stdout or result.stderr).strip().splitlines()
+    return lines[0].strip() if lines else "unknown"
+
+
+def obtain_fix(tool: BuildTool, env: Mapping[str, str]) -> str:
+    """The fix for a missing build tool: rgpu's download with consent, or the system's
+    package (and the setting that does without spirv-opt)."""
+    package = tool.package
+    import platform
+
+    if sys.platform.startswith("linux") and platform.machine() in package.files:
+        ours = (
+            f"rerun `rgpu build` with --yes (or RGPU_YES=1): it downloads {package.label} into "
+            f"{package_dir(package, env)}; or install it yourself: `{package.system}`"
+        )
+    else:
+        ours = f"install it: `{package.system}`"
+        if package is SPIRV_TOOLS_DEB:
+            ours = (
+                f"install SPIRV-Tools ({SPIRV_TOOLS_ELSEWHERE}; Debian/Ubuntu: `{package.system}`)"
+            )
+    if tool.name == "spirv-opt":
+        ours += "; or build without the optimizer: `spirv-opt = false` in [workspace.metadata.rgpu]"
+    return ours
+
+
 PTXAS_HINT = (
-    "install ptxas from PyPI: `python -m pip install nvidia-cuda-nvcc` (rgpu finds it in "
-    "that wheel, on PATH, or under CUDA_PATH)"
+    "`rgpu build --backend cuda --yes` (or RGPU_YES=1) downloads ptxas from PyPI's "
+    f"{NVCC_WHEEL.name} {NVCC_WHEEL.version} wheel into rgpu's cache, where every rgpu command "
+    f"finds it; or install it: `{NVCC_WHEEL.system}` (rgpu also finds ptxas on PATH, in that "
+    "wheel or under CUDA_PATH)"
 )
 
 
@@ -51,7 +245,7 @@ def _wheel_dirs() -> list[Path]:
 
 def find_ptxas(env: Mapping[str, str]) -> str | None:
     """ptxas on PATH, else the nvidia-cuda-nvcc wheel's (nvidia/cu*/bin), else under
-    CUDA_PATH / CUDA_HOME / /usr/local/cuda."""
+    CUDA_PATH / CUDA_HOME / /usr/local/cuda, else the one `--yes` put in rgpu's cache."""
     found = cmd.which("ptxas", env)
     if found:
         return found
@@ -65,7 +259,7 @@ def find_ptxas(env: Mapping[str, str]) -> str | None:
     for root in (env.get("CUDA_PATH"), env.get("CUDA_HOME"), "/usr/local/cuda"):
         if root and (Path(root) / "bin" / ptxas).is_file():
             return str(Path(root) / "bin" / ptxas)
-    return None
+    return cached("ptxas", env)
 
 
 def ptxas_version(ptxas: str, env: Mapping[str, str]) -> str | None:

@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,6 +184,46 @@ def environ(*, drop: Sequence[str] = (), **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env.update(extra)
     return env
+
+
+def python_without_ptxas(tmp_path: Path) -> Path:
+    """A Python like this one without the nvidia-cuda-nvcc wheel (the state of a machine
+    with no ptxas): a venv of its own whose site-packages has this one's packages but
+    nvidia's, linked, and this checkout."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    mine = Path(sysconfig.get_paths()["purelib"])
+    where = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    theirs = Path(
+        subprocess.run(
+            [str(venv / "bin" / "python"), "-c", where], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    )
+    for entry in mine.iterdir():
+        if entry.name.startswith(("nvidia", "_editable_impl_rgpu", "__editable__")):
+            continue
+        (theirs / entry.name).symlink_to(entry)
+    (theirs / "rgpu-checkout.pth").write_text(f"{REPO}\n", encoding="utf-8")
+    return venv / "bin" / "python"
+
+
+def path_without(names: Sequence[str], where: Path) -> str:
+    """PATH with none of the programs `names`: each directory of PATH that holds one is
+    replaced by a directory (under `where`) of links to everything else it holds. The state
+    of a machine without those programs, the rest of PATH as it is."""
+    dirs = []
+    for index, entry in enumerate(os.environ["PATH"].split(os.pathsep)):
+        directory = Path(entry)
+        if not any((directory / n).exists() for n in names):
+            dirs.append(entry)
+            continue
+        links = where / f"path-{index}"
+        links.mkdir(parents=True, exist_ok=True)
+        for program in directory.iterdir():
+            if program.name not in names and not (links / program.name).exists():
+                (links / program.name).symlink_to(program)
+        dirs.append(str(links))
+    return os.pathsep.join(dirs)
 
 
 @pytest.fixture(scope="session")

@@ -9,8 +9,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
@@ -19,9 +17,16 @@ from rgpu.artifacts.kernels import find
 from rgpu.artifacts.manifest import sha256_file
 from rgpu.artifacts.ptx import check_with_ptxas
 from rgpu.toolchains.tools import find_ptxas
-from tests.conftest import REPO, has_nvidia_gpu, run_rgpu
+from tests.conftest import has_nvidia_gpu, run_rgpu
 from tests.corpus_table import SORT_KERNELS, primitives_kernels
-from tests.integration.conftest import CUDA_ARCHS, binary, kernels_dir, manifest_of, ptx_of
+from tests.integration.conftest import (
+    CUDA_ARCHS,
+    binary,
+    kernels_dir,
+    manifest_of,
+    ptx_of,
+    python_without_ptxas,
+)
 from tests.spirv_fixture import ALL_ENTRY_POINTS
 
 no_gpu_here = pytest.mark.skipif(has_nvidia_gpu(), reason="checks the answers without a GPU")
@@ -123,27 +128,6 @@ def test_rgpu_ci_check_ptx_accepts_what_the_build_wrote(cuda_ws: Path) -> None:
     assert "rejected" not in proc.stderr
 
 
-def python_without_ptxas(tmp_path: Path) -> Path:
-    """A Python like this one without the nvidia-cuda-nvcc wheel (the state of a machine
-    with no ptxas): a venv of its own whose site-packages has this one's packages but
-    nvidia's, linked, and this checkout."""
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    mine = Path(sysconfig.get_paths()["purelib"])
-    where = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
-    theirs = Path(
-        subprocess.run(
-            [str(venv / "bin" / "python"), "-c", where], capture_output=True, text=True, check=True
-        ).stdout.strip()
-    )
-    for entry in mine.iterdir():
-        if entry.name.startswith(("nvidia", "_editable_impl_rgpu", "__editable__")):
-            continue
-        (theirs / entry.name).symlink_to(entry)
-    (theirs / "rgpu-checkout.pth").write_text(f"{REPO}\n", encoding="utf-8")
-    return venv / "bin" / "python"
-
-
 def test_without_ptxas_the_ptx_is_embedded_alone_and_the_build_says_so(
     cuda_ws: Path, tmp_path: Path
 ) -> None:
@@ -163,6 +147,7 @@ def test_without_ptxas_the_ptx_is_embedded_alone_and_the_build_says_so(
                            env=env, capture_output=True, text=True, check=False)  # fmt: skip
     assert built.returncode == 0, built.stderr
     assert "ptxas not found: PTX not checked and no SASS (cubin) built" in built.stderr
+    assert "`rgpu build --backend cuda --yes`" in built.stderr
     for arch in CUDA_ARCHS:
         assert f"cudademo_kernel-{arch}.ptx: ptxas check not run: no ptxas found; no SASS " \
                f"for {arch}: the CUDA driver JIT-compiles the PTX" in built.stderr  # fmt: skip

@@ -14,7 +14,7 @@ import pytest
 from rgpu.artifacts import spirv_contraction as sc
 from rgpu.artifacts import spirv_module
 from rgpu.codegens import spirv_post
-from rgpu.errors import ArtifactError
+from rgpu.errors import ArtifactError, ToolMissingError
 from tests.spirv_fixture import SAXPY_GLSL, TARGET_ENV, compile_entry, tools_missing
 
 OP_TYPE_FLOAT = 22
@@ -163,10 +163,16 @@ def test_with_both_steps_off_the_module_is_rust_gpus(saxpy_spv: Path, tmp_path: 
 def test_without_spirv_opt_the_build_says_how_to_get_it(
     saxpy_spv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(spirv_post, "find_spirv_opt", lambda: None)
-    with pytest.raises(ArtifactError, match="spirv-opt") as info:
+    """No spirv-opt on PATH nor in rgpu's (empty) tools dir: exit 6's error, whose fix names
+    --yes, the package command and the setting that does without it."""
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    monkeypatch.setenv("RGPU_TOOLS_DIR", str(tmp_path / "tools"))
+    with pytest.raises(ToolMissingError, match="spirv-opt") as info:
         spirv_post.process(saxpy_spv, tmp_path / "o.spv", "x", opt=True, contraction=False)
-    assert info.value.hint is not None and "spirv-opt = false" in info.value.hint
+    assert info.value.exit_code == 6
+    hint = info.value.hint or ""
+    assert "spirv-opt = false" in hint and "--yes" in hint
+    assert "`sudo apt-get install spirv-tools`" in hint
 
 
 def test_a_spirv_opt_failure_names_the_command(saxpy_spv: Path, tmp_path: Path) -> None:
