@@ -201,9 +201,10 @@ def _run_kept(
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
 
-    returncode = stream(
-        argv, keep, cwd=cwd, env=env, check=False, hint=hint, merge_stderr=True, echo=False
-    ).returncode
+    with _heartbeat(kept):
+        returncode = stream(
+            argv, keep, cwd=cwd, env=env, check=False, hint=hint, merge_stderr=True, echo=False
+        ).returncode
     output = "".join(kept)
     if check and returncode != 0:
         detail = f": {error_line(output, returncode)}" if output.strip() else ""
@@ -215,6 +216,45 @@ def _run_kept(
         error.output = output
         raise error
     return Result(tuple(argv), returncode, "", output)
+
+
+# A step that prints nothing for this long gets a line saying it still runs (rust-gpu's first
+# build waits minutes on a file lock or on rustc_codegen_spirv with no output at all).
+HEARTBEAT_S = 30.0
+
+
+@contextlib.contextmanager
+def _heartbeat(lines: list[str]) -> Iterator[None]:
+    """While the body runs: after each HEARTBEAT_S without a new line in ``lines``, one
+    line on stderr with the time since the start and the last thing the step said."""
+    import sys
+    import threading
+    import time
+
+    start, done = time.monotonic(), threading.Event()
+
+    def beat() -> None:
+        seen, quiet_since = len(lines), time.monotonic()
+        while not done.wait(min(HEARTBEAT_S, 1.0)):
+            if len(lines) != seen:
+                seen, quiet_since = len(lines), time.monotonic()
+            elif time.monotonic() - quiet_since >= HEARTBEAT_S:
+                elapsed = int(time.monotonic() - start)
+                last = lines[-1].strip() if lines else ""
+                waiting = f"; last: {last[:100]}" if last else ""
+                sys.stderr.write(
+                    f"  ... still running ({elapsed // 60}m{elapsed % 60:02d}s{waiting})\n"
+                )
+                sys.stderr.flush()
+                quiet_since = time.monotonic()
+
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 def stream(

@@ -58,3 +58,22 @@ def test_hidden_lines_are_kept_but_not_shown(capfd: pytest.CaptureFixture[str]) 
     shown = err.splitlines()
     assert shown == [lines[0], *lines[4:]]
     assert result.stderr == "\n".join(lines) + "\n"
+
+
+def test_a_quiet_step_says_it_still_runs_and_what_it_last_said(
+    capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rust-gpu's first build prints `Waiting for file lock on ...` and then nothing for
+    minutes: rgpu says the step still runs (with a 1 s interval here, 30 s for real)."""
+    monkeypatch.setattr(cmd, "HEARTBEAT_S", 1.0)
+    script = "import sys, time; print('Waiting for file lock', flush=True); time.sleep(2.6)"
+    result = cmd.run([sys.executable, "-c", script], echo=False, keep_output=True)
+    _, err = capfd.readouterr()
+    beats = [line for line in err.splitlines() if "still running" in line]
+    assert 1 <= len(beats) <= 3, err
+    assert (
+        beats[0].startswith("  ... still running (0m0")
+        and "last: Waiting for file lock" in beats[0]
+    )
+    # The kept output (what a failure is explained from) is the step's own.
+    assert result.stderr == "Waiting for file lock\n"
