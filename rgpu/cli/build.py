@@ -19,6 +19,7 @@ from rgpu.backends import (
 )
 from rgpu.cli.group import (
     ChildExit,
+    ProgramArgsCommand,
     cli,
     dir_option,
     emit_json,
@@ -211,7 +212,7 @@ def build(
         reporter().info(f"built {built} with backends {', '.join(result.backends)}")
 
 
-@cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@cli.command(cls=ProgramArgsCommand, context_settings={"allow_extra_args": True})
 @dir_option
 @click.option(
     "--backend",
@@ -222,7 +223,6 @@ def build(
 @click.option("--bin", "binary", default=None, metavar="NAME", help="The binary to run.")
 @click.option("--example", default=None, metavar="NAME", help="The example to run.")
 @release_option
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def run(
     directory: Path | None,
     backend: str | None,
@@ -231,7 +231,9 @@ def run(
     release: bool | None,
     args: tuple[str, ...],
 ) -> None:
-    """Build if needed, then run a binary of the workspace with ARGS (after --)."""
+    """Build if needed, then run a binary of the workspace: rgpu run [OPTIONS] -- ARGS.
+
+    rgpu's options go before `--`; ARGS, after it, go to the program untouched."""
     from rgpu.host.run import run as run_program
 
     ws = load_workspace(directory)
