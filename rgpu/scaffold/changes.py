@@ -15,7 +15,6 @@ from pathlib import Path
 
 from rgpu.errors import DestinationError, InterruptedByUser
 from rgpu.scaffold.rollback import Rollback
-from rgpu.util.output import reporter
 
 
 @dataclass(frozen=True)
