@@ -1,5 +1,5 @@
 """The one place rgpu exits: errors become one message and their exit code (README's
-table); a traceback only with --debug. The commands are registered on `group.cli`."""
+table); a traceback only with --traceback. The commands are registered on `group.cli`."""
 
 from __future__ import annotations
 

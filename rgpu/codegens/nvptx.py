@@ -296,7 +296,9 @@ class NvptxCodegen:
         for arch in ptx.parse_archs(build.options.cuda_archs):
             source = built_ptx(build, arch)
             if not source.is_file():
-                raise ArtifactError(f"cargo did not produce {source}", "rerun with `rgpu --debug`")
+                raise ArtifactError(
+                    f"cargo did not produce {source}", "rerun with `rgpu --traceback build`"
+                )
             dest = artifact_path(build, arch)
             checked = ptx.check(
                 source, ptxas, env, shown_as=str(source), expect_arch=arch, keep_sass=True
