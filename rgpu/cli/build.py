@@ -231,7 +231,7 @@ def run(
     release: bool | None,
     args: tuple[str, ...],
 ) -> None:
-    """Build if needed, then run a binary of the workspace: rgpu run [OPTIONS] -- ARGS.
+    """Build if needed, then run a binary of the workspace with ARGS.
 
     rgpu's options go before `--`; ARGS, after it, go to the program untouched."""
     from rgpu.host.run import run as run_program

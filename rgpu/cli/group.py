@@ -231,6 +231,9 @@ class ProgramArgsCommand(click.Command):
     typo such as `--backnd` must not reach the program silently); the arguments after `--`
     are the callback's `args`."""
 
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return [*super().collect_usage_pieces(ctx), "[-- ARGS]..."]
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ours, theirs = (
             (args[: args.index("--")], args[args.index("--") + 1 :])

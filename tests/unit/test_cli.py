@@ -253,3 +253,10 @@ def test_traceback_is_one_flag_and_debug_after_the_command_is_the_profile(
     assert run(["--debug", "build", "-C", str(tmp_path / "nope")]) == 5  # the old name
     err = capsys.readouterr().err
     assert "Traceback" in err and "now `rgpu --traceback COMMAND`" in err
+
+
+def test_runs_help_shows_where_the_programs_arguments_go(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert run(["run", "--help"]) == 0
+    assert "Usage: rgpu run [OPTIONS] [-- ARGS]..." in capsys.readouterr().out
