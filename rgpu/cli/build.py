@@ -19,7 +19,6 @@ from rgpu.backends import (
 )
 from rgpu.cli.group import (
     ChildExit,
-    ProgramArgsCommand,
     cli,
     dir_option,
     emit_json,
@@ -29,6 +28,7 @@ from rgpu.cli.group import (
     step_summary,
     summary_of_failure,
 )
+from rgpu.cli.program_args import ProgramArgsCommand
 from rgpu.errors import RgpuError
 from rgpu.util.output import reporter
 

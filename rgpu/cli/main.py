@@ -10,7 +10,8 @@ from typing import NoReturn
 
 import click
 
-from rgpu.cli.group import ChildExit, HintedUsageError, cli
+from rgpu.cli.group import ChildExit, cli
+from rgpu.cli.program_args import HintedUsageError
 from rgpu.errors import ExitCode, RgpuError, UsageError
 from rgpu.util.output import reporter
 
