@@ -28,6 +28,7 @@ from rgpu.cli.group import (
     step_summary,
     summary_of_failure,
 )
+from rgpu.cli.program_args import ProgramArgsCommand
 from rgpu.errors import RgpuError
 from rgpu.util.output import reporter
 
@@ -211,7 +212,7 @@ def build(
         reporter().info(f"built {built} with backends {', '.join(result.backends)}")
 
 
-@cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@cli.command(cls=ProgramArgsCommand, context_settings={"allow_extra_args": True})
 @dir_option
 @click.option(
     "--backend",
@@ -222,7 +223,6 @@ def build(
 @click.option("--bin", "binary", default=None, metavar="NAME", help="The binary to run.")
 @click.option("--example", default=None, metavar="NAME", help="The example to run.")
 @release_option
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def run(
     directory: Path | None,
     backend: str | None,
@@ -231,7 +231,9 @@ def run(
     release: bool | None,
     args: tuple[str, ...],
 ) -> None:
-    """Build if needed, then run a binary of the workspace with ARGS (after --)."""
+    """Build if needed, then run a binary of the workspace with ARGS.
+
+    rgpu's options go before `--`; ARGS, after it, go to the program untouched."""
     from rgpu.host.run import run as run_program
 
     ws = load_workspace(directory)
@@ -257,7 +259,16 @@ def doc(directory: Path | None, open_browser: bool) -> None:
 @dir_option
 @backends_option(f"Test exactly these backends ({BACKEND_HELP}); a skip fails.")
 @release_option
-def test(directory: Path | None, backends: tuple[str, ...], release: bool | None) -> None:
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the results as JSON on stdout (rgpu/schemas/test.schema.json); the tests' "
+    "own output goes to stderr.",
+)
+def test(
+    directory: Path | None, backends: tuple[str, ...], release: bool | None, as_json: bool
+) -> None:
     """Run the workspace's tests with every backend built in; report each backend."""
     from rgpu.host import test as testing
 
@@ -265,18 +276,31 @@ def test(directory: Path | None, backends: tuple[str, ...], release: bool | None
     options = last_build_options(ws, release)
     asked = parse_backends(backends, "--backend")
     try:
-        results = testing.run_tests(ws, options, asked)
+        results = testing.run_tests(ws, options, asked, stdout_to_stderr=as_json)
     except testing.TestsFailed as failed:
-        _report(failed.results)
+        _report(failed.results, failed.error, as_json)
         summary_of_failure("rgpu test", failed.error)
-        raise failed.error from None
+        if not as_json:
+            raise failed.error from None
+        # The report on stdout is the JSON result; a second JSON error would break it.
+        reporter().error(failed.error.message, failed.error.hint)
+        raise ChildExit(int(failed.error.exit_code)) from None
     except RgpuError as error:
         summary_of_failure("rgpu test", error)
         raise
-    _report(results)
+    _report(results, None, as_json)
     step_summary(lambda s: s.tests_markdown(results))
 
 
-def _report(results: Sequence[BackendResult]) -> None:
+def _report(results: Sequence[BackendResult], error: RgpuError | None, as_json: bool) -> None:
+    if as_json:
+        emit_json(
+            {
+                "ok": error is None,
+                "results": [r.to_dict() for r in results],
+                "error": None if error is None else error.to_dict(),
+            }
+        )
+        return
     for result in results:
         reporter().status(result.status, f"{result.backend}: {result.detail}")

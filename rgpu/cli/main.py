@@ -1,5 +1,5 @@
 """The one place rgpu exits: errors become one message and their exit code (README's
-table); a traceback only with --debug. The commands are registered on `group.cli`."""
+table); a traceback only with --traceback. The commands are registered on `group.cli`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import NoReturn
 import click
 
 from rgpu.cli.group import ChildExit, cli
+from rgpu.cli.program_args import HintedUsageError
 from rgpu.errors import ExitCode, RgpuError, UsageError
 from rgpu.util.output import reporter
 
@@ -41,8 +42,9 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     # is one line and exit 130, never a traceback.
     try:
         args = list(sys.argv[1:] if argv is None else argv)
-        debug = "--debug" in args
-        as_json = "--json" in args and "--" not in args[: args.index("--json")]
+        ours = args[: args.index("--")] if "--" in args else args
+        debug = "--traceback" in ours or "--debug" in _before_the_command(ours)
+        as_json = "--json" in ours
         from rgpu.cli import commands  # noqa: F401  (registers every command on `cli`)
 
         cli.main(args=args, prog_name="rgpu", standalone_mode=False)
@@ -53,10 +55,34 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     except (click.exceptions.Abort, KeyboardInterrupt):
         _interrupted(debug)
     except click.ClickException as exc:
-        _fail(UsageError(exc.format_message(), "see `rgpu --help`"), as_json, debug)
+        _fail(usage_error(exc), as_json, debug)
     except UnicodeEncodeError as exc:
         _fail(_path_not_utf8(exc), as_json, debug)
     sys.exit(0)
+
+
+def _before_the_command(args: Sequence[str]) -> list[str]:
+    """The options before the command name (`rgpu --debug build`: the old --traceback)."""
+    before: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == "-C":
+            skip = True
+        elif not arg.startswith("-"):
+            break
+        before.append(arg)
+    return before
+
+
+def usage_error(exc: click.ClickException) -> UsageError:
+    """Click's message, and the help of the command it is about (`rgpu build --help`)."""
+    ctx = getattr(exc, "ctx", None)
+    path = ctx.command_path if isinstance(ctx, click.Context) else "rgpu"
+    if isinstance(exc, HintedUsageError):
+        return UsageError(exc.format_message(), exc.hint)
+    return UsageError(exc.format_message(), f"see `{path} --help`")
 
 
 def _path_not_utf8(exc: UnicodeEncodeError) -> RgpuError:

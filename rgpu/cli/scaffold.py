@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from rgpu.cli.group import cli, dir_option, load_workspace
+from rgpu.cli.group import cli, dir_option, directory_option, load_workspace, verbose
 from rgpu.util.output import reporter
 
 if TYPE_CHECKING:
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 @cli.command()
 @click.argument("name")
+@directory_option("Run as if started in DIR, like git -C: --dir is relative to it.")
 @click.option(
     "--dir",
     "parent",
@@ -42,15 +43,28 @@ if TYPE_CHECKING:
     is_flag=True,
     help="With --force: replace conflicting files, keeping each as NAME.rgpu-backup.",
 )
-def new(name: str, parent: Path, template: str, force: bool, overwrite: bool) -> None:
+def new(
+    name: str, directory: Path | None, parent: Path, template: str, force: bool, overwrite: bool
+) -> None:
     """Create a new workspace NAME from a template."""
     from rgpu.scaffold.new import new_workspace
+
+    if directory is not None:
+        if not directory.is_dir():
+            from rgpu.errors import DestinationError
+
+            raise DestinationError(
+                f"{directory} (given to -C) is not a directory",
+                f"create it first (`mkdir -p {directory}`) or pass an existing one to -C",
+            )
+        parent = directory / parent
 
     dest, statuses = new_workspace(
         name, parent, force=force, overwrite=overwrite, template=template
     )
-    for status in statuses:
-        reporter().status(status.word, status.path)
+    from rgpu.scaffold import tally
+
+    tally.report([(s.word, s.path) for s in statuses], verbose=verbose())
     conflicts = [s.path for s in statuses if s.word == "conflict"]
     if conflicts:
         reporter().warn(
@@ -66,7 +80,7 @@ def _show_plan(file_changes: Sequence[FileChange], dry_run: bool) -> None:
     """Status words for every file; with --dry-run, the diff of each change on stdout."""
     from rgpu.scaffold import changes
 
-    changes.report(file_changes)
+    changes.report(file_changes, verbose=verbose())
     if dry_run:
         for change in file_changes:
             if change.word == "change":
@@ -74,13 +88,8 @@ def _show_plan(file_changes: Sequence[FileChange], dry_run: bool) -> None:
 
 
 @cli.command()
-@click.option(
-    "-C",
-    "directory",
-    type=click.Path(path_type=Path),
-    default=None,
-    metavar="DIR",
-    help="The Cargo project's directory (default: here; its root Cargo.toml, not searched upward).",
+@directory_option(
+    "The Cargo project's directory (default: here; its root Cargo.toml, not searched upward)."
 )
 @click.option(
     "--kernel",

@@ -296,7 +296,9 @@ class NvptxCodegen:
         for arch in ptx.parse_archs(build.options.cuda_archs):
             source = built_ptx(build, arch)
             if not source.is_file():
-                raise ArtifactError(f"cargo did not produce {source}", "rerun with `rgpu --debug`")
+                raise ArtifactError(
+                    f"cargo did not produce {source}", "rerun with `rgpu --traceback build`"
+                )
             dest = artifact_path(build, arch)
             # The entries' directives (`registers = R`) go in before ptxas makes the SASS; the
             # file checked sits beside cargo's, so a refused PTX never reaches the kernels.

@@ -116,6 +116,12 @@ class SpirvToolchain:
     translator: naga.NagaTool | None = None  # rgpu-naga, for the portability check
 
 
+def toolchain_installed(tc: SpirvToolchain) -> bool:
+    """Whether rustup has the pin's toolchain with every component: then cargo-gpu installs
+    nothing, and the note about its installs does not apply."""
+    return tc.status is not None and tc.status.ok
+
+
 def cargo_gpu_root(p: SpirvPin, env: Mapping[str, str]) -> Path:
     return cache_dir(env) / "cargo-gpu" / p.version
 
@@ -323,7 +329,7 @@ class SpirvCodegen:
             )
         )
         notes: list[str] = []
-        if not build.options.yes:
+        if not build.options.yes and not toolchain_installed(tc):
             notes.append(
                 f"cargo-gpu installs toolchain {p.channel} ({', '.join(p.components)}) through "
                 "rustup if it is missing; rgpu allows that only with --yes (or RGPU_YES=1)"

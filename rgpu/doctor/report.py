@@ -72,6 +72,9 @@ class Report:
     devices: tuple[device_lists.Listing, ...] = ()
     # Each build tool as a build finds it (doctor/checks.py survey_tools).
     tools: tuple[dict[str, Any], ...] = ()
+    # What the text report calls required (a failing check of another key reads as "needed
+    # only for ..."): building anything (cargo), and what `--backend B` needs.
+    required: frozenset[str] = frozenset({"cargo"})
 
     def verdict(self, backend: str) -> Verdict:
         return next(v for v in self.verdicts if v.backend == backend)
@@ -151,23 +154,25 @@ def _safely(probe: Callable[[], list[Check]]) -> list[Check]:
     except RgpuError as error:
         func = getattr(probe, "func", probe)
         area = getattr(func, "__name__", "probe").removeprefix("check_").replace("_", " ")
-        return [Check(area, "fail", error.message, error.hint or "run `rgpu --debug doctor`")]
+        return [Check(area, "fail", error.message, error.hint or "run `rgpu --traceback doctor`")]
+
+
+def build_keys(backend: Backend, codegen: str | None) -> set[str]:
+    """The requirement keys (Check.needed_for) of building `backend` with `codegen`
+    (already resolved)."""
+    return {"cargo", *([codegen] if codegen else []), *(["wasm"] if backend.host_target else [])}
 
 
 def verdict_for(backend: Backend, codegen: str | None, checks: list[Check]) -> Verdict:
     codegen = resolve_codegen(backend.name, codegen)
-    build_keys = {
-        "cargo",
-        *([codegen] if codegen else []),
-        *(["wasm"] if backend.host_target else []),
-    }
+    build_keys_ = build_keys(backend, codegen)
     run_key = {
         "cuda": "cuda-run",
         "wgpu": "vulkan-run",
         "ash": "vulkan-run",
         "webgpu": "browser-run",
     }.get(backend.name)
-    blocking = [c for c in checks if c.status == "fail" and build_keys & set(c.needed_for)]
+    blocking = [c for c in checks if c.status == "fail" and build_keys_ & set(c.needed_for)]
     run_blocks = [c for c in checks if c.status != "ok" and run_key in c.needed_for]
     if blocking:
         first = blocking[0]
@@ -195,6 +200,10 @@ def diagnose(
     checks = run_checks(env, survey)
     chosen = [backend] if backend else list(BACKENDS.values())
     verdicts = [verdict_for(b, codegen if b == backend else None, checks) for b in chosen]
+    required = {"cargo"}
+    if backend is not None:
+        required |= build_keys(backend, resolve_codegen(backend.name, codegen))
+        required |= {k for k, names in RUN_KEYS.items() if backend.name in names}
     listings = device_lists.list_all(child_env(env))
     if backend:
         listings = tuple(d for d in listings if d.backend == backend.name)
@@ -204,10 +213,37 @@ def diagnose(
         ci_note(os.environ if env is None else env),
         listings,
         tuple(survey),
+        frozenset(required),
     )
 
 
-_MARKS = {"ok": ("ok", "green"), "warn": ("warn", "yellow"), "fail": ("FAIL", "bold red")}
+_MARKS = {
+    "ok": ("ok", "green"),
+    "warn": ("warn", "yellow"),
+    "fail": ("FAIL", "bold red"),
+    "optional": ("--", "dim"),
+}
+
+# What each requirement key of a check (Check.needed_for) is needed for, in words.
+NEEDED_FOR = {
+    "nvptx": "--backend cuda",
+    "nvvm": "--backend cuda --codegen nvvm",
+    "spirv": "--backend wgpu, ash or webgpu",
+    "wasm": "--backend webgpu",
+    "cuda-run": "running --backend cuda",
+    "vulkan-run": "running --backend wgpu or ash",
+    "browser-run": "running --backend webgpu",
+}
+# The backends whose programs each run key is about.
+RUN_KEYS = {"cuda-run": ("cuda",), "vulkan-run": ("wgpu", "ash"), "browser-run": ("webgpu",)}
+
+
+def optional(check: Check, required: frozenset[str]) -> bool:
+    """A failed check that only something not asked for needs (the nvvm codegen, CUDA, the
+    wasm target for a cpu or wgpu user): the text report says what it is needed for instead
+    of FAIL. The JSON report keeps its status."""
+    keys = set(check.needed_for)
+    return check.failed and bool(keys) and keys <= set(NEEDED_FOR) and not keys & required
 
 
 def render(report: Report, *, colour: bool = False) -> list[str]:
@@ -215,13 +251,20 @@ def render(report: Report, *, colour: bool = False) -> list[str]:
     width = max((len(c.name) for c in report.checks), default=10)
     lines = []
     for check in report.checks:
-        mark, style = _MARKS[check.status]
+        extra = optional(check, report.required)
+        mark, style = _MARKS["optional" if extra else check.status]
         fix = f"  -> fix: {check.fix}" if check.fix and check.status != "ok" else ""
-        text = f"{mark:<4}  {check.name:<{width}}  {check.detail}{fix}"
+        detail = check.detail
+        if extra:
+            uses = " or ".join(dict.fromkeys(NEEDED_FOR[k] for k in check.needed_for))
+            detail = f"needed only for {uses}: {detail}"
+        text = f"{mark:<4}  {check.name:<{width}}  {detail}{fix}"
         lines.append(_styled(text, style) if colour else text)
     lines.append("")
+    asked = len(report.verdicts) == 1
     for verdict in report.verdicts:
-        word = ("builds, runs" if verdict.runs else "builds only") if verdict.builds else "FAIL"
+        cannot = "FAIL" if asked else "cannot build here"
+        word = ("builds, runs" if verdict.runs else "builds only") if verdict.builds else cannot
         codegen = f" ({verdict.codegen})" if verdict.codegen else ""
         fix = f"  -> fix: {verdict.fix}" if verdict.fix and not verdict.builds else ""
         lines.append(f"backend {verdict.backend}{codegen}: {word}: {verdict.why}{fix}")

@@ -35,6 +35,10 @@ class BackendResult:
     status: str  # "passed", "failed", "skipped", "not reported"
     detail: str
 
+    def to_dict(self) -> dict[str, str]:
+        """One entry of `rgpu test --json`'s results (rgpu/schemas/test.schema.json)."""
+        return {"backend": self.backend, "status": self.status, "detail": self.detail}
+
 
 def test_plan(ws: Workspace, state: build_state.State, env_extra: Mapping[str, str]) -> Plan:
     step = Step(
@@ -122,11 +126,17 @@ def _tests(records: Sequence[Mapping[str, str]], with_reason: bool = False) -> s
 
 
 def run_tests(
-    ws: Workspace, options: Options, asked: Sequence[Backend], env: Mapping[str, str] | None = None
+    ws: Workspace,
+    options: Options,
+    asked: Sequence[Backend],
+    env: Mapping[str, str] | None = None,
+    *,
+    stdout_to_stderr: bool = False,
 ) -> list[BackendResult]:
     """Build what the last build built (kernels and host; a no-op when nothing changed),
     run the workspace's tests, and return the per-backend results. A failing test run
-    raises after the results are known (the caller prints them first)."""
+    raises after the results are known (the caller prints them first). With
+    ``stdout_to_stderr`` the tests' own output goes to stderr (stdout is `--json`'s)."""
     from rgpu import pipeline
     from rgpu.runner import run_plan
 
@@ -149,7 +159,9 @@ def run_tests(
     report.unlink(missing_ok=True)
     failure: CommandFailedError | None = None
     try:
-        run_plan(test_plan(ws, state, test_env(asked, report, env)))
+        run_plan(
+            test_plan(ws, state, test_env(asked, report, env)), stdout_to_stderr=stdout_to_stderr
+        )
     except CommandFailedError as error:
         failure = error
     records = read_report(report)

@@ -15,7 +15,6 @@ from pathlib import Path
 
 from rgpu.errors import DestinationError, InterruptedByUser
 from rgpu.scaffold.rollback import Rollback
-from rgpu.util.output import reporter
 
 
 @dataclass(frozen=True)
@@ -55,12 +54,14 @@ def _lines(data: bytes) -> list[str]:
     return lines
 
 
-def report(changes: Iterable[FileChange], extra: Sequence[tuple[str, str]] = ()) -> None:
-    """One status line per file (the same words in real and dry runs)."""
-    for change in changes:
-        reporter().status(change.word, change.path)
-    for word, path in extra:
-        reporter().status(word, path)
+def report(
+    changes: Iterable[FileChange], extra: Sequence[tuple[str, str]] = (), *, verbose: bool = False
+) -> None:
+    """Status lines (the same words in real and dry runs): one per changed file, created and
+    identical files summed up (scaffold/tally.py); with ``verbose`` one per file."""
+    from rgpu.scaffold import tally
+
+    tally.report([(c.word, c.path) for c in changes] + list(extra), verbose=verbose)
 
 
 def write(root: Path, changes: Sequence[FileChange], command: str) -> None:

@@ -61,9 +61,13 @@ def test_existing_destination_is_refused_without_force(tmp_path: Path) -> None:
     assert_clean_failure(out, ExitCode.DESTINATION)
     assert "already exists and is not empty" in out.stderr and "--force" in out.stderr
     assert snapshot(tmp_path) == before
-    forced = run_rgpu("new", "demo", "--dir", str(tmp_path), "--force")
-    assert re.search(r"create\s+Cargo.toml", forced.stderr)
+    forced = run_rgpu("new", "demo", "--dir", str(tmp_path), "--force", "-v")
+    assert re.search(r"create\s+Cargo.toml", forced.stderr)  # -v: every file its line
     assert (tmp_path / "demo" / "keep.txt").read_text() == "mine"
+    again = run_rgpu("new", "demo", "--dir", str(tmp_path), "--force")
+    # Without -v the identical files are one line; keep.txt is none of rgpu's.
+    assert re.search(r"identical\s+\d+ files \(\d+ in vendor/rgpu-", again.stderr), again.stderr
+    assert "create" not in again.stderr
 
 
 def test_dir_that_is_a_file_says_it_is_a_file(tmp_path: Path) -> None:

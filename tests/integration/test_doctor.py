@@ -72,8 +72,14 @@ def test_text_report_has_one_line_per_check_then_one_per_backend() -> None:
     assert proc.returncode == 0, proc.stderr
     report = doctor_json(os.environ)
     lines = proc.stdout.splitlines()
-    marked = [ln for ln in lines if ln.split(" ", 1)[0] in ("ok", "warn", "FAIL")]
+    marked = [ln for ln in lines if ln.split(" ", 1)[0] in ("ok", "warn", "FAIL", "--")]
     assert len(marked) == len(report["checks"])
+    # Without --backend only what every build needs fails; the rest says what needs it.
+    for line, check in zip(marked, report["checks"], strict=True):
+        if line.startswith("--"):
+            assert check["status"] == "fail" and "needed only for --backend" in line, line
+        if line.startswith("FAIL"):
+            assert check["status"] == "fail" and "cargo" in check["needed_for"], line
     for backend in ("cpu", "cuda", "wgpu", "ash", "webgpu"):
         assert any(ln.startswith(f"backend {backend}") for ln in lines), backend
     assert any(

@@ -1,6 +1,6 @@
 """Issue 11, packaging: the wheel is `rgpu-cli` with an `rgpu` console script, carries the
 data rgpu needs (templates, toolchain pins, the Rust crates it vendors into workspaces, the
-doctor schema) and nothing else of the checkout, and works from the wheel alone."""
+JSON schemas) and nothing else of the checkout, and works from the wheel alone."""
 
 from __future__ import annotations
 
@@ -69,6 +69,7 @@ def test_the_data_is_exactly_the_checkouts_templates_toolchains_and_crates(wheel
             assert archive.read(f"rgpu/_data/{rel}") == (REPO / rel).read_bytes(), rel
         names = set(archive.namelist())
     assert "rgpu/schemas/doctor.schema.json" in names
+    assert "rgpu/schemas/test.schema.json" in names
     assert "rgpu/entry.py" in names and "rgpu/cli/main.py" in names
     assert not [n for n in names if n.startswith(("tests/", "scripts/", "benchmarks/"))]
     for crate in ("rgpu", "rgpu-macros", "rgpu-runtime"):

@@ -9,10 +9,11 @@ import json
 import re
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from rgpu.errors import ExitCode
-from tests.conftest import has_nvidia_gpu, run_rgpu
+from tests.conftest import REPO, has_nvidia_gpu, run_rgpu
 from tests.integration.conftest import manifest_of, new_workspace
 
 pytestmark = pytest.mark.skipif(has_nvidia_gpu(), reason="checks the answers without a GPU")
@@ -54,6 +55,30 @@ def test_rgpu_require_backends_makes_the_skip_a_failure(cuda_ws: Path) -> None:
     results = summary(proc.stderr)
     assert results["cuda"][0] == "failed" and NO_DRIVER in results["cuda"][1]
     assert results["cpu"][0] == "passed"
+
+
+TEST_SCHEMA = json.loads((REPO / "rgpu/schemas/test.schema.json").read_text(encoding="utf-8"))
+
+
+def test_json_is_the_same_report_on_stdout(cuda_ws: Path) -> None:
+    proc = run_rgpu("test", "--json", cwd=cuda_ws)
+    data = json.loads(proc.stdout)  # only the report: the tests' own output went to stderr
+    jsonschema.validate(data, TEST_SCHEMA, cls=jsonschema.Draft202012Validator)
+    assert data["ok"] is True and data["error"] is None
+    results = {r["backend"]: (r["status"], r["detail"]) for r in data["results"]}
+    assert results["cpu"][0] == "passed"
+    assert results["cuda"][0] == "skipped" and NO_DRIVER in results["cuda"][1]
+    assert "test result: ok" in proc.stderr
+
+
+def test_json_of_a_failure_is_the_report_and_its_error(cuda_ws: Path) -> None:
+    proc = run_rgpu("test", "--backend", "cuda", "--json", cwd=cuda_ws, check=False)
+    assert proc.returncode == ExitCode.COMMAND_FAILED, proc.stderr
+    data = json.loads(proc.stdout)
+    jsonschema.validate(data, TEST_SCHEMA, cls=jsonschema.Draft202012Validator)
+    assert data["ok"] is False and data["error"]["exit_code"] == ExitCode.COMMAND_FAILED
+    assert [(r["backend"], r["status"]) for r in data["results"]] == [("cuda", "failed")]
+    assert "error:" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_backend_cpu_tests_only_the_cpu(cuda_ws: Path) -> None:

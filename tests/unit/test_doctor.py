@@ -43,13 +43,44 @@ def test_a_missing_driver_means_builds_but_does_not_run() -> None:
 def test_render_prints_one_line_per_check_with_its_fix() -> None:
     checks = _checks(("nvvm llvm", ("nvvm",)))
     found = report.Report(
-        tuple(checks), (report.verdict_for(BACKENDS["cpu"], None, checks),), ("a note",)
+        tuple(checks),
+        (report.verdict_for(BACKENDS["cuda"], "nvvm", checks),),
+        ("a note",),
+        required=frozenset({"cargo", "nvvm"}),  # doctor --backend cuda --codegen nvvm
     )
     lines = report.render(found)
     assert lines[0].startswith("ok    cargo")
     assert lines[1].startswith("FAIL  nvvm llvm") and lines[1].endswith("-> fix: do this")
     assert "note: a note" in lines
     assert found.to_dict()["ok"] is False
+
+
+def test_what_nobody_asked_for_reads_as_needed_only_for_it() -> None:
+    checks = [
+        *_checks(("nvvm llvm", ("nvvm",)), ("wasm target", ("wasm",))),
+        Check("python", "fail", "Python 3.9", "install 3.11", ()),
+    ]
+    cpu = report.verdict_for(BACKENDS["cpu"], None, checks)
+    webgpu = report.verdict_for(BACKENDS["webgpu"], None, checks)
+    found = report.Report(tuple(checks), (cpu, webgpu), ())
+    lines = report.render(found)
+    assert lines[1].startswith("--    nvvm llvm    needed only for --backend cuda --codegen nvvm:")
+    assert lines[1].endswith("-> fix: do this")  # the fix stays
+    assert lines[2].startswith("--    wasm target  needed only for --backend webgpu: broken")
+    assert lines[3].startswith("FAIL  python")  # needed by everything: a failure
+    assert "backend webgpu (spirv): cannot build here: wasm target: broken" in "\n".join(lines)
+    # The JSON report is complete and unchanged: the checks keep their status.
+    assert [c["status"] for c in found.to_dict()["checks"]] == ["ok", "fail", "fail", "fail"]
+    # Asked for (doctor --backend cuda --codegen nvvm), the nvvm lines are failures.
+    asked = report.Report(
+        tuple(checks),
+        (report.verdict_for(BACKENDS["cuda"], "nvvm", checks),),
+        (),
+        required=frozenset({"cargo", "nvvm", "cuda-run"}),
+    )
+    lines = report.render(asked)
+    assert lines[1].startswith("FAIL  nvvm llvm") and lines[2].startswith("--    wasm target")
+    assert any(ln.startswith("backend cuda (nvvm): FAIL: nvvm llvm") for ln in lines)
 
 
 def test_nvidia_smi_output_gives_driver_cuda_and_gpus() -> None:

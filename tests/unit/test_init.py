@@ -352,11 +352,18 @@ def test_running_twice_changes_nothing_and_reports_identical(
     capsys.readouterr()
     assert run(["init", "-C", str(binary)]) == 0
     err = capsys.readouterr().err
-    statuses = [line.split()[0] for line in err.splitlines() if line.startswith(" ")]
-    assert statuses and set(statuses) == {"identical"}
-    assert len(statuses) == 3 + len(crate_files())  # kernel/Cargo.toml, lib.rs, Cargo.toml
+    statuses = [line.split() for line in err.splitlines() if line.startswith(" ")]
+    # One line for them all (kernel/Cargo.toml, lib.rs, Cargo.toml and the vendored crates).
+    assert [s[:3] for s in statuses] == [["identical", str(3 + len(crate_files())), "files"]]
+    assert f"{len(crate_files())} in vendor/rgpu-" in err and "-v lists them" in err
     assert "nothing to change" in err
     assert snapshot(binary) == after_first
+    # -v (before or after the command name) lists every file.
+    for args in (["-v", "init", "-C", str(binary)], ["init", "-C", str(binary), "--verbose"]):
+        assert run(args) == 0
+        err = capsys.readouterr().err
+        listed = [line.split()[0] for line in err.splitlines() if line.startswith(" ")]
+        assert set(listed) == {"identical"} and len(listed) == 3 + len(crate_files())
 
 
 def test_a_second_run_keeps_the_users_kernels(binary: Path) -> None:
@@ -537,9 +544,14 @@ def test_dry_run_prints_the_diff_and_the_files_and_writes_nothing(
     assert out.startswith("--- a/Cargo.toml\n+++ b/Cargo.toml\n")
     assert '+kernel = { package = "histo-kernel", path = "kernel" }\n' in out
     assert "+[workspace.metadata.rgpu]\n" in out
-    assert "    create  kernel/src/lib.rs" in err and "    change  Cargo.toml" in err
-    assert f"    create  {VENDOR}/rgpu/Cargo.toml" in err
+    assert "    change  Cargo.toml" in err  # a file of the user's: always its own line
+    n = len(crate_files())
+    assert f"    create  {n + 2} files ({n} in {VENDOR}/; -v lists them)" in err
     assert "dry run: nothing was written" in err
+    assert run(["init", "--dry-run", "-v", "-C", str(binary)]) == 0
+    err = capsys.readouterr().err
+    assert "    create  kernel/src/lib.rs" in err and f"    create  {VENDOR}/rgpu/Cargo.toml" in err
+    assert snapshot(binary) == before
 
 
 def test_ctrl_c_during_the_writes_puts_everything_back(

@@ -7,6 +7,7 @@ checked against cargo-gpu 0.11.0's `gpu build --help` as recorded in toolchains/
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tomllib
 from pathlib import Path
@@ -93,6 +94,22 @@ def test_without_consent_no_toolchain_is_installed_and_the_plan_says_so(tmp_path
     hint = plan.steps[-1].hint or ""
     assert "--yes" in hint and "No TTY detected" in hint
     assert f"rustup toolchain install {PIN.channel} -c rust-src,rustc-dev,llvm-tools,clippy" in hint
+
+
+def test_with_the_toolchain_installed_the_install_note_does_not_apply(tmp_path: Path) -> None:
+    from rgpu.toolchains import rustup
+
+    b = build(tmp_path, yes=False)
+    base = pin("spirv")
+    rustc = {"commit-hash": base.commit_hash} if base.commit_hash else {}
+    installed = rustup.Status(base, PIN.channel, rustc, ())
+    assert installed.ok
+    b = b._replace(toolchain=dataclasses.replace(b.toolchain, status=installed))
+    assert spirv.CODEGEN.plan(b).notes == ()
+    # A component missing: cargo-gpu would install it, and the note says so again.
+    partial = rustup.Status(base, PIN.channel, rustc, ("rustc-dev",))
+    b = b._replace(toolchain=dataclasses.replace(b.toolchain, status=partial))
+    assert any("--yes" in note for note in spirv.CODEGEN.plan(b).notes)
 
 
 def test_a_consenting_build_needs_no_hint(tmp_path: Path) -> None:

@@ -6,8 +6,12 @@ use std::fmt;
 use crate::backend::Backend;
 
 /// Why an operation of the runtime failed.
+///
+/// `Debug` prints the same one line as `Display` (the message and its fix), so a `main`
+/// that returns `Result<_, rgpu::Error>` ends with `Error: <message>` rather than the
+/// variant's fields; `{:#?}` shows the variant and its fields.
 #[non_exhaustive]
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum Error {
     /// The binary was built without the backend's cargo feature.
     NotBuilt { backend: Backend },
@@ -135,6 +139,99 @@ impl fmt::Display for Error {
     }
 }
 
+/// The one-line message (as `Display`), what `main` prints for an error it returns; the
+/// alternate form (`{:#?}`) is the variant with its fields.
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !f.alternate() {
+            return fmt::Display::fmt(self, f);
+        }
+        match self {
+            Error::NotBuilt { backend } => f
+                .debug_struct("NotBuilt")
+                .field("backend", backend)
+                .finish(),
+            Error::Unavailable { backend, reason } => f
+                .debug_struct("Unavailable")
+                .field("backend", backend)
+                .field("reason", reason)
+                .finish(),
+            Error::MissingArtifact {
+                backend,
+                kernel,
+                reason,
+            } => f
+                .debug_struct("MissingArtifact")
+                .field("backend", backend)
+                .field("kernel", kernel)
+                .field("reason", reason)
+                .finish(),
+            Error::Launch {
+                backend,
+                kernel,
+                reason,
+            } => f
+                .debug_struct("Launch")
+                .field("backend", backend)
+                .field("kernel", kernel)
+                .field("reason", reason)
+                .finish(),
+            Error::Argument {
+                kernel,
+                param,
+                reason,
+            } => f
+                .debug_struct("Argument")
+                .field("kernel", kernel)
+                .field("param", param)
+                .field("reason", reason)
+                .finish(),
+            Error::WrongDevice { expected, found } => f
+                .debug_struct("WrongDevice")
+                .field("expected", expected)
+                .field("found", found)
+                .finish(),
+            Error::NoDevice {
+                backend,
+                asked,
+                reason,
+            } => f
+                .debug_struct("NoDevice")
+                .field("backend", backend)
+                .field("asked", asked)
+                .field("reason", reason)
+                .finish(),
+            Error::TooLarge { what, len, limit } => f
+                .debug_struct("TooLarge")
+                .field("what", what)
+                .field("len", len)
+                .field("limit", limit)
+                .finish(),
+            Error::OutOfMemory {
+                backend,
+                bytes,
+                reason,
+            } => f
+                .debug_struct("OutOfMemory")
+                .field("backend", backend)
+                .field("bytes", bytes)
+                .field("reason", reason)
+                .finish(),
+            Error::Transfer { backend, reason } => f
+                .debug_struct("Transfer")
+                .field("backend", backend)
+                .field("reason", reason)
+                .finish(),
+            Error::Config { reason } => f.debug_struct("Config").field("reason", reason).finish(),
+            Error::NoKernelStats { backend, reason } => f
+                .debug_struct("NoKernelStats")
+                .field("backend", backend)
+                .field("reason", reason)
+                .finish(),
+        }
+    }
+}
+
 impl std::error::Error for Error {}
 
 /// The constructors the backends use, one for each kind of failure they report, so the
@@ -246,6 +343,38 @@ impl Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_is_the_message_main_prints_and_the_alternate_form_the_fields() {
+        let error = Error::Argument {
+            kernel: "oob",
+            param: "out",
+            reason: "is shorter than n".into(),
+        };
+        // What `fn main() -> Result<(), rgpu::Error>` prints after "Error: ".
+        assert_eq!(format!("{error:?}"), error.to_string());
+        assert!(!format!("{error:?}").contains("Argument {"));
+        let fields = format!("{error:#?}");
+        assert!(fields.starts_with("Argument {"), "{fields}");
+        assert!(fields.contains("kernel: \"oob\"") && fields.contains("param: \"out\""));
+        let every = [
+            Error::NotBuilt {
+                backend: Backend::Cuda,
+            },
+            Error::Config {
+                reason: "RGPU_DEVICE=x".into(),
+            },
+            Error::TooLarge {
+                what: "n".into(),
+                len: 5,
+                limit: 4,
+            },
+        ];
+        for error in every {
+            assert_eq!(format!("{error:?}"), error.to_string());
+            assert!(!format!("{error:#?}").is_empty());
+        }
+    }
 
     #[test]
     fn messages_are_one_line_and_name_the_fix() {
