@@ -1,4 +1,4 @@
-"""`rgpu new`, `rgpu init` and `rgpu vendor`: making and updating workspaces."""
+"""`rgpu new`, `rgpu init`, `rgpu vendor` and `rgpu add`: making and updating workspaces."""
 
 from __future__ import annotations
 
@@ -165,3 +165,28 @@ def vendor(directory: Path | None, dry_run: bool) -> None:
         reporter().info(f"the workspace uses rgpu {__version__}'s crates already")
     for old in plan.old_dirs:
         reporter().info(f"{old}/ is no longer used: you may delete it (`rm -r {old}`)")
+
+
+@cli.command()
+@click.argument("component", type=click.Choice(["primitives"]))
+@dir_option
+@click.option("--dry-run", is_flag=True, help="Show what would change (diffs); write nothing.")
+def add(component: str, directory: Path | None, dry_run: bool) -> None:
+    """Add a component of rgpu to the workspace: `primitives` (rgpu-primitives: sort, scan,
+    reduce, histogram, top-k) as a dependency of the kernel crate and its hosts."""
+    from rgpu.scaffold import changes
+    from rgpu.scaffold.add import COMMAND, plan_primitives
+
+    ws = load_workspace(directory)
+    planned = plan_primitives(ws)
+    _show_plan(planned, dry_run)
+    if dry_run:
+        reporter().info("dry run: nothing was written")
+    elif any(c.word != "identical" for c in planned):
+        changes.write(ws.root, planned, COMMAND)
+        reporter().info(
+            f"added {component}: `rgpu_primitives::sort_keys(&device, &mut keys, "
+            "Order::Ascending)?` and the rest work in the host after the next `rgpu build`"
+        )
+    else:
+        reporter().info(f"nothing to change: the workspace uses rgpu-{component} already")

@@ -109,7 +109,7 @@ def _flat(value: Mapping[str, Any]) -> bool:
     return all(isinstance(v, str | bool) for v in value.values())
 
 
-def add(table: Table, entries: Sequence[tuple[str | None, Any]]) -> None:
+def add(table: Table, entries: Sequence[tuple[str | Key | None, Any]]) -> None:
     """Add keys (and comments: key None) to an existing table, after its last key/value.
 
     tomlkit keeps the blank lines and comments that end a table (often the next table's
