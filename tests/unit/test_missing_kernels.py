@@ -56,3 +56,16 @@ def test_nothing_is_said_when_every_call_has_its_function(tmp_path: Path) -> Non
     ws = workspace(tmp_path, RENAMED, {"src/main.rs": "fn main() { kernel::axpy(&d); }\n"})
     assert missing_calls(ws) == []
     assert hint(ws) is None
+
+
+def test_a_reexported_function_is_not_missing(tmp_path: Path) -> None:
+    src = RENAMED + "pub use rgpu_primitives::{sort_keys, sum as total};\n"
+    calls = "fn main() { kernel::sort_keys(&d); kernel::total(&d); kernel::saxpy(&d); }\n"
+    ws = workspace(tmp_path, src, {"src/main.rs": calls})
+    assert missing_calls(ws) == [("src/main.rs", "saxpy")]
+
+
+def test_a_glob_reexport_turns_the_check_off(tmp_path: Path) -> None:
+    src = RENAMED + "pub use rgpu_primitives::*;\n"
+    ws = workspace(tmp_path, src, {"src/main.rs": "fn main() { kernel::sort_keys(&d); }\n"})
+    assert missing_calls(ws) == []
