@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rgpu.backends import Backend
 from rgpu.errors import CommandFailedError
-from rgpu.host import stamp
+from rgpu.host import missing_kernels, stamp
 from rgpu.host.state import Target
 from rgpu.plan import Plan, Step
 from rgpu.util import cmd
@@ -161,8 +161,6 @@ def run(ws: Workspace, step: Step, env: Mapping[str, str]) -> list[Target] | Non
                 argv, messages, cwd=step.cwd, env=child, hint=step.hint, failure_detail=detail
             )
         except CommandFailedError as error:
-            from rgpu.host import missing_kernels
-
             error.hint = missing_kernels.hint(ws) or error.hint or _failure_hint(step, inner)
             raise
     outputs = list(dict.fromkeys(messages.outputs))

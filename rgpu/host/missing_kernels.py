@@ -4,7 +4,8 @@ A user's first edit is often to rename or replace the template's kernel; the tem
 example and test (`examples/split.rs`, `tests/parity.rs`) still call it, and `rgpu build`
 compiles them, so cargo stops with E0425 in a file the user never opened. After a failed
 host build rgpu looks for `KEY::NAME(` in the host's sources (KEY: the host's name for the
-kernel crate) where the kernel crate defines no `fn NAME`, and says which files call what.
+kernel crate) where the kernel crate defines no `fn NAME` and re-exports no `NAME` (`pub
+use`), and says which files call what; a glob re-export (`pub use x::*`) turns this off.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from rgpu.artifacts.kernels import find
 from rgpu.workspace import Workspace, load_toml
 
 HOST_DIRS = ("src", "examples", "tests", "benches")
+# What the kernel crate re-exports counts as defined; a glob re-export hides what is there.
+REEXPORT = re.compile(r"\bpub(?:\([^)]*\))?\s+use\s+([^;]*);")
+GLOB_REEXPORT = re.compile(r"\bpub(?:\([^)]*\))?\s+use\s+[^;]*\*")
 
 
 def kernel_key(ws: Workspace) -> str | None:
@@ -37,7 +41,11 @@ def missing_calls(ws: Workspace) -> list[tuple[str, str]]:
         p.read_text(encoding="utf-8", errors="replace")
         for p in (ws.kernel_dir / "src").rglob("*.rs")
     )
+    if GLOB_REEXPORT.search(defined):
+        return []  # `pub use other::*`: the crate's names are not all in its sources
     has = set(re.findall(r"\bfn\s+([A-Za-z_]\w*)", defined))
+    for statement in REEXPORT.findall(defined):  # `pub use a::{b, c as d};`
+        has.update(re.findall(r"[A-Za-z_]\w*", statement))
     found: list[tuple[str, str]] = []
     for folder in HOST_DIRS:
         for path in sorted((ws.root / folder).rglob("*.rs")):
