@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from rgpu.errors import RgpuError
+from rgpu.errors import InterruptedByUser, RgpuError
 from rgpu.util import cmd
 from rgpu.util.platform import executable
 
@@ -224,9 +224,13 @@ PTXAS_HINT = (
 def run_quiet(
     argv: Sequence[str], env: Mapping[str, str], timeout: float = 20
 ) -> cmd.Result | None:
-    """Run a probe; None when the program is missing or cannot start."""
+    """Run a probe; None when the program is missing or cannot start. Ctrl-C is not a probe
+    that failed: it stops rgpu with the one line every interrupt gets (doctor surveys the
+    tools in its main thread; caught here, the interrupt was lost and doctor exited 0)."""
     try:
         return cmd.run(argv, env=env, capture=True, check=False, echo=False, timeout=timeout)
+    except InterruptedByUser:
+        raise KeyboardInterrupt from None  # the probe is rgpu's own question, not a step
     except RgpuError:
         return None
 
