@@ -17,7 +17,8 @@ from rgpu.util import cmd
 # sm_70, sm_90a, sm_100f: the forms `-Ctarget-cpu` and `ptxas -arch` accept.
 _ARCH = re.compile(r"^sm_(\d{2,3})([af]?)$")
 # What reads PTX text is compiled on first use (re caches it): a no-op build reads none.
-_ENTRY = r"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+([A-Za-z_$][\w$]*)"
+_ENTRY_HEAD = r"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+"
+_ENTRY = _ENTRY_HEAD + r"([A-Za-z_$][\w$]*)"
 _TARGET = r"^\s*\.target\s+(\S+?)\s*(?:,|$)"
 _VERSION = r"^\s*\.version\s+(\d+\.\d+)"
 _SHARED = r"^\s*\.shared\s"
@@ -121,7 +122,7 @@ def entry_directives(text: str) -> str:
         wanted.setdefault(name, []).append(directive.strip())
     for name, directives in wanted.items():
         header = re.search(
-            rf"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+{re.escape(name)}\s*\([^)]*\)[^\n]*\n",
+            _ENTRY_HEAD + rf"{re.escape(name)}\s*\([^)]*\)[^\n]*\n",
             text,
             re.M,
         )

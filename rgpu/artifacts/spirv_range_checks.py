@@ -50,13 +50,12 @@ Inst = tuple[int, ...]
 class _Function:
     """One function's blocks: each label's instructions and successors."""
 
-    def __init__(self, body: Sequence[Inst]) -> None:
+    def __init__(self) -> None:
         self.blocks: dict[int, list[int]] = {}  # label -> indexes into the module's list
         self.order: list[int] = []
         self.successors: dict[int, list[int]] = {}
         self.preds: dict[int, list[int]] = {}
         self.idom: dict[int, int] = {}
-        self._body = body
 
     def add(self, label: int, indexes: list[int], insts: Sequence[Inst]) -> None:
         self.blocks[label] = indexes
@@ -124,7 +123,7 @@ def _functions(insts: Sequence[Inst]) -> Iterator[_Function]:
     for i, inst in enumerate(insts):
         op = opcode(inst)
         if op == OP_FUNCTION:
-            function = _Function(insts)
+            function = _Function()
         elif function is None:
             continue
         elif op == OP_LABEL:
@@ -204,7 +203,7 @@ def _proven(function: _Function, insts: Sequence[Inst], values: _Values) -> Iter
             if function.idom[block] == block:
                 break
             block = function.idom[block]
-        most = _largest(y, known, values.constants, values.defs, 0)
+        most = _largest(y, known, values, 0)
         if most is not None and most < values.constants[bound]:
             yield function.blocks[label][-1]
 
@@ -229,47 +228,37 @@ def _with_true(words: tuple[int, ...], insts: list[Inst], folds: list[int]) -> b
 _ARITHMETIC = {OP_IADD, OP_IMUL, OP_UDIV, OP_UMOD, OP_SHIFT_LEFT_LOGICAL, OP_BITWISE_AND}
 
 
-def _largest(
-    value: int,
-    known: dict[int, int],
-    constants: dict[int, int],
-    defs: dict[int, Inst],
-    depth: int,
-) -> int | None:
+def _largest(value: int, known: dict[int, int], values: _Values, depth: int) -> int | None:
     """The largest value `value` can take, or None when unknown (or it may have wrapped)."""
+    constants = values.constants
     if value in constants:
         return constants[value]
-    derived = _derived(value, known, constants, defs, depth)
+    derived = _derived(value, known, values, depth)
     guarded = known.get(value)
     if derived is None or guarded is None:
         return guarded if derived is None else derived
     return min(derived, guarded)  # both hold: a guard's bound and what the value is built of
 
 
-def _derived(
-    value: int,
-    known: dict[int, int],
-    constants: dict[int, int],
-    defs: dict[int, Inst],
-    depth: int,
-) -> int | None:
+def _derived(value: int, known: dict[int, int], values: _Values, depth: int) -> int | None:
     """The largest value of `value` from the instruction that makes it, or None."""
-    inst = defs.get(value)
+    constants = values.constants
+    inst = values.defs.get(value)
     if inst is None or depth > 16:
         return None
     op, a, b = opcode(inst), inst[3], inst[4]
     if op == OP_UMOD:
         return constants[b] - 1 if constants.get(b, 0) > 0 else None
-    left = _largest(a, known, constants, defs, depth + 1)
+    left = _largest(a, known, values, depth + 1)
     if op == OP_BITWISE_AND:
-        right = _largest(b, known, constants, defs, depth + 1)
+        right = _largest(b, known, values, depth + 1)
         options = [v for v in (left, right) if v is not None]
         return min(options) if options else None
     if left is None:
         return None
     if op == OP_UDIV:
         return left // constants[b] if constants.get(b, 0) > 0 else None
-    right = _largest(b, known, constants, defs, depth + 1)
+    right = _largest(b, known, values, depth + 1)
     if right is None:
         return None
     if op == OP_IADD:
