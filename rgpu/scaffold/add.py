@@ -25,26 +25,25 @@ import tomlkit
 
 from rgpu import __version__
 from rgpu.errors import ConfigError
+from rgpu.resources import templates_dir
 from rgpu.scaffold import toml_edit
-from rgpu.scaffold.changes import FileChange
+from rgpu.scaffold.changes import FileChange, on_disk
 from rgpu.scaffold.vendor import rgpu_dependency
-from rgpu.workspace import Workspace
+from rgpu.workspace import WORKSPACE_VAR, Workspace
 
 COMMAND = "rgpu add primitives"
 CRATE = "rgpu-primitives"
 USE_LINE = "use rgpu_primitives as _; // its kernels are built with this crate's (rgpu add)"
 CONFIG = ".cargo/config.toml"
-CONFIG_TEXT = """# Tells the crates that embed this workspace's kernels which workspace that is: the
-# kernel crate's libraries of kernels (rgpu-primitives) embed the PTX and SPIR-V that
-# `rgpu build` writes here, for plain `cargo build` as for rgpu's.
-[env]
-RGPU_WORKSPACE = { value = ".", relative = true }
-"""
+
+
+def config_text() -> str:
+    """The sort demo's `.cargo/config.toml` (its comment says what the setting is for)."""
+    return (templates_dir() / "bitonic" / CONFIG).read_text(encoding="utf-8")
 
 
 def _read(root: Path, rel: str) -> bytes | None:
-    path = root / rel
-    return path.read_bytes() if path.is_file() else None
+    return on_disk(root / rel)
 
 
 def _toml(root: Path, rel: str) -> Any:
@@ -120,7 +119,7 @@ def _use_line(root: Path, rel: str) -> FileChange:
 def _config(root: Path) -> FileChange:
     data = _read(root, CONFIG)
     if data is None:
-        return _change(root, CONFIG, CONFIG_TEXT)
+        return _change(root, CONFIG, config_text())
     doc = toml_edit.parse(data.decode("utf-8"), str(root / CONFIG), COMMAND)
     env = doc.get("env")
     if env is None:
@@ -131,8 +130,9 @@ def _config(root: Path) -> FileChange:
             f"{root / CONFIG}: [env] is not a table",
             'add `RGPU_WORKSPACE = { value = ".", relative = true }` under [env] by hand',
         )
-    if "RGPU_WORKSPACE" not in env:
-        toml_edit.add(env, [("RGPU_WORKSPACE", toml_edit.inline({"value": ".", "relative": True}))])
+    if WORKSPACE_VAR not in env:
+        entry = toml_edit.inline({"value": ".", "relative": True})
+        toml_edit.add(env, [(WORKSPACE_VAR, entry)])
     return _change(root, CONFIG, toml_edit.dumps(doc, str(root / CONFIG)))
 
 

@@ -32,6 +32,16 @@ class FileChange:
         return "identical" if self.old == self.new else "change"
 
 
+def on_disk(path: Path) -> bytes | None:
+    """What a file of the plan holds now (None: it does not exist); unreadable is an error."""
+    try:
+        return path.read_bytes() if path.is_file() else None
+    except OSError as exc:
+        raise DestinationError(
+            f"cannot read {path}: {exc.strerror or exc}", "check its permissions"
+        ) from exc
+
+
 def diff(change: FileChange) -> str:
     """The unified diff of a change (empty for an identical file)."""
     if change.old == change.new:

@@ -144,7 +144,7 @@ def gather(project: Project, request: Request) -> Inputs:
     kernel_files = render_files(templates_dir() / KERNEL_TEMPLATE / "kernel", context)
     vendor_files = crate_files()
     paths = [f"{kernel_dir}/{rel}" for rel in kernel_files] + list(vendor_files)
-    on_disk = {rel: _read_bytes(project.root / rel) for rel in paths}
+    on_disk = {rel: changes.on_disk(project.root / rel) for rel in paths}
     target = project.root / kernel_dir
     return Inputs(
         project=project,
@@ -154,15 +154,6 @@ def gather(project: Project, request: Request) -> Inputs:
         on_disk=on_disk,
         kernel_dir_exists=target.exists() or target.is_symlink(),
     )
-
-
-def _read_bytes(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes() if path.is_file() else None
-    except OSError as exc:
-        raise DestinationError(
-            f"cannot read {path}: {exc.strerror or exc}", "check its permissions"
-        ) from exc
 
 
 # -- planning (pure) ----------------------------------------------------------------------

@@ -43,7 +43,7 @@ def test_an_existing_cargo_config_keeps_its_comments_and_gains_the_variable(
 
 
 def test_no_cargo_config_gets_the_commented_one(tmp_path: Path) -> None:
-    assert add._config(tmp_path).new.decode() == add.CONFIG_TEXT
+    assert add._config(tmp_path).new.decode() == add.config_text()
 
 
 def test_an_env_that_is_not_a_table_names_the_file_and_the_edit(tmp_path: Path) -> None:
