@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from rgpu.config import Options
-from rgpu.host import stamp
+from rgpu.host import lockfile, stamp
 from rgpu.plan import Plan
 from rgpu.util.output import reporter
 from rgpu.workspace import Workspace
@@ -64,6 +64,14 @@ def _kernel_types(ws: Workspace, env: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(sorted(types))
 
 
+def _cargo_lock(ws: Workspace) -> str | None:
+    data = lockfile.read_bytes(ws.root)
+    try:
+        return None if data is None else data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def kernel_plan(
     ws: Workspace, options: Options, codegen: Codegen, env: Mapping[str, str]
 ) -> KernelPlan:
@@ -84,6 +92,7 @@ def kernel_plan(
         # Only SPIR-V's capabilities follow the source's scalar types; reading the source
         # for the others would be wasted on every build, no-ops included.
         kernel_types=_kernel_types(ws, env) if codegen.artifact_kind == "spirv" else (),
+        cargo_lock=_cargo_lock(ws) if codegen.name == "nvptx" else None,
     )
     return KernelPlan(codegen, build, _with_placement_note(codegen.plan(build), build))
 

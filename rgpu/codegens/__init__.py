@@ -38,6 +38,9 @@ class KernelBuild(NamedTuple):
     # The scalar types the kernel crate's source names (f64, u8, ...: artifacts/
     # capabilities.py), read once by the pipeline so that plans stay pure.
     kernel_types: tuple[str, ...] = ()
+    # The workspace's Cargo.lock as it is before the build (None: none yet), for a codegen
+    # whose kernel build resolves against a copy of it (nvptx: its libm patch).
+    cargo_lock: str | None = None
 
 
 class Codegen(Protocol):

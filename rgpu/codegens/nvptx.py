@@ -28,6 +28,7 @@ from rgpu.containers.placement import Placement
 from rgpu.doctor.check import Check
 from rgpu.errors import ArtifactError
 from rgpu.plan import Plan, Step
+from rgpu.scaffold import vendor
 from rgpu.toolchains import tools
 from rgpu.toolchains.nvptx_routes import (
     IMAGE_TOOLCHAIN,
@@ -168,6 +169,60 @@ def linker_step(build: KernelBuild) -> tuple[Step, ...]:
     )
 
 
+# libm's interface on the GPU's instructions (crates/rgpu-libm, package `libm`): the kernel
+# build patches crates.io's libm with it, so libm calls inside the kernel's dependencies
+# (glam, num-traits) become `sqrt.rn` and friends, not libm's software routines. The patch
+# resolves against a copy of the workspace's Cargo.lock in the arch's target directory
+# (cargo's `resolver.lockfile-path`): the user's lock never sees it.
+LIBM_CRATE = "rgpu-libm"
+LOCK_COPY = "Cargo.lock"
+
+
+def libm_patch(build: KernelBuild) -> Path | None:
+    """The patch's crate: the workspace's vendored copy (`rgpu new`/`rgpu vendor` put it
+    beside the `rgpu` crate), else, building here, the one in rgpu's own data (a workspace
+    using rgpu's crates by path); None when neither is there (libm stays crates.io's)."""
+    vendored = build.workspace.root / vendor.vendor_dir() / LIBM_CRATE
+    if (vendored / "Cargo.toml").is_file():
+        return vendored
+    if build.placement.in_container:
+        return None
+    packaged = vendor.crates_source() / LIBM_CRATE
+    return packaged if (packaged / "Cargo.toml").is_file() else None
+
+
+def libm_args(build: KernelBuild, arch: str) -> tuple[str, ...]:
+    """cargo's options for the patch (before `--`), or none."""
+    patch = libm_patch(build)
+    if patch is None:
+        return ()
+    lock = target_dir(build, arch) / LOCK_COPY
+    return (
+        "-Zlockfile-path",
+        "--config",
+        f"resolver.lockfile-path={json.dumps(str(lock))}",
+        "--config",
+        f"patch.crates-io.libm.path={json.dumps(str(patch))}",
+    )
+
+
+def lock_steps(build: KernelBuild, archs: tuple[str, ...]) -> tuple[Step, ...]:
+    """The workspace's Cargo.lock copied beside each arch's build (written only when it
+    changed), for the libm patch to resolve against."""
+    if build.cargo_lock is None or libm_patch(build) is None:
+        return ()
+    return tuple(
+        Step(
+            name=f"nvptx-lock-{arch}",
+            description=f"copy Cargo.lock for the kernel build ({arch}; libm patched)",
+            argv=(),
+            cwd=target_dir(build, arch),
+            files={LOCK_COPY: build.cargo_lock},
+        )
+        for arch in archs
+    )
+
+
 def built_ptx(build: KernelBuild, arch: str) -> Path:
     """Where cargo leaves the PTX (kernels are always built with the release profile)."""
     name = f"{build.workspace.kernel_crate_name}.ptx"
@@ -214,6 +269,7 @@ def arch_step(build: KernelBuild, toolchain: NvptxToolchain, arch: str) -> Step:
             "cdylib",
             "--target-dir",
             str(target_dir(build, arch)),
+            *libm_args(build, arch),
             "--",
             *crate_attrs,
             *linker_args(build),
@@ -279,6 +335,7 @@ class NvptxCodegen:
         toolchain: NvptxToolchain = build.toolchain
         archs = ptx.parse_archs(build.options.cuda_archs)
         steps = linker_steps(toolchain, build.workspace.root) + linker_step(build)
+        steps += lock_steps(build, archs)
         steps += tuple(arch_step(build, toolchain, arch) for arch in archs)
         notes = (
             *toolchain.notes,

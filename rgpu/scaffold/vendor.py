@@ -25,7 +25,9 @@ from rgpu.scaffold.changes import FileChange
 COMMAND = "rgpu vendor"
 MANIFEST = "Cargo.toml"
 
-CRATES = ("rgpu", "rgpu-macros", "rgpu-runtime", "rgpu-primitives")
+# rgpu-libm (package `libm`, never published) is libm's interface on the GPU's
+# instructions, patched in by the nvptx kernel build only (codegens/nvptx.py).
+CRATES = ("rgpu", "rgpu-macros", "rgpu-runtime", "rgpu-primitives", "rgpu-libm")
 # The vendored crates a workspace names in [workspace.dependencies] (`rgpu`, and
 # `rgpu-primitives` once a kernel crate uses it): `rgpu vendor` moves each one it finds.
 DEPENDENCIES = ("rgpu", "rgpu-primitives")

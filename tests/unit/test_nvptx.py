@@ -4,6 +4,7 @@ toolchain choice (against fake programs) and what it collects (with the real ptx
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from rgpu.codegens import KernelBuild, nvptx
 from rgpu.containers.placement import Placement
 from rgpu.errors import ArtifactError
+from rgpu.scaffold import vendor
 from rgpu.toolchains import nvptx_routes
 from tests.unit.projects import demo_workspace, fake_program, kernel_build, options, pin, tiny_ptx
 
@@ -35,6 +37,11 @@ def test_arch_step_builds_one_cdylib_per_arch_in_its_own_target_dir(tmp_path: Pa
         "cargo", "+nightly-2026-11-01", "rustc", "--release", "-p", "demo-kernel", "--lib",
         "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core", "--crate-type", "cdylib",
         "--target-dir", str(ws / "target" / "rgpu-nvptx" / "sm_80"),
+        # libm patched with rgpu's (from rgpu's own crates: this workspace vendors none),
+        # resolved against a lock of the arch's own.
+        "-Zlockfile-path",
+        "--config", f'resolver.lockfile-path="{ws / "target" / "rgpu-nvptx" / "sm_80" / "Cargo.lock"}"',
+        "--config", f'patch.crates-io.libm.path="{vendor.crates_source() / "rgpu-libm"}"',
         "--", "-Zcrate-attr=feature(abi_ptx)",
         f"-Clinker={ws / 'target' / 'rgpu-nvptx' / 'linker' / 'rgpu-bitcode-linker'}",
     )  # fmt: skip
@@ -44,6 +51,25 @@ def test_arch_step_builds_one_cdylib_per_arch_in_its_own_target_dir(tmp_path: Pa
     }
     assert {"RUSTFLAGS", "CARGO_TARGET_DIR", "RUSTUP_TOOLCHAIN"} <= set(step.unset_env)
     assert step.cwd == ws and step.container_ok
+
+
+def test_libm_is_the_vendored_rgpu_libm_and_the_lock_a_copy_per_arch(tmp_path: Path) -> None:
+    b = build(tmp_path)._replace(cargo_lock="# the user's lock\n")
+    ws = tmp_path / "ws"
+    shim = ws / vendor.vendor_dir() / "rgpu-libm"
+    shim.mkdir(parents=True)
+    (shim / "Cargo.toml").write_text('[package]\nname = "libm"\n', encoding="utf-8")
+    assert nvptx.libm_patch(b) == shim
+    steps = nvptx.lock_steps(b, ("sm_80", "sm_90"))
+    assert [(s.cwd.name, dict(s.files)) for s in steps] == [
+        ("sm_80", {"Cargo.lock": "# the user's lock\n"}),
+        ("sm_90", {"Cargo.lock": "# the user's lock\n"}),
+    ]
+    # In a container only the workspace's own copy is mounted: without it, no patch.
+    shutil.rmtree(shim)
+    inside = build(tmp_path, where=CONTAINER)._replace(cargo_lock="x")
+    assert nvptx.libm_patch(inside) is None
+    assert nvptx.libm_args(inside, "sm_80") == () and nvptx.lock_steps(inside, ("sm_80",)) == ()
 
 
 def test_the_plan_writes_rgpus_linker_then_has_one_step_per_arch(tmp_path: Path) -> None:
