@@ -139,6 +139,7 @@ def _run_together(
             reporter().command(cmd.format_argv(step.argv))
             for text, stream in ((result.stdout, sys.stderr if stdout_to_stderr else sys.stdout),
                                  (result.stderr, sys.stderr)):  # fmt: skip
+                text = cmd.LineFilter(step.hide).text(text)
                 if text:
                     stream.write(text if text.endswith("\n") else text + "\n")
                     stream.flush()

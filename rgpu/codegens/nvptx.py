@@ -175,7 +175,17 @@ def linker_step(build: KernelBuild) -> tuple[Step, ...]:
 # resolves against a copy of the workspace's Cargo.lock in the arch's target directory
 # (cargo's `resolver.lockfile-path`): the user's lock never sees it.
 LIBM_CRATE = "rgpu-libm"
+LIBM_VERSION = "0.2.16"  # crates/rgpu-libm/Cargo.toml's
 LOCK_COPY = "Cargo.lock"
+# cargo resolves core's own workspace (-Zbuild-std) with the same [patch], where no crate
+# uses libm, and says so on every fresh resolve: a warning rgpu causes, hidden.
+LIBM_PATCH_NOTES = (
+    r"warning: patch `libm v[^`]+ \([^)]*rgpu-libm\)` was not used in the crate graph",
+    r"help: Check that the patched package version and available features are compatible",
+    r"\s+with the dependency requirements\. If the patch has a different version from",
+    r"\s+what is locked in the Cargo\.lock file, run `cargo update` to use the new",
+    r"\s+version\. This may also occur with an optional dependency that is not enabled\.",
+)
 
 
 def libm_patch(build: KernelBuild) -> Path | None:
@@ -206,18 +216,33 @@ def libm_args(build: KernelBuild, arch: str) -> tuple[str, ...]:
     )
 
 
+def lock_for_patch(lock: str) -> str:
+    """The workspace's Cargo.lock as the patched build reads it: a libm 0.2 locked at
+    another version than the patch's is left out (cargo then locks the patch in its place;
+    a locked different version would keep crates.io's)."""
+    blocks = lock.split("\n[[package]]\n")
+    kept = [
+        b
+        for b in blocks
+        if not (b.startswith('name = "libm"\nversion = "0.2.') and
+                not b.startswith(f'name = "libm"\nversion = "{LIBM_VERSION}"\n'))
+    ]  # fmt: skip
+    return "\n[[package]]\n".join(kept)
+
+
 def lock_steps(build: KernelBuild, archs: tuple[str, ...]) -> tuple[Step, ...]:
     """The workspace's Cargo.lock copied beside each arch's build (written only when it
     changed), for the libm patch to resolve against."""
     if build.cargo_lock is None or libm_patch(build) is None:
         return ()
+    lock = lock_for_patch(build.cargo_lock)
     return tuple(
         Step(
             name=f"nvptx-lock-{arch}",
             description=f"copy Cargo.lock for the kernel build ({arch}; libm patched)",
             argv=(),
             cwd=target_dir(build, arch),
-            files={LOCK_COPY: build.cargo_lock},
+            files={LOCK_COPY: lock},
         )
         for arch in archs
     )
@@ -278,6 +303,8 @@ def arch_step(build: KernelBuild, toolchain: NvptxToolchain, arch: str) -> Step:
         env={**toolchain.env, "CARGO_ENCODED_RUSTFLAGS": "\x1f".join(rustflags(arch))},
         unset_env=UNSET_ENV,
         container_ok=True,
+        keep_output=True,
+        hide=LIBM_PATCH_NOTES,
         # The archs build at the same time (each its own target dir): on two cores a
         # one-line kernel edit's PTX for three archs takes the time of two.
         together="nvptx-archs",

@@ -181,25 +181,41 @@ def run(
     return result
 
 
+class LineFilter:
+    """Which lines of a command's output to show: not those matching one of `hide`
+    (regular expressions, whole line: warnings rgpu causes itself), nor the blank line
+    right after one."""
+
+    def __init__(self, hide: Sequence[str]) -> None:
+        import re
+
+        self._hidden = [re.compile(p) for p in hide]
+        self._after_hidden = False
+
+    def __call__(self, line: str) -> bool:
+        was_after = self._after_hidden
+        self._after_hidden = any(h.fullmatch(line) for h in self._hidden)
+        return not (self._after_hidden or (was_after and not line.strip()))
+
+    def text(self, text: str) -> str:
+        """`text` without its hidden lines."""
+        return "".join(line for line in text.splitlines(keepends=True) if self(line.rstrip("\n")))
+
+
 def _run_kept(
     argv: list[str], cwd: Path | None, env: Mapping[str, str] | None, hint: str | None,
     check: bool, hide: Sequence[str],
 ) -> Result:  # fmt: skip
-    import re
     import sys
 
     kept: list[str] = []
-    hidden = [re.compile(p) for p in hide]
-    after_hidden = False
+    shown = LineFilter(hide)
 
     def keep(line: str) -> None:
-        nonlocal after_hidden
         kept.append(line + "\n")
-        was_after, after_hidden = after_hidden, any(h.fullmatch(line) for h in hidden)
-        if after_hidden or (was_after and not line.strip()):
-            return
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
+        if shown(line):
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
 
     with _heartbeat(kept):
         returncode = stream(

@@ -707,6 +707,67 @@ pub fn subgroup_scan(group: Group, out: Global<u32>) {
     unsafe { out.write(group.global_thread(), if ok { v } else { 1000 + v }) };
 }
 
+/// The 64-bit subgroup operations (u64, i64, f64; two 32-bit shuffles each on CUDA): scans
+/// against the reduction, broadcast, shuffles, min/max and the bitwise reductions, each
+/// checked per thread in a way that holds for any subgroup size. A thread writes its value
+/// when every check holds, else 1000 + the failed checks' bits.
+#[rgpu::kernel(threads = 64)]
+pub fn subgroup_wide(group: Group, out: Global<u32>) {
+    let t = group.thread();
+    let lane = group.subgroup_lane();
+    let v = ((t as u64) << 33) | 5;
+    let f = (t + 1) as f64 * 4096.0;
+    let mut failed = 0u32;
+    // Scans and the sum: exclusive + own = inclusive <= total (no wrap at these values).
+    let before = group.subgroup_exclusive_add(v);
+    let inclusive = group.subgroup_inclusive_add(v);
+    if before + v != inclusive || inclusive > group.subgroup_add(v) {
+        failed |= 1;
+    }
+    let fbefore = group.subgroup_exclusive_add(f);
+    if fbefore + f != group.subgroup_inclusive_add(f) || group.subgroup_add(f) < f {
+        failed |= 2;
+    }
+    // Lane 0's values: the broadcast, the min of increasing values, the max of negated ones.
+    let first = group.subgroup_broadcast(v, 0);
+    if first + ((lane as u64) << 33) != v || group.subgroup_min(v) != first {
+        failed |= 4;
+    }
+    if group.subgroup_min(f) != group.subgroup_broadcast(f, 0) || group.subgroup_max(f) < f {
+        failed |= 8;
+    }
+    if group.subgroup_max(-(v as i64)) != -(first as i64) {
+        failed |= 16;
+    }
+    // Shuffles move both words: own lane, the lane below (lane 0 keeps its own), xor 0.
+    let up = group.subgroup_shuffle_up(v, 1);
+    let want_up = if lane == 0 { v } else { v - (1u64 << 33) };
+    if group.subgroup_shuffle(v, lane) != v
+        || up != want_up
+        || group.subgroup_shuffle_xor(f, 0) != f
+    {
+        failed |= 32;
+    }
+    // Bitwise: every lane's bit 32 + lane % 31 is in the OR; the AND keeps the common high bit.
+    let bit = 1u64 << (32 + lane % 31);
+    let high = 1u64 << 63;
+    if group.subgroup_or(bit) & bit == 0 || group.subgroup_and(bit | high) & high == 0 {
+        failed |= 64;
+    }
+    if group.subgroup_xor(-1i64)
+        != if group.subgroup_size() % 2 == 0 {
+            0
+        } else {
+            -1
+        }
+    {
+        failed |= 128;
+    }
+    let value = if failed == 0 { t } else { 1000 + failed };
+    // SAFETY: one invocation per index, groups * 64 <= out.len().
+    unsafe { out.write(group.global_thread(), value) };
+}
+
 /// A histogram with workgroup atomics, then global atomics (add, max, min).
 #[rgpu::kernel(threads = 256)]
 pub fn histogram(group: Group, x: &[u32], bins: Global<u32>, local: Shared<u32, 16>) {

@@ -362,6 +362,12 @@ fn subgroup_scan(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     Ok(bytes_of(&out))
 }
 
+fn subgroup_wide(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let mut out = vec![0u32; 64 * 3];
+    corpus::subgroup_wide(d, 3, &mut out)?;
+    Ok(bytes_of(&out))
+}
+
 fn histogram(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let x = words(256 * 3 - 17, 13);
     let mut bins = vec![0u32; 18];
@@ -713,6 +719,7 @@ const KERNELS: &[(&str, Run)] = &[
     ("closures", closures),
     ("ballot_count", ballot_count),
     ("subgroup_scan", subgroup_scan),
+    ("subgroup_wide", subgroup_wide),
     ("histogram", histogram),
     ("reduce_sum", reduce_sum),
     ("reduce_sum_plain", reduce_sum_plain),

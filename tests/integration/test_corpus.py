@@ -57,6 +57,8 @@ LOST = {
     ("mandelbrot_u8", "webgpu"): "f64",
     ("mandelbrot_u8", "metal"): "f64",
     ("u64_math", "webgpu"): "64-bit integers (u64/i64)",
+    ("subgroup_wide", "webgpu"): "f64",
+    ("subgroup_wide", "metal"): "f64",
     ("math64", "webgpu"): "f64",
     ("math64", "metal"): "f64",
     # naga drops atomics' memory orderings (WGSL, MSL and HLSL atomics are relaxed): the

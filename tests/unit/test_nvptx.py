@@ -14,6 +14,7 @@ from rgpu.containers.placement import Placement
 from rgpu.errors import ArtifactError
 from rgpu.scaffold import vendor
 from rgpu.toolchains import nvptx_routes
+from rgpu.util import cmd
 from tests.unit.projects import demo_workspace, fake_program, kernel_build, options, pin, tiny_ptx
 
 NIGHTLY = nvptx_routes.NvptxToolchain(
@@ -40,7 +41,7 @@ def test_arch_step_builds_one_cdylib_per_arch_in_its_own_target_dir(tmp_path: Pa
         # libm patched with rgpu's (from rgpu's own crates: this workspace vendors none),
         # resolved against a lock of the arch's own.
         "-Zlockfile-path",
-        "--config", f'resolver.lockfile-path="{ws / "target" / "rgpu-nvptx" / "sm_80" / "Cargo.lock"}"',
+        "--config", f'resolver.lockfile-path="{ws / "target/rgpu-nvptx/sm_80/Cargo.lock"}"',
         "--config", f'patch.crates-io.libm.path="{vendor.crates_source() / "rgpu-libm"}"',
         "--", "-Zcrate-attr=feature(abi_ptx)",
         f"-Clinker={ws / 'target' / 'rgpu-nvptx' / 'linker' / 'rgpu-bitcode-linker'}",
@@ -70,6 +71,41 @@ def test_libm_is_the_vendored_rgpu_libm_and_the_lock_a_copy_per_arch(tmp_path: P
     inside = build(tmp_path, where=CONTAINER)._replace(cargo_lock="x")
     assert nvptx.libm_patch(inside) is None
     assert nvptx.libm_args(inside, "sm_80") == () and nvptx.lock_steps(inside, ("sm_80",)) == ()
+
+
+def test_the_lock_copy_drops_a_libm_the_patch_cannot_stand_in_for() -> None:
+    other = '[[package]]\nname = "glam"\nversion = "0.30.10"\ndependencies = [\n "libm",\n]\n'
+    locked = (
+        f"version = 4\n\n{other}\n"
+        '[[package]]\nname = "libm"\nversion = "{}"\nsource = "registry+x"\nchecksum = "c"\n'
+    )
+    same = locked.format(nvptx.LIBM_VERSION)
+    assert nvptx.lock_for_patch(same) == same  # cargo swaps the source itself
+    older = locked.format("0.2.11")
+    assert nvptx.lock_for_patch(older) == f"version = 4\n\n{other}"
+    old_major = locked.format("0.1.4")
+    assert nvptx.lock_for_patch(old_major) == old_major
+    manifest = (vendor.crates_source() / "rgpu-libm" / "Cargo.toml").read_text(encoding="utf-8")
+    assert f'\nversion = "{nvptx.LIBM_VERSION}"\n' in manifest
+
+
+def test_cargos_note_on_the_patch_in_cores_own_resolve_is_hidden(tmp_path: Path) -> None:
+    """The lines cargo 1.96 prints (seen building a kernel with -Zbuild-std), then a line
+    of the build's own, which stays."""
+    printed = (
+        "warning: patch `libm v0.2.16 (/w/vendor/rgpu-0.2.0/rgpu-libm)` was not used in the "
+        "crate graph\n"
+        "help: Check that the patched package version and available features are compatible\n"
+        "      with the dependency requirements. If the patch has a different version from\n"
+        "      what is locked in the Cargo.lock file, run `cargo update` to use the new\n"
+        "      version. This may also occur with an optional dependency that is not enabled.\n"
+        "   Compiling demo-kernel v0.1.0 (/w/kernel)\n"
+    )
+    assert cmd.LineFilter(nvptx.LIBM_PATCH_NOTES).text(printed) == (
+        "   Compiling demo-kernel v0.1.0 (/w/kernel)\n"
+    )
+    step = nvptx.arch_step(build(tmp_path), NIGHTLY, "sm_80")
+    assert step.keep_output and step.hide == nvptx.LIBM_PATCH_NOTES
 
 
 def test_the_plan_writes_rgpus_linker_then_has_one_step_per_arch(tmp_path: Path) -> None:

@@ -45,8 +45,8 @@ pub use backend::{Backend, Skipped, BACKEND_VAR};
 pub use buffer::{Buffer, Input, InputOutput};
 pub use bytemuck::Pod;
 pub use cpu::{
-    fence, Atomic, AtomicScope, AtomicWord, DeviceScope, Global, Group, Item, Shared, SubgroupBits,
-    SubgroupValue, Word, WorkgroupScope, CPU_THREADS_VAR,
+    fence, Atomic, AtomicScope, AtomicWord, DeviceScope, Global, Group, Item, LaneValue, Shared,
+    SubgroupBits, SubgroupValue, Word, WorkgroupScope, CPU_THREADS_VAR,
 };
 pub use device::{Device, DeviceOptions};
 pub use devices::{DeviceChoice, DeviceInfo, DeviceType, DEVICE_VAR};

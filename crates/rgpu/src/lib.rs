@@ -75,8 +75,8 @@ pub use rgpu_macros::{embed_kernels, kernel};
 mod device;
 #[cfg(not(rgpu_codegen = "host"))]
 pub use device::{
-    fence, Atomic, AtomicScope, AtomicWord, DeviceScope, Global, Group, Item, Shared, SubgroupBits,
-    SubgroupValue, Word, WorkgroupScope,
+    fence, Atomic, AtomicScope, AtomicWord, DeviceScope, Global, Group, Item, LaneValue, Shared,
+    SubgroupBits, SubgroupValue, Word, WorkgroupScope,
 };
 
 #[cfg(rgpu_codegen = "host")]
@@ -105,7 +105,7 @@ pub mod prelude {
     #[doc(hidden)]
     pub use crate::__private::UsePrelude as _;
     pub use crate::{
-        Atomic, Float, Global, Group, Item, LoadUnchecked, MulAdd, Shared, SubgroupBits,
+        Atomic, Float, Global, Group, Item, LaneValue, LoadUnchecked, MulAdd, Shared, SubgroupBits,
         SubgroupValue, Word,
     };
 }

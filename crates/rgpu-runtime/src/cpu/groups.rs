@@ -19,7 +19,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use rayon::prelude::*;
 
 use super::place::{coordinates, Place};
-use super::shared::{SubgroupBits, SubgroupValue, Word};
+use super::shared::{LaneValue, SubgroupBits, SubgroupValue};
 
 /// Stack of one invocation. Kernels keep little on the stack; a kernel that overflows it
 /// hits the guard page (SIGSEGV), so raise this if a debug build needs more.
@@ -186,35 +186,35 @@ impl<const D: usize> Group<D> {
 
     /// Lane `lane`'s `value`; `lane` must be the same on every invocation of the subgroup.
     /// cpu: lane 0 is this invocation.
-    pub fn subgroup_broadcast<T: Word>(&self, value: T, lane: u32) -> T {
+    pub fn subgroup_broadcast<T: LaneValue>(&self, value: T, lane: u32) -> T {
         let _ = lane;
         value
     }
 
     /// Lane `lane`'s `value`, `lane` chosen per invocation (`0..subgroup_size()`). cpu:
     /// lane 0 is this invocation.
-    pub fn subgroup_shuffle<T: Word>(&self, value: T, lane: u32) -> T {
+    pub fn subgroup_shuffle<T: LaneValue>(&self, value: T, lane: u32) -> T {
         let _ = lane;
         value
     }
 
     /// Lane `subgroup_lane() ^ mask`'s `value` (`mask < subgroup_size()`). cpu: `mask` is 0,
     /// this invocation.
-    pub fn subgroup_shuffle_xor<T: Word>(&self, value: T, mask: u32) -> T {
+    pub fn subgroup_shuffle_xor<T: LaneValue>(&self, value: T, mask: u32) -> T {
         let _ = mask;
         value
     }
 
     /// Lane `subgroup_lane() - delta`'s `value`; lanes below `delta` keep their own. cpu: this
     /// invocation's own.
-    pub fn subgroup_shuffle_up<T: Word>(&self, value: T, delta: u32) -> T {
+    pub fn subgroup_shuffle_up<T: LaneValue>(&self, value: T, delta: u32) -> T {
         let _ = delta;
         value
     }
 
     /// Lane `subgroup_lane() + delta`'s `value`; lanes where that is past the subgroup keep
     /// their own. cpu: this invocation's own.
-    pub fn subgroup_shuffle_down<T: Word>(&self, value: T, delta: u32) -> T {
+    pub fn subgroup_shuffle_down<T: LaneValue>(&self, value: T, delta: u32) -> T {
         let _ = delta;
         value
     }

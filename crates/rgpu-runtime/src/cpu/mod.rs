@@ -17,7 +17,7 @@ pub use groups::{
 };
 pub use items::{run_items, run_items_grid, Item, MIN_ITEMS_PER_TASK};
 use memory::HostMemory;
-pub use shared::{Shared, SubgroupBits, SubgroupValue, Word};
+pub use shared::{LaneValue, Shared, SubgroupBits, SubgroupValue, Word};
 
 use crate::program::Instant;
 

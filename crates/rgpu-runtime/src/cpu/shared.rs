@@ -12,6 +12,20 @@ mod sealed {
     impl Sealed for u32 {}
     impl Sealed for i32 {}
     impl Sealed for f32 {}
+
+    pub trait Lane {}
+    impl<T: super::Word> Lane for T {}
+    impl Lane for u64 {}
+    impl Lane for i64 {}
+    impl Lane for f64 {}
+
+    pub trait Value {}
+    impl Value for u32 {}
+    impl Value for i32 {}
+    impl Value for f32 {}
+    impl Value for u64 {}
+    impl Value for i64 {}
+    impl Value for f64 {}
 }
 
 /// A 32-bit element of workgroup memory: `u32`, `i32` or `f32` (the same trait as the GPU
@@ -23,14 +37,22 @@ pub trait Word: Copy + 'static + sealed::Sealed {
     fn from_bits(bits: u32) -> Self;
 }
 
+/// A value a subgroup shuffle or broadcast moves: a [`Word`] or a 64-bit `u64`, `i64`,
+/// `f64` (the same trait as the GPU codegens' `rgpu::LaneValue`).
+pub trait LaneValue: Copy + 'static + sealed::Lane {}
+impl<T: Word> LaneValue for T {}
+impl LaneValue for u64 {}
+impl LaneValue for i64 {}
+impl LaneValue for f64 {}
+
 /// A value of subgroup arithmetic (`subgroup_add`, `subgroup_min`, `subgroup_max`, the
-/// scans): `u32`, `i32` (wrapping) and `f32`, as on the GPU codegens.
-pub trait SubgroupValue: Word {
+/// scans): `u32`, `i32`, `u64`, `i64` (wrapping), `f32` and `f64`, as on the GPU codegens.
+pub trait SubgroupValue: LaneValue + sealed::Value {
     /// The sum of no value.
     const ZERO: Self;
 }
 
-/// An integer of the bitwise subgroup reductions: `u32` and `i32`.
+/// An integer of the bitwise subgroup reductions: `u32`, `i32`, `u64` and `i64`.
 pub trait SubgroupBits: SubgroupValue {}
 
 impl SubgroupValue for u32 {
@@ -42,8 +64,19 @@ impl SubgroupValue for i32 {
 impl SubgroupValue for f32 {
     const ZERO: Self = 0.0;
 }
+impl SubgroupValue for u64 {
+    const ZERO: Self = 0;
+}
+impl SubgroupValue for i64 {
+    const ZERO: Self = 0;
+}
+impl SubgroupValue for f64 {
+    const ZERO: Self = 0.0;
+}
 impl SubgroupBits for u32 {}
 impl SubgroupBits for i32 {}
+impl SubgroupBits for u64 {}
+impl SubgroupBits for i64 {}
 
 impl Word for u32 {
     fn to_bits(self) -> u32 {

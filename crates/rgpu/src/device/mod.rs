@@ -26,7 +26,7 @@ pub use arch::{Global, Shared};
 pub use arch::ids;
 
 mod word;
-pub use word::Word;
+pub use word::{LaneValue, Word};
 
 #[cfg(any(rgpu_codegen = "nvptx", rgpu_codegen = "nvvm"))]
 mod warp;
@@ -340,42 +340,38 @@ impl<const D: usize> Group<D> {
     /// Lane `lane`'s `value`; `lane` must be the same on every invocation of the subgroup
     /// (dynamically uniform: Vulkan requires it). See [`Group::subgroup_shuffle`].
     #[inline(always)]
-    pub fn subgroup_broadcast<T: Word>(&self, value: T, lane: u32) -> T {
-        T::from_bits(arch::broadcast(value.to_bits(), lane))
+    pub fn subgroup_broadcast<T: LaneValue>(&self, value: T, lane: u32) -> T {
+        value.map_words(|w| arch::broadcast(w, lane))
     }
 
     /// Lane `lane`'s `value`, where `lane` may differ between invocations (each reads the
     /// lane it names; a lane of the subgroup, `0..subgroup_size()`). CUDA: `shfl.sync.idx`;
     /// Vulkan: `OpGroupNonUniformShuffle`; cpu: the invocation's own value.
     #[inline(always)]
-    pub fn subgroup_shuffle<T: Word>(&self, value: T, lane: u32) -> T {
-        T::from_bits(arch::shuffle(value.to_bits(), lane))
+    pub fn subgroup_shuffle<T: LaneValue>(&self, value: T, lane: u32) -> T {
+        value.map_words(|w| arch::shuffle(w, lane))
     }
 
     /// Lane `subgroup_lane() ^ mask`'s `value` (a butterfly step; `mask <
     /// subgroup_size()`). CUDA: `shfl.sync.bfly`; Vulkan: `OpGroupNonUniformShuffleXor`.
     #[inline(always)]
-    pub fn subgroup_shuffle_xor<T: Word>(&self, value: T, mask: u32) -> T {
-        T::from_bits(arch::shuffle_xor(value.to_bits(), mask))
+    pub fn subgroup_shuffle_xor<T: LaneValue>(&self, value: T, mask: u32) -> T {
+        value.map_words(|w| arch::shuffle_xor(w, mask))
     }
 
     /// Lane `subgroup_lane() - delta`'s `value`; the lanes below `delta` get their own.
     /// CUDA: `shfl.sync.up`; Vulkan: `OpGroupNonUniformShuffleUp`.
     #[inline(always)]
-    pub fn subgroup_shuffle_up<T: Word>(&self, value: T, delta: u32) -> T {
-        T::from_bits(arch::shuffle_up(value.to_bits(), delta, self.ids.lane))
+    pub fn subgroup_shuffle_up<T: LaneValue>(&self, value: T, delta: u32) -> T {
+        value.map_words(|w| arch::shuffle_up(w, delta, self.ids.lane))
     }
 
     /// Lane `subgroup_lane() + delta`'s `value`; the lanes where that is past the subgroup
     /// get their own. CUDA: `shfl.sync.down`; Vulkan: `OpGroupNonUniformShuffleDown`.
     #[inline(always)]
-    pub fn subgroup_shuffle_down<T: Word>(&self, value: T, delta: u32) -> T {
-        T::from_bits(arch::shuffle_down(
-            value.to_bits(),
-            delta,
-            self.ids.lane,
-            self.ids.subgroup_size,
-        ))
+    pub fn subgroup_shuffle_down<T: LaneValue>(&self, value: T, delta: u32) -> T {
+        let (lane, size) = (self.ids.lane, self.ids.subgroup_size);
+        value.map_words(|w| arch::shuffle_down(w, delta, lane, size))
     }
 }
 

@@ -13,7 +13,7 @@ use spirv_std::arch;
 use spirv_std::arch::IndexUnchecked;
 use spirv_std::memory::{Scope, Semantics};
 
-use super::Word;
+use super::{LaneValue, Word};
 
 mod atomic;
 pub use atomic::{atomic_add_f32, fence, AtomicOps, Ptr};
@@ -57,7 +57,7 @@ pub fn any(predicate: bool) -> bool {
 }
 
 /// Subgroup arithmetic for one type: GroupNonUniformArithmetic's instruction for it.
-pub trait Lanes: Word {
+pub trait Lanes: LaneValue {
     fn subgroup_add(self) -> Self;
     fn subgroup_min(self) -> Self;
     fn subgroup_max(self) -> Self;
@@ -143,8 +143,35 @@ macro_rules! bit_lanes {
     };
 }
 
+lanes!(
+    u64,
+    subgroup_i_add,
+    subgroup_inclusive_i_add,
+    subgroup_exclusive_i_add,
+    subgroup_u_min,
+    subgroup_u_max
+);
+lanes!(
+    i64,
+    subgroup_i_add,
+    subgroup_inclusive_i_add,
+    subgroup_exclusive_i_add,
+    subgroup_s_min,
+    subgroup_s_max
+);
+lanes!(
+    f64,
+    subgroup_f_add,
+    subgroup_inclusive_f_add,
+    subgroup_exclusive_f_add,
+    subgroup_f_min,
+    subgroup_f_max
+);
+
 bit_lanes!(u32);
 bit_lanes!(i32);
+bit_lanes!(u64);
+bit_lanes!(i64);
 
 #[inline(always)]
 pub fn broadcast(value: u32, lane: u32) -> u32 {

@@ -4,9 +4,9 @@
 //! (`arch::shfl_xor`, `arch::shfl_up`). The order of the float additions is the butterfly's
 //! (lane distance 16, 8, 4, 2, 1), the same on every CUDA GPU.
 
-use super::{arch, Word};
+use super::{arch, LaneValue};
 
-/// Subgroup arithmetic for one type (`u32`, `i32`, `f32`): what `Group`'s methods call, the
+/// Subgroup arithmetic for one type (`u32`, `i32`, `u64`, `i64`, `f32`, `f64`): what `Group`'s methods call, the
 /// same names on every codegen.
 pub trait Lanes: Ops {
     fn subgroup_add(self) -> Self;
@@ -62,7 +62,7 @@ impl<T: BitOps> BitLanes for T {
 }
 
 /// The operations of one type, for the ladders below.
-pub trait Ops: Word {
+pub trait Ops: LaneValue {
     /// The identity of `plus`.
     const ZERO: Self;
     fn plus(self, other: Self) -> Self;
@@ -122,35 +122,44 @@ macro_rules! int_lanes {
 
 int_lanes!(u32);
 int_lanes!(i32);
+int_lanes!(u64);
+int_lanes!(i64);
 
-impl Ops for f32 {
-    const ZERO: Self = 0.0;
-    const EXACT_MINUS: bool = false;
-    #[inline(always)]
-    fn plus(self, other: Self) -> Self {
-        self + other
-    }
-    /// PTX `min.f32`: the number when one of the two is NaN (Rust's `f32::min`).
-    #[inline(always)]
-    fn lesser(self, other: Self) -> Self {
-        self.min(other)
-    }
-    #[inline(always)]
-    fn greater(self, other: Self) -> Self {
-        self.max(other)
-    }
-    #[inline(always)]
-    fn minus(self, other: Self) -> Self {
-        self - other
-    }
+macro_rules! float_lanes {
+    ($t:ty) => {
+        impl Ops for $t {
+            const ZERO: Self = 0.0;
+            const EXACT_MINUS: bool = false;
+            #[inline(always)]
+            fn plus(self, other: Self) -> Self {
+                self + other
+            }
+            /// PTX `min.f32`/`.f64`: the number when one of the two is NaN (Rust's `min`).
+            #[inline(always)]
+            fn lesser(self, other: Self) -> Self {
+                self.min(other)
+            }
+            #[inline(always)]
+            fn greater(self, other: Self) -> Self {
+                self.max(other)
+            }
+            #[inline(always)]
+            fn minus(self, other: Self) -> Self {
+                self - other
+            }
+        }
+    };
 }
+
+float_lanes!(f32);
+float_lanes!(f64);
 
 /// `op` over the warp, every lane getting the result (lane distances 16, 8, 4, 2, 1).
 #[inline(always)]
-fn reduce<T: Word>(mut value: T, op: impl Fn(T, T) -> T) -> T {
+fn reduce<T: LaneValue>(mut value: T, op: impl Fn(T, T) -> T) -> T {
     let mut offset = 16;
     while offset > 0 {
-        value = op(value, T::from_bits(arch::shfl_xor(value.to_bits(), offset)));
+        value = op(value, value.map_words(|w| arch::shfl_xor(w, offset)));
         offset /= 2;
     }
     value
@@ -162,7 +171,7 @@ fn inclusive_add<T: Ops>(value: T, lane: u32) -> T {
     let mut sum = value;
     let mut delta = 1;
     while delta < 32 {
-        let other = T::from_bits(arch::shfl_up(sum.to_bits(), delta));
+        let other = sum.map_words(|w| arch::shfl_up(w, delta));
         if lane >= delta {
             sum = sum.plus(other);
         }
@@ -178,7 +187,7 @@ fn exclusive_add<T: Ops>(value: T, lane: u32) -> T {
     if T::EXACT_MINUS {
         inclusive.minus(value)
     } else {
-        let below = T::from_bits(arch::shfl_up(inclusive.to_bits(), 1));
+        let below = inclusive.map_words(|w| arch::shfl_up(w, 1));
         if lane == 0 {
             T::ZERO
         } else {
