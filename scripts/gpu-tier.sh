@@ -14,7 +14,13 @@
 #   workspace's own binary) with --verify: both algorithms, u32/i32/f32 keys, an odd length
 #   (a partial last warp and tile), on cuda, ash and wgpu;
 # - benchmarks/math_precision: each float function's largest error in ulp per backend;
-# - benchmarks/user_kernels (--sizes large --check-only) when it was built.
+# - benchmarks/user_kernels (--sizes large --check-only) when it was built;
+# - rgpu-primitives' checks (the program of tests/fixtures/primitives, PRIMITIVES_BIN) on
+#   cuda, ash, wgpu and wgpu through naga;
+# - the runtime's cuda tests (crates/rgpu-runtime/tests/cuda.rs, RUNTIME_CUDA_TESTS: the
+#   binary `cargo test -p rgpu-runtime --features cuda --no-run` prints) with a GPU required.
+# A corpus run that hangs is run again kernel by kernel (the ones it had not reported), each
+# under its own timeout, so the summary names the kernel that hangs.
 # The Vulkan loader comes from .gl/*.deb when the machine has none (docs/reference.md).
 set -u
 R=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,6 +34,12 @@ if [ "${1:-}" = "--pack" ]; then
     "$R/benchmarks/user_kernels/target/release/user-kernels"; do
     if [ -n "$bin" ] && [ -x "$bin" ]; then cp "$bin" "$DIR/"; echo "packed $bin"; fi
   done
+  if [ -n "${PRIMITIVES_BIN:-}" ] && [ -x "$PRIMITIVES_BIN" ]; then
+    cp "$PRIMITIVES_BIN" "$DIR/primitives"; echo "packed $PRIMITIVES_BIN as primitives"
+  fi
+  if [ -n "${RUNTIME_CUDA_TESTS:-}" ] && [ -x "$RUNTIME_CUDA_TESTS" ]; then
+    cp "$RUNTIME_CUDA_TESTS" "$DIR/runtime-cuda-tests"; echo "packed $RUNTIME_CUDA_TESTS as runtime-cuda-tests"
+  fi
   exit 0
 fi
 OUT=${1:-${OUT:-$R/.device/gpu-tier-out}}
@@ -46,14 +58,36 @@ run_path() { # name, path, command...
   if [ $rc = 124 ]; then say "$name on $path: HANG (killed after 300 s)"; fi
   return $rc
 }
+# The corpus on one path; after a hang, each kernel it had not reported alone (60 s each).
+corpus_path() {
+  local path=$1
+  run_path corpus "$path" "$DIR/corpus"
+  [ $? = 124 ] || return 0
+  local kernel
+  for kernel in $(tail -n +2 "$OUT/corpus.cpu" | cut -d: -f1); do
+    grep -q "^$kernel:" "$OUT/corpus.$path" && continue
+    local env=(RGPU_BACKEND="$path")
+    if [ "$path" = naga ]; then env=(RGPU_BACKEND=wgpu RGPU_WGPU_SHADER=naga); fi
+    if ! env "${env[@]}" timeout 60 "$DIR/corpus" "$kernel" 2>&1 | grep "^$kernel:" >> "$OUT/corpus.$path"; then
+      echo "$kernel: HANG (no answer in 60 s, alone)" >> "$OUT/corpus.$path"
+    fi
+  done
+}
+# A path's kernel lines in the cpu run's order (the reruns after a hang come last).
+sort_like_cpu() {
+  local kernel
+  for kernel in $(tail -n +2 "$OUT/corpus.cpu" | cut -d: -f1); do
+    grep -m1 "^$kernel:" "$1" || echo "$kernel: no answer"
+  done
+}
 if [ -x "$DIR/corpus" ]; then
-  for path in cpu cuda ash wgpu naga; do run_path corpus "$path" "$DIR/corpus"; done
+  for path in cpu cuda ash wgpu naga; do corpus_path "$path"; done
   for path in cuda ash wgpu naga; do
-    total=$(tail -n +2 "$OUT/corpus.$path" | wc -l)
-    differ=$(diff <(tail -n +2 "$OUT/corpus.cpu") <(tail -n +2 "$OUT/corpus.$path") | grep -c '^>')
+    total=$(sort_like_cpu "$OUT/corpus.$path" | wc -l)
+    differ=$(diff <(tail -n +2 "$OUT/corpus.cpu") <(sort_like_cpu "$OUT/corpus.$path") | grep -c '^>')
     errors=$(grep -c ': error:' "$OUT/corpus.$path")
     say "corpus on $path: $((total - differ)) of $total kernels equal the cpu's; $differ differ ($errors errors)"
-    diff <(tail -n +2 "$OUT/corpus.cpu") <(tail -n +2 "$OUT/corpus.$path") | grep '^>' | sed 's/^/    /' | tee -a "$SUMMARY"
+    diff <(tail -n +2 "$OUT/corpus.cpu") <(sort_like_cpu "$OUT/corpus.$path") | grep '^>' | sed 's/^/    /' | tee -a "$SUMMARY"
   done
 fi
 if [ -x "$DIR/sortdemo" ]; then
@@ -83,4 +117,19 @@ if [ -x "$DIR/user-kernels" ]; then
   total=$(grep -c '"backend": "\(cuda\|ash\|wgpu\)"' "$OUT/user_kernels_checks.jsonl")
   say "user-kernels (large, checks only) exited $rc: $passed of $total checks pass"
 fi
-cat "$SUMMARY"
+if [ -x "$DIR/primitives" ]; then
+  for path in cuda ash wgpu naga; do
+    run_path primitives "$path" "$DIR/primitives"
+    rc=$?
+    if grep -q "all checks passed" "$OUT/primitives.$path"; then
+      say "primitives on $path: all checks passed"
+    else
+      say "primitives on $path: FAILED (exit $rc; primitives.$path)"
+      grep -i "differ\|error\|panick" "$OUT/primitives.$path" | head -5 | sed 's/^/    /' | tee -a "$SUMMARY"
+    fi
+  done
+fi
+if [ -x "$DIR/runtime-cuda-tests" ]; then
+  RGPU_REQUIRE_CUDA=1 timeout 300 "$DIR/runtime-cuda-tests" --test-threads=1 > "$OUT/runtime_cuda_tests.txt" 2>&1
+  say "runtime cuda tests exited $?: $(grep '^test result' "$OUT/runtime_cuda_tests.txt" | tail -1)"
+fi
