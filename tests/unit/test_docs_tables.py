@@ -206,3 +206,17 @@ def test_the_ci_page_lists_every_job_the_workflow_writes() -> None:
     assert not documented - written, (
         f"docs/ci.md lists jobs rgpu writes not: {documented - written}"
     )
+
+
+def test_the_variables_the_programs_read_are_read_by_the_runtime() -> None:
+    text = COMMANDS.read_text(encoding="utf-8")
+    section = text[text.index("## Variables the programs read") :]
+    named = set(re.findall(r"\bRGPU_[A-Z_]+\b", section))
+    assert named, "docs/commands.md names no variable the programs read"
+    sources = "".join(
+        p.read_text(encoding="utf-8")
+        for p in (REPO / "crates").rglob("*.rs")
+        if "target" not in p.parts
+    )
+    unread = sorted(v for v in named if f'"{v}"' not in sources)
+    assert not unread, f"docs/commands.md names variables no crate reads: {unread}"
