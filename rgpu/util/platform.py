@@ -3,7 +3,7 @@ cache directory, and where a browser is installed.
 
 Each function reads `sys.platform` when it is called (tests set it to another system's).
 Linux is where rgpu has run; macOS and Windows follow their own conventions here but have
-not been run (README, "Platforms").
+not been run (docs/platforms.md).
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ def test_one_job_per_backend_and_cuda_codegen() -> None:
 
 
 def test_wgpu_also_runs_on_metal_and_dx12_runners() -> None:
-    """wgpu's other platforms (README, "Platforms"): the same commands as on lavapipe, on a
+    """wgpu's other platforms (docs/platforms.md): the same commands as on lavapipe, on a
     macOS runner (Metal) and a Windows runner (DX12 on WARP), each with its caches where
     rgpu and cargo-gpu keep them on that system."""
     by_id = {j.id: j for j in workflow.jobs_for(ALL, ci_run=("--", "--verify"))}

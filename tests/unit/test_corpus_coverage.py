@@ -1,5 +1,5 @@
 """The portability corpus (tests/corpus/kernels.rs) holds every kernel rgpu's templates, tests,
-README and benchmarks compile, by name: a new kernel there is a new row of
+README, docs and benchmarks compile, by name: a new kernel there is a new row of
 docs/portability.md's table, or this test says which one is missing. (tests/unit's kernels
 are source text for the parsers, never compiled.)"""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from tests.corpus_table import KERNEL, REPO, SORT_KERNELS, corpus_kernels, primitives_kernels
 
-SEARCHED = ("templates", "tests/integration", "tests/saxpy.py", "benchmarks", "README.md")
+SEARCHED = ("templates", "tests/integration", "tests/saxpy.py", "benchmarks", "README.md", "docs")
 SUFFIXES = (".rs", ".py", ".jinja", ".md", ".sh")
 
 

@@ -1,6 +1,6 @@
 """What differs on macOS and Windows (rgpu/util/platform.py and its users), checked here by
 setting sys.platform / os.name to theirs: the code paths run, on Linux. Nothing here proves
-rgpu runs on those systems (README, "Platforms": not run there)."""
+rgpu runs on those systems (docs/platforms.md: not run there)."""
 
 from __future__ import annotations
 

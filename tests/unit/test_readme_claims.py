@@ -1,5 +1,6 @@
-"""What README.md says about the features a build passes and `rgpu init` adds is what the code
-does (a new user once read `--features cpu,<B>`, which no workspace has)."""
+"""What README.md (and docs/commands.md) say about the features a build passes and `rgpu init`
+adds is what the code does (a new user once read `--features cpu,<B>`, which no workspace
+has)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from tests.conftest import REPO
 from tests.unit.projects import demo_workspace
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
+COMMANDS = (REPO / "docs" / "commands.md").read_text(encoding="utf-8")
 
 
 def test_the_host_build_passes_the_kernel_crates_backend_features(tmp_path: Path) -> None:
@@ -19,8 +21,9 @@ def test_the_host_build_passes_the_kernel_crates_backend_features(tmp_path: Path
     step = host.host_step(ws, [BACKENDS["cpu"], BACKENDS["cuda"], BACKENDS["wgpu"]], "release")
     assert step.argv[-2:] == ("--features", "demo-kernel/cuda,demo-kernel/wgpu")
     assert "`cargo build --features\n<kernel-crate>/<backend>`" in README
-    assert "--features <kernel-crate>/<B>,..." in README
-    assert "--features cpu" not in README  # there is no cpu feature: it is always built in
+    assert "--features <kernel-crate>/<B>,..." in COMMANDS
+    for text in (README, COMMANDS):  # there is no cpu feature: it is always built in
+        assert "--features cpu" not in text
 
 
 def test_the_features_rgpu_init_adds_are_the_ones_readme_lists() -> None:

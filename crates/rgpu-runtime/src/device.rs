@@ -174,7 +174,7 @@ impl Device {
     }
 
     /// Waits for every launch queued so far. Between chunks of a long computation, it is
-    /// the point where a program can report progress (README: "Progress over long work").
+    /// the point where a program can report progress (docs/devices.md).
     pub fn sync(&self) -> Result<(), Error> {
         self.inner.kind.sync()
     }

@@ -14,9 +14,10 @@
 //! kernel::saxpy(&device, n, 2.0, &x, &mut y)?;     // host slices or device Buffers
 //! ```
 //!
-//! `rgpu build --backend cuda|wgpu|ash` compiles the kernel crate to PTX (rustc's nvptx64
-//! target or Rust-CUDA's nvvm) and SPIR-V (rust-gpu), and `embed_kernels!()` embeds what it
-//! built; the cpu backend runs the same function natively.
+//! `rgpu build --backend cuda|wgpu|ash|webgpu` compiles the kernel crate to PTX for cuda
+//! (rustc's nvptx64 target or Rust-CUDA's nvvm), SPIR-V for wgpu and ash (rust-gpu), and
+//! WGSL written from that SPIR-V for webgpu (a browser), and `embed_kernels!()` embeds what
+//! it built; the cpu backend runs the same function natively.
 //!
 //! # Kernels
 //!

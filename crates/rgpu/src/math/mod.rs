@@ -46,7 +46,7 @@ mod spirv;
 /// on the host (the cpu backend) to std's own `mul_add`, correctly rounded. Floats stay
 /// bit-identical across the cpu, cuda, wgpu and ash backends: a kernel gets a fused
 /// multiply-add where it writes `mul_add`, and nowhere else (`a * b + c` rounds twice on
-/// every backend; see the README on float contraction).
+/// every backend; docs/backends.md, "Vulkan backends", says how on Vulkan).
 pub trait MulAdd: Copy {
     /// `self * a + b`, rounded once.
     fn mul_add(self, a: Self, b: Self) -> Self;
