@@ -18,7 +18,10 @@
 # - rgpu-primitives' checks (the program of tests/fixtures/primitives, PRIMITIVES_BIN) on
 #   cuda, ash, wgpu and wgpu through naga;
 # - the runtime's cuda tests (crates/rgpu-runtime/tests/cuda.rs, RUNTIME_CUDA_TESTS: the
-#   binary `cargo test -p rgpu-runtime --features cuda --no-run` prints) with a GPU required.
+#   binary `cargo test -p rgpu-runtime --features cuda --no-run` prints) with a GPU required;
+# - the sort demo's parity tests (its tests/parity.rs, PARITY_TESTS: special values, odd
+#   lengths, both algorithms, against Rust's sort) on every backend built in, each required,
+#   then on wgpu through naga.
 # A corpus run that hangs is run again kernel by kernel (the ones it had not reported), each
 # under its own timeout, so the summary names the kernel that hangs.
 # The Vulkan loader comes from .gl/*.deb when the machine has none (docs/reference.md).
@@ -36,6 +39,9 @@ if [ "${1:-}" = "--pack" ]; then
   done
   if [ -n "${PRIMITIVES_BIN:-}" ] && [ -x "$PRIMITIVES_BIN" ]; then
     cp "$PRIMITIVES_BIN" "$DIR/primitives"; echo "packed $PRIMITIVES_BIN as primitives"
+  fi
+  if [ -n "${PARITY_TESTS:-}" ] && [ -x "$PARITY_TESTS" ]; then
+    cp "$PARITY_TESTS" "$DIR/parity-tests"; echo "packed $PARITY_TESTS as parity-tests"
   fi
   if [ -n "${RUNTIME_CUDA_TESTS:-}" ] && [ -x "$RUNTIME_CUDA_TESTS" ]; then
     cp "$RUNTIME_CUDA_TESTS" "$DIR/runtime-cuda-tests"; echo "packed $RUNTIME_CUDA_TESTS as runtime-cuda-tests"
@@ -128,6 +134,12 @@ if [ -x "$DIR/primitives" ]; then
       grep -i "differ\|error\|panick" "$OUT/primitives.$path" | head -5 | sed 's/^/    /' | tee -a "$SUMMARY"
     fi
   done
+fi
+if [ -x "$DIR/parity-tests" ]; then
+  RGPU_REQUIRE_BACKENDS=cuda,ash,wgpu timeout 600 "$DIR/parity-tests" --test-threads=1 > "$OUT/parity_tests.txt" 2>&1
+  say "parity tests (cuda, ash, wgpu required) exited $?: $(grep '^test result' "$OUT/parity_tests.txt" | tail -1)"
+  RGPU_REQUIRE_BACKENDS=wgpu RGPU_WGPU_SHADER=naga timeout 600 "$DIR/parity-tests" --test-threads=1 > "$OUT/parity_tests.naga.txt" 2>&1
+  say "parity tests again, wgpu through naga, exited $?: $(grep '^test result' "$OUT/parity_tests.naga.txt" | tail -1)"
 fi
 if [ -x "$DIR/runtime-cuda-tests" ]; then
   RGPU_REQUIRE_CUDA=1 timeout 300 "$DIR/runtime-cuda-tests" --test-threads=1 > "$OUT/runtime_cuda_tests.txt" 2>&1
