@@ -187,13 +187,7 @@ impl WgpuDevice {
         let Some(mapping) = stage.mapping.take() else {
             return Ok(());
         };
-        self.gpu
-            .device
-            .poll(wgpu::PollType::Wait {
-                submission_index: Some(mapping.after),
-                timeout: None,
-            })
-            .map_err(|e| Error::api_call(BACKEND, "waiting for the GPU", e))?;
+        self.gpu.wait_for(Some(mapping.after))?;
         let done = match mapping.done.try_recv() {
             Ok(done) => done,
             // Callbacks run in poll: one that waits for everything runs this one too.
@@ -207,7 +201,7 @@ impl WgpuDevice {
                 })?
             }
         };
-        done.map_err(|e| Error::api_call(BACKEND, "mapping a staging buffer", e))
+        done.map_err(|e| self.gpu.explain("mapping a staging buffer", e))
     }
 
     /// Asks for `stage` to be mapped again once submission `after` is done.
