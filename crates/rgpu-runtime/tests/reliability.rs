@@ -4,7 +4,7 @@
 //!   `Error::Timeout` naming it, within a bound, and the process still exits cleanly: on
 //!   the Vulkan backends and cuda each case runs in a child process (this binary, an ignored
 //!   test), and the parent asserts that the child exited 0 in time.
-//! - Load: 8 threads x `RGPU_LOAD_LAUNCHES` (default 200; 10000 on a GPU) mixed launches on
+//! - Load: 8 threads x `RGPU_LOAD_LAUNCHES` (default 1000; 10000 on a GPU) mixed launches on
 //!   one device, each result checked exactly, while one thread also makes an argument error
 //!   now and then; an allocation larger than the device is `Error::OutOfMemory` and the
 //!   device stays usable (`RGPU_LOAD_FILL=1`: also allocate 256 MiB buffers until the
@@ -400,7 +400,7 @@ fn launches_per_thread() -> usize {
     std::env::var("RGPU_LOAD_LAUNCHES")
         .ok()
         .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(200)
+        .unwrap_or(1000)
 }
 
 /// 8 threads x `RGPU_LOAD_LAUNCHES` mixed launches on one device (host slices; device
