@@ -40,11 +40,30 @@ fn timeout_from(value: Option<&str>) -> Result<Option<Duration>, Error> {
     }
 }
 
+// Used by the GPU backends only.
+#[cfg_attr(
+    not(any(
+        feature = "cuda",
+        feature = "wgpu",
+        feature = "ash",
+        all(feature = "webgpu", target_arch = "wasm32")
+    )),
+    allow(dead_code)
+)]
 /// A device that can no longer be used: the first error that made it so, returned by every
 /// later call.
 #[derive(Default)]
 pub(crate) struct Lost(OnceLock<Error>);
 
+#[cfg_attr(
+    not(any(
+        feature = "cuda",
+        feature = "wgpu",
+        feature = "ash",
+        all(feature = "webgpu", target_arch = "wasm32")
+    )),
+    allow(dead_code)
+)]
 impl Lost {
     /// Marks the device lost with `error` (the first one wins) and returns that first one.
     pub(crate) fn set(&self, error: Error) -> Error {
