@@ -17,6 +17,7 @@ mod staging;
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::mem::ManuallyDrop;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{
@@ -48,7 +49,19 @@ fn transfer_bug(bytes: usize, capacity: usize) -> Error {
 
 /// A cuda buffer's memory: at least 4 bytes, so empty buffers have an address.
 pub(crate) struct CudaMemory {
-    slice: CudaSlice<u8>,
+    /// (Not freed once the device is lost: `cuMemFree` may wait for a kernel that never
+    /// ends.)
+    slice: ManuallyDrop<CudaSlice<u8>>,
+    device_lost: Arc<Lost>,
+}
+
+impl Drop for CudaMemory {
+    fn drop(&mut self) {
+        if !self.device_lost.is_lost() {
+            // SAFETY: dropped once, here, and not used after.
+            unsafe { ManuallyDrop::drop(&mut self.slice) };
+        }
+    }
 }
 
 /// One loaded module, and what the description says about it.
@@ -90,7 +103,7 @@ pub(crate) struct CudaDevice {
     timeout: Option<std::time::Duration>,
     /// Set once a wait timed out or the context hit a sticky error: every later call
     /// returns it.
-    lost: Lost,
+    lost: Arc<Lost>,
     /// The kernel launched last, which a timed-out wait names.
     last_kernel: Mutex<&'static str>,
 }
@@ -248,7 +261,7 @@ impl Api for CudaDevice {
             state: Mutex::default(),
             staging: Mutex::default(),
             timeout: launch_timeout(wanted.launch_timeout)?,
-            lost: Lost::default(),
+            lost: Arc::default(),
             last_kernel: Mutex::new("(none launched yet)"),
         })
     }
@@ -301,7 +314,10 @@ impl Api for CudaDevice {
             .stream
             .alloc_zeros::<u8>(size as usize)
             .map_err(|e| Error::out_of_memory(BACKEND, bytes as u64, e.to_string()))?;
-        Ok(CudaMemory { slice })
+        Ok(CudaMemory {
+            slice: ManuallyDrop::new(slice),
+            device_lost: Arc::clone(&self.lost),
+        })
     }
 
     /// Copies `data` into `memory` from byte `offset`, after the launches queued before.
