@@ -323,6 +323,44 @@ fn an_endless_kernel_times_out_on_the_cpu_and_the_device_goes_on() {
     spin_times_out(Backend::Cpu);
 }
 
+#[test]
+fn an_endless_group_kernel_times_out_at_its_barrier_on_the_cpu() {
+    let (device, _) = Device::options()
+        .backend(Backend::Cpu)
+        .launch_timeout(Duration::from_millis(LIMIT_MS))
+        .select()
+        .unwrap();
+    let started = Instant::now();
+    let e = rgpu_runtime::__private::cpu::run_groups_on(&device, "barriers", 4, 32, 0, &|g, _| {
+        // Every invocation waits at the barrier, forever.
+        loop {
+            g.barrier();
+        }
+    })
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Timeout {
+                kernel: "barriers",
+                ..
+            }
+        ),
+        "{e:#?}"
+    );
+    assert!(started.elapsed() < BOUND);
+    // A launch without a limit on the same pool still runs.
+    let (unlimited, _) = Device::options()
+        .backend(Backend::Cpu)
+        .launch_timeout(Duration::ZERO)
+        .select()
+        .unwrap();
+    let x = vec![5u32; 64];
+    let mut out = vec![0u32; 64];
+    add(&unlimited, 64, &x, &x, &mut out).unwrap();
+    assert!(out.iter().all(|&v| v == 10));
+}
+
 /// Runs this binary's ignored test `name` in a child process and asserts that it passed
 /// and exited within the bound (a device that waits for an endless kernel on exit, or a
 /// driver thread that keeps the process alive, would fail here).
