@@ -66,6 +66,14 @@ pub fn global_atomics(item: rgpu::Item, out: rgpu::Global<u32>) {
     out.atomic_max(1, item.index());
     out.atomic_min(2, item.index() ^ 0x5555);
 }
+
+/// Never ends: every item waits for a flag nobody sets (read with an atomic add of 0, which
+/// no compiler may hoist out of the loop). The launch timeout's test.
+#[rgpu::kernel]
+pub fn spin(item: rgpu::Item, flag: rgpu::Global<u32>) {
+    let _ = item;
+    while flag.atomic_add(0, 0) == 0 {}
+}
 """
 # tests/api.rs.
 API_TEST = """\
@@ -192,6 +200,35 @@ fn launches_of_any_size_and_shape() {
             return Err(format!("overflow: {err}"));
         }
         Ok(())
+    });
+}
+
+/// A kernel that never ends is `Error::Timeout` naming it, within a bound, on a device of
+/// the same backend opened with a 500 ms launch timeout; the test process then exits as
+/// usual (a GPU device is left lost, and must not hold the exit up).
+#[test]
+fn an_endless_kernel_is_a_timeout_naming_it() {
+    rgpu::testing::each_backend("timeout", |device| {
+        let e = |e: rgpu::Error| e.to_string();
+        let limit = std::time::Duration::from_millis(500);
+        let (device, _) = rgpu::Device::options()
+            .backend(device.backend())
+            .launch_timeout(limit)
+            .select()
+            .map_err(e)?;
+        let mut flag = device.zeros::<u32>(1).map_err(e)?;
+        let started = std::time::Instant::now();
+        let result = kernel::spin(&device, 256, &mut flag).and_then(|()| device.sync());
+        let took = started.elapsed();
+        match result {
+            Err(rgpu::Error::Timeout { kernel: "spin", after_ms: 500, .. })
+                if took >= limit && took < std::time::Duration::from_secs(20) =>
+            {
+                eprintln!("{}: {} (after {took:?})", device.backend(), result.unwrap_err());
+                Ok(())
+            }
+            other => Err(format!("spin: {other:?} after {took:?}")),
+        }
     });
 }
 """

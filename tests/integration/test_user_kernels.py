@@ -54,7 +54,7 @@ CASES = (
 TOLERANCE = {"nbody": 1e-4, "nbody_tuned": 1e-4, "softmax": 1e-5}
 MUL_ADD = {"saxpy", "sgemm"}
 UNFUSED = "unfused: each mul_add rounded twice (the driver splits Fma)"
-API_ENTRY_POINTS = "fma32 fma64 items1 items2 items3 groups1 groups3 global_atomics".split()
+API_ENTRY_POINTS = "fma32 fma64 items1 items2 items3 groups1 groups3 global_atomics spin".split()
 COLD_BUILD_TIMEOUT = 3600
 
 
@@ -144,7 +144,7 @@ def test_the_kernel_api_on_every_backend(ws: Path) -> None:
         check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    for test in ("fma", "grid"):
+    for test in ("fma", "grid", "timeout"):
         for backend in ("cpu", "wgpu", "ash"):
             assert re.search(rf"PASSED {backend} \({test}\)", proc.stderr), proc.stderr
 

@@ -333,19 +333,21 @@ fn cpu_path(k: &Kernel, info: &Ident) -> TokenStream {
         })
         .collect();
     let dims = k.dims;
+    let kernel_name = k.name.to_string();
     let run = match (k.mode, dims) {
         (Mode::Items, 1) => quote! {
-            __rgpu::cpu::run_items_on(device, __count, #threads, &|__ctx: ::rgpu::Item| {
-                let __i = __ctx.index() as usize;
-                #body(#(#call_args),*)
-            });
+            __rgpu::cpu::run_items_on(device, #kernel_name, __count, #threads,
+                &|__ctx: ::rgpu::Item| {
+                    let __i = __ctx.index() as usize;
+                    #body(#(#call_args),*)
+                })?;
         },
         (Mode::Items, _) => quote! {
-            __rgpu::cpu::run_items_grid_on(device, __count, __shape, #threads,
+            __rgpu::cpu::run_items_grid_on(device, #kernel_name, __count, __shape, #threads,
                 &|__ctx: ::rgpu::Item<#dims>| {
                     let __i = __ctx.index() as usize;
                     #body(#(#call_args),*)
-                });
+                })?;
         },
         (Mode::Groups, 1) => {
             let shared = shared_bytes(k);
@@ -354,7 +356,7 @@ fn cpu_path(k: &Kernel, info: &Ident) -> TokenStream {
                 __rgpu::cpu::run_groups_on(device, #name, __count, #threads, #shared,
                     &|__ctx: ::rgpu::Group, __scratch: *mut u8| {
                         #body(#(#call_args),*)
-                    });
+                    })?;
             }
         }
         (Mode::Groups, _) => {
@@ -364,7 +366,7 @@ fn cpu_path(k: &Kernel, info: &Ident) -> TokenStream {
                 __rgpu::cpu::run_groups_grid_on(device, #name, __count, __shape, #threads,
                     #shared, &|__ctx: ::rgpu::Group<#dims>, __scratch: *mut u8| {
                         #body(#(#call_args),*)
-                    });
+                    })?;
             }
         }
     };

@@ -6,6 +6,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytemuck::Pod;
 
@@ -136,6 +137,16 @@ impl Device {
         }
     }
 
+    /// The cpu device's launch timeout (`None` on other backends: launchers on the cpu only
+    /// ask it).
+    pub(crate) fn cpu_timeout(&self) -> Option<Duration> {
+        match &self.inner.kind {
+            DeviceKind::Cpu(cpu) => cpu.timeout(),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+
     pub fn backend(&self) -> Backend {
         self.inner.kind.backend()
     }
@@ -221,6 +232,7 @@ pub struct DeviceOptions {
     plan: Option<Plan>,
     device: Option<DeviceChoice>,
     cpu_threads: Option<usize>,
+    launch_timeout: Option<Option<Duration>>,
 }
 
 impl DeviceOptions {
@@ -247,6 +259,14 @@ impl DeviceOptions {
     /// (instead of what `RGPU_CPU_THREADS` says); 0 is `Error::Config` there.
     pub fn cpu_threads(mut self, threads: usize) -> Self {
         self.cpu_threads = Some(threads);
+        self
+    }
+
+    /// Give each launch, and each wait for queued launches (`sync`, a read), at most
+    /// `limit` (instead of what `RGPU_LAUNCH_TIMEOUT_MS` says; default 60 s): past it the
+    /// call returns `Error::Timeout` naming the kernel. `Duration::ZERO`: no limit.
+    pub fn launch_timeout(mut self, limit: Duration) -> Self {
+        self.launch_timeout = Some((!limit.is_zero()).then_some(limit));
         self
     }
 
@@ -292,6 +312,7 @@ impl DeviceOptions {
             device,
             cpu_devices,
             cpu_threads: self.cpu_threads,
+            launch_timeout: self.launch_timeout,
         };
         Ok((plan, wanted))
     }

@@ -189,6 +189,9 @@ pub(crate) struct Wanted {
     /// The cpu backend's thread count, where the program gave one (else
     /// `RGPU_CPU_THREADS`).
     pub(crate) cpu_threads: Option<usize>,
+    /// The launch timeout, where the program gave one (`Some(None)`: none; else
+    /// `RGPU_LAUNCH_TIMEOUT_MS`, `common::deadline`).
+    pub(crate) launch_timeout: Option<Option<std::time::Duration>>,
 }
 
 impl Wanted {
@@ -199,6 +202,7 @@ impl Wanted {
             from_env: false,
             cpu_devices: CpuDevices::Accept,
             cpu_threads: None,
+            launch_timeout: None,
         }
     }
 

@@ -60,6 +60,19 @@ pub enum Error {
     /// The backend or its driver cannot report per-kernel statistics
     /// (`Device::kernel_stats`), and why.
     NoKernelStats { backend: Backend, reason: String },
+    /// A launch, or a wait for the launches queued before it (`sync`, a read), took longer
+    /// than the device's launch timeout (`DeviceOptions::launch_timeout`,
+    /// `RGPU_LAUNCH_TIMEOUT_MS`). `kernel` is the kernel launched, or the last one queued
+    /// before the wait. A GPU device is unusable afterwards (every call returns this error).
+    Timeout {
+        backend: Backend,
+        kernel: &'static str,
+        after_ms: u64,
+    },
+    /// The driver lost the device (Vulkan's `VK_ERROR_DEVICE_LOST`, wgpu's `device.lost`, a
+    /// sticky CUDA error): `reason` is the driver's own text. The device is unusable
+    /// afterwards; open a new one.
+    DeviceLost { backend: Backend, reason: String },
 }
 
 impl fmt::Display for Error {
@@ -135,6 +148,22 @@ impl fmt::Display for Error {
             Error::NoKernelStats { backend, reason } => {
                 write!(f, "{backend}: no per-kernel statistics: {reason}")
             }
+            Error::Timeout {
+                backend,
+                kernel,
+                after_ms,
+            } => write!(
+                f,
+                "kernel `{kernel}` did not finish on {backend} within {after_ms} ms (the launch \
+                 timeout): look for a loop that never ends in it, or raise the limit \
+                 (RGPU_LAUNCH_TIMEOUT_MS, DeviceOptions::launch_timeout); the device is \
+                 unusable now, open a new one"
+            ),
+            Error::DeviceLost { backend, reason } => write!(
+                f,
+                "{backend}: the driver lost the device ({reason}): open a new Device; if it \
+                 happens again, run the kernel on another backend or device to find the fault"
+            ),
         }
     }
 }
@@ -228,6 +257,21 @@ impl fmt::Debug for Error {
                 .field("backend", backend)
                 .field("reason", reason)
                 .finish(),
+            Error::Timeout {
+                backend,
+                kernel,
+                after_ms,
+            } => f
+                .debug_struct("Timeout")
+                .field("backend", backend)
+                .field("kernel", kernel)
+                .field("after_ms", after_ms)
+                .finish(),
+            Error::DeviceLost { backend, reason } => f
+                .debug_struct("DeviceLost")
+                .field("backend", backend)
+                .field("reason", reason)
+                .finish(),
         }
     }
 }
@@ -311,6 +355,27 @@ impl Error {
         Error::OutOfMemory {
             backend,
             bytes,
+            reason: reason.into(),
+        }
+    }
+
+    /// A wait longer than the launch timeout; `kernel` the last one launched.
+    pub(crate) fn timeout(
+        backend: Backend,
+        kernel: &'static str,
+        limit: std::time::Duration,
+    ) -> Self {
+        Error::Timeout {
+            backend,
+            kernel,
+            after_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
+        }
+    }
+
+    /// The driver lost the device; `reason` is its text.
+    pub(crate) fn device_lost(backend: Backend, reason: impl Into<String>) -> Self {
+        Error::DeviceLost {
+            backend,
             reason: reason.into(),
         }
     }
@@ -467,6 +532,15 @@ mod tests {
             Error::NoKernelStats {
                 backend: Backend::Wgpu,
                 reason: "wgpu 30 has no API for them: use the ash or cuda backend".into(),
+            },
+            Error::Timeout {
+                backend: Backend::Ash,
+                kernel: "spin",
+                after_ms: 500,
+            },
+            Error::DeviceLost {
+                backend: Backend::Ash,
+                reason: "vkWaitForFences: ERROR_DEVICE_LOST".into(),
             },
         ];
         for error in all {

@@ -13,13 +13,14 @@ use rgpu_runtime::{Backend, Device, Error, Group, Item, CPU_THREADS_VAR};
 fn seen_by_items(device: &Device) -> (HashSet<usize>, HashSet<usize>) {
     let sizes = Mutex::new(HashSet::new());
     let workers = Mutex::new(HashSet::new());
-    run_items_on(device, 1 << 16, 256, &|_item: Item| {
+    run_items_on(device, "k", 1 << 16, 256, &|_item: Item| {
         sizes.lock().unwrap().insert(rayon::current_num_threads());
         workers
             .lock()
             .unwrap()
             .insert(rayon::current_thread_index().unwrap_or(usize::MAX));
-    });
+    })
+    .unwrap();
     (sizes.into_inner().unwrap(), workers.into_inner().unwrap())
 }
 
@@ -35,7 +36,8 @@ fn the_cpu_thread_count_is_honoured_by_the_launch() {
     let groups = Mutex::new(HashSet::new());
     run_groups_on(&three, "k", 64, 32, 0, &|_g: Group, _s: *mut u8| {
         groups.lock().unwrap().insert(rayon::current_num_threads());
-    });
+    })
+    .unwrap();
     assert_eq!(groups.into_inner().unwrap(), HashSet::from([3]));
 
     // RGPU_CPU_THREADS, read when the cpu device opens (open, select, auto).

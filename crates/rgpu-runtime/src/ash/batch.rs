@@ -95,10 +95,15 @@ impl Context {
                 };
             }
         }
+        self.lost.check()?;
         // SAFETY: the batch command buffer is recording and ends here.
         unsafe { self.device.end_command_buffer(cb) }
             .map_err(|e| Error::api_call(BACKEND, "vkEndCommandBuffer", e))?;
         let submitted = self.submit(cb);
+        if self.lost.is_lost() {
+            // The GPU may still be running the batch: nothing it uses may go.
+            return submitted;
+        }
         // What the batch used can go now (also after a failed submission: the GPU is
         // idle or lost either way).
         self.upload_used = 0;
@@ -147,27 +152,61 @@ impl Context {
         unsafe {
             let d = &self.device;
             d.queue_submit(self.queue, &submit, self.fence)
-                .map_err(|e| Error::api_call(BACKEND, "vkQueueSubmit", e))?;
+                .map_err(|e| self.failed("vkQueueSubmit", e))?;
         }
         self.wait_fence(self.fence)
     }
 
+    /// The error of a failed call: `Error::DeviceLost` (and the device marked lost) for
+    /// `VK_ERROR_DEVICE_LOST`, else the call and its result.
+    pub(super) fn failed(&self, what: &str, e: vk::Result) -> Error {
+        if e == vk::Result::ERROR_DEVICE_LOST {
+            return self.lost.set(Error::device_lost(
+                BACKEND,
+                format!(
+                    "{what} returned VK_ERROR_DEVICE_LOST after kernel `{}`",
+                    self.last_kernel
+                ),
+            ));
+        }
+        Error::api_call(BACKEND, what, e)
+    }
+
     /// Waits for a submitted `fence` and resets it: polls it for up to the device's spin
-    /// time first (common/spin.rs), then blocks.
+    /// time first (common/spin.rs), then blocks, for at most the launch timeout in all
+    /// (`common::deadline`). A wait that times out marks the device lost: the fence stays
+    /// pending, and the GPU may run on forever.
     pub(super) fn wait_fence(&self, fence: vk::Fence) -> Result<(), Error> {
+        self.lost.check()?;
         let d = &self.device;
+        let started = std::time::Instant::now();
         // SAFETY: the fence belongs to this device and was submitted; reading its status
         // does not change it.
         let polled = poll_for(self.spin, || unsafe { d.get_fence_status(fence) });
         let waited = match polled {
             Ok(true) => Ok(()),
-            // SAFETY: as above; the wait only blocks until the fence is signalled.
-            Ok(false) => unsafe { d.wait_for_fences(&[fence], true, u64::MAX) },
+            Ok(false) => {
+                let left = self.timeout.map_or(u64::MAX, |t| {
+                    u64::try_from(t.saturating_sub(started.elapsed()).as_nanos())
+                        .unwrap_or(u64::MAX)
+                });
+                // SAFETY: as above; the wait only blocks until the fence is signalled or
+                // `left` nanoseconds passed.
+                unsafe { d.wait_for_fences(&[fence], true, left) }
+            }
             Err(e) => Err(e),
         };
-        // SAFETY: the fence is signalled (or the device lost): no submission waits on it.
-        let reset = unsafe { d.reset_fences(&[fence]) };
-        waited.map_err(|e| Error::api_call(BACKEND, "waiting for the GPU (vkWaitForFences)", e))?;
-        reset.map_err(|e| Error::api_call(BACKEND, "vkResetFences", e))
+        match waited {
+            Err(vk::Result::TIMEOUT) => {
+                let limit = self.timeout.unwrap_or_default();
+                return Err(self
+                    .lost
+                    .set(Error::timeout(BACKEND, self.last_kernel, limit)));
+            }
+            Err(e) => return Err(self.failed("waiting for the GPU (vkWaitForFences)", e)),
+            Ok(()) => {}
+        }
+        // SAFETY: the fence is signalled: no submission waits on it.
+        unsafe { d.reset_fences(&[fence]) }.map_err(|e| self.failed("vkResetFences", e))
     }
 }

@@ -4,17 +4,20 @@
 //! `transfer`.
 
 use std::collections::{HashMap, HashSet};
+use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 use std::time::Duration;
 
 use ash::vk;
 
+use crate::common::deadline::Lost;
 use crate::common::spirv::ModuleKey;
 
 /// The objects of one device. Used under `AshDevice`'s mutex only.
 pub(super) struct Context {
     /// The loaded Vulkan library: dropped last (after `Drop` destroyed the instance).
-    pub(super) _entry: ash::Entry,
+    /// (Never dropped on a lost device: its driver's threads may still run a kernel.)
+    pub(super) _entry: ManuallyDrop<ash::Entry>,
     pub(super) instance: ash::Instance,
     pub(super) device: ash::Device,
     pub(super) memory_types: vk::PhysicalDeviceMemoryProperties,
@@ -35,6 +38,13 @@ pub(super) struct Context {
     pub(super) bound_sets: BoundSets,
     /// How long a wait polls its fence before blocking (`common::spin`; 0 on a CPU device).
     pub(super) spin: Duration,
+    /// How long a wait may block in all (`common::deadline`); `None`: no limit.
+    pub(super) timeout: Option<Duration>,
+    /// The kernel recorded last, which a timed-out wait names.
+    pub(super) last_kernel: &'static str,
+    /// Set when a wait timed out or the driver lost the device: from then on every call
+    /// returns that error and `Drop` leaks every object instead of waiting for the GPU.
+    pub(super) lost: Lost,
     pub(super) modules: HashMap<ModuleKey, vk::ShaderModule>,
     pub(super) kernels: HashMap<(ModuleKey, &'static str), Kernel>,
     /// Where uploads are staged: up to `transfer::CHUNK` bytes each in the part from 0 to
@@ -70,7 +80,7 @@ impl Context {
         queue: vk::Queue,
     ) -> Self {
         Self {
-            _entry: entry,
+            _entry: ManuallyDrop::new(entry),
             instance,
             device,
             memory_types,
@@ -84,6 +94,9 @@ impl Context {
             descriptors: DescriptorPools::default(),
             bound_sets: BoundSets::default(),
             spin: Duration::ZERO,
+            timeout: None,
+            last_kernel: "(none launched yet)",
+            lost: Lost::default(),
             modules: HashMap::new(),
             kernels: HashMap::new(),
             upload_staging: None,
@@ -100,6 +113,12 @@ impl Context {
 
 impl Drop for Context {
     fn drop(&mut self) {
+        if self.lost.is_lost() {
+            // A kernel may still run (lavapipe's threads spin on): vkDeviceWaitIdle would
+            // wait forever and destroying objects under it is undefined. Everything is
+            // leaked, the Vulkan library too; the process can still exit.
+            return;
+        }
         // SAFETY: the context owns every object below; waiting for the device first means
         // none is in use. Destroying a null handle is a no-op (objects never made).
         unsafe {
@@ -131,6 +150,8 @@ impl Drop for Context {
             self.device.destroy_command_pool(self.command_pool, None);
             self.device.destroy_device(None);
             self.instance.destroy_instance(None);
+            // Last: the library the calls above went to.
+            ManuallyDrop::drop(&mut self._entry);
         }
     }
 }

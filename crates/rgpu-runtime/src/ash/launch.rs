@@ -20,7 +20,7 @@ impl AshDevice {
         params: &[u8],
     ) -> Result<(), Error> {
         self.limits.check_launch(BACKEND, kernel, args)?;
-        let mut c = self.context();
+        let mut c = self.usable()?;
         let (pipeline, pipeline_layout, set_layout) = {
             let k = c.kernel(kernel, artifacts)?;
             (k.pipeline, k.pipeline_layout, k.set_layout)
@@ -51,6 +51,7 @@ impl AshDevice {
             };
             let groups = workgroups(kernel.mode, count, kernel.threads, self.limits.max_groups);
             let cb = c.batch()?;
+            c.last_kernel = kernel.name;
             let rw = vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE;
             c.barrier(vk::PipelineStageFlags::COMPUTE_SHADER, rw);
             let batch = c.batch.as_mut().expect("c.batch() opened it");

@@ -56,6 +56,10 @@ impl Context {
 
     /// Frees `memory` now, or after the open batch (which may use it).
     pub(super) fn discard(&mut self, memory: Allocation) {
+        if self.lost.is_lost() {
+            // The GPU may still run a kernel on it: leaked, as the whole device is.
+            return;
+        }
         self.forget_bound_sets(memory.buffer);
         if self.batch.is_some() {
             self.garbage.push(memory);

@@ -58,6 +58,14 @@ impl AshDevice {
         // A panic under the lock leaves Vulkan objects that are still valid: keep going.
         self.context.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// The context, unless the device is lost (a wait timed out, the driver lost it): then
+    /// the error that lost it, without touching the driver.
+    fn usable(&self) -> Result<MutexGuard<'_, Context>, Error> {
+        let c = self.context();
+        c.lost.check()?;
+        Ok(c)
+    }
 }
 
 impl Api for AshDevice {
@@ -83,13 +91,13 @@ impl Api for AshDevice {
 
     // Asked of a copy of each pipeline in statistics.rs.
     fn kernel_stats(&self) -> Result<Vec<KernelStats>, Error> {
-        self.context().kernel_stats()
+        self.usable()?.kernel_stats()
     }
 
     /// A new buffer holding `data` (its copy recorded into the batch when small).
     fn upload(&self, data: &[u8], _: usize) -> Result<AshMemory, Error> {
         let size = self.limits.check_buffer(BACKEND, data.len())?;
-        let mut c = self.context();
+        let mut c = self.usable()?;
         let memory = c.allocate_storage(size)?;
         match copy_in(&mut c, &memory, 0, data, Target::New) {
             Ok(()) => Ok(memory),
@@ -103,7 +111,7 @@ impl Api for AshDevice {
     /// A new buffer of zeros (filled in the queued batch).
     fn zeros(&self, bytes: usize, _: usize) -> Result<AshMemory, Error> {
         let size = self.limits.check_buffer(BACKEND, bytes)?;
-        let mut c = self.context();
+        let mut c = self.usable()?;
         let memory = c.allocate_storage(size)?;
         let cb = match c.batch() {
             Ok(cb) => cb,
@@ -128,7 +136,7 @@ impl Api for AshDevice {
     /// Replaces the bytes of `memory` from `offset` with `data`, after the queued launches.
     fn write(&self, memory: &mut AshMemory, offset: usize, data: &[u8]) -> Result<(), Error> {
         copy_in(
-            &mut self.context(),
+            &mut *self.usable()?,
             memory,
             offset as u64,
             data,
@@ -139,7 +147,7 @@ impl Api for AshDevice {
     /// Copies `out.len()` bytes of `memory` from `offset` into `out`, after every queued
     /// launch.
     fn read(&self, memory: &AshMemory, offset: usize, out: &mut [u8]) -> Result<(), Error> {
-        let mut c = self.context();
+        let mut c = self.usable()?;
         copy_out(&mut c, &mut [(memory, offset as u64, out)])
     }
 
@@ -150,7 +158,7 @@ impl Api for AshDevice {
 
     /// Submits the queued launches (and waits: ash submissions are synchronous).
     fn flush(&self) -> Result<(), Error> {
-        self.context().submit_batch()
+        self.usable()?.submit_batch()
     }
 
     fn sync(&self) -> Result<(), Error> {
@@ -158,7 +166,7 @@ impl Api for AshDevice {
     }
 
     fn begin_timing(&self) -> Result<(), Error> {
-        let mut c = self.context();
+        let mut c = self.usable()?;
         if c.timing.is_some() {
             return Err(Error::nested_timing());
         }
@@ -168,7 +176,7 @@ impl Api for AshDevice {
     }
 
     fn end_timing(&self) -> Result<Option<f64>, Error> {
-        let mut c = self.context();
+        let mut c = self.usable()?;
         let submitted = c.submit_batch();
         let timing = c.timing.take();
         submitted?;
@@ -190,7 +198,11 @@ impl Api for AshDevice {
 
 impl Drop for AshDevice {
     fn drop(&mut self) {
-        // Queued launches still run; the context's own Drop then destroys everything.
-        let _ = self.context().submit_batch();
+        // Queued launches still run (up to the launch timeout); the context's own Drop then
+        // destroys everything (or leaks it, on a lost device).
+        let mut c = self.context();
+        if !c.lost.is_lost() {
+            let _ = c.submit_batch();
+        }
     }
 }

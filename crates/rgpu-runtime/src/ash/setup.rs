@@ -9,6 +9,7 @@ use ash::vk;
 use super::context::{Context, Timestamps};
 use super::BACKEND;
 use crate::api::About;
+use crate::common::deadline::launch_timeout;
 use crate::common::launch::Limits;
 use crate::common::spin::spin_time;
 use crate::devices::{pick, DeviceInfo, DeviceType, Wanted};
@@ -438,6 +439,7 @@ unsafe fn with_instance(
     };
     let mut context = Context::new(entry.clone(), instance, device, memory_types, queue);
     context.spin = spin_time(chosen.info.kind == DeviceType::Cpu).map_err(|e| (e, false))?;
+    context.timeout = launch_timeout(wanted.launch_timeout).map_err(|e| (e, false))?;
     context.statistics = extras.stats.map(|()| {
         ash::khr::pipeline_executable_properties::Device::new(&context.instance, &context.device)
     });

@@ -305,7 +305,7 @@ impl<'a> Chunks<'a> {
             let cbs = [cb];
             let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
             d.queue_submit(self.c.queue, &submit, self.c.chunk_fences[k])
-                .map_err(|e| Error::api_call(BACKEND, "vkQueueSubmit", e))?;
+                .map_err(|e| self.c.failed("vkQueueSubmit", e))?;
         }
         self.in_flight[k] = true;
         Ok(())

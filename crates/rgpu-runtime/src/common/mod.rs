@@ -4,10 +4,12 @@
 //! artifact lookup (`spirv.rs`), what the Vulkan backends share (`vulkan.rs`), what the wgpu
 //! and webgpu backends share (`wgpu_device.rs`: the device, its buffers and pipelines), and
 //! waiting for a future (`wait.rs`: blocking natively, JSPI in a browser), and waiting for the GPU on
-//! the Vulkan backends by polling first (`spin.rs`).
+//! the Vulkan backends by polling first (`spin.rs`), and launch timeouts and lost devices
+//! (`deadline.rs`).
 
 #[cfg(any(feature = "cuda", feature = "wgpu", feature = "ash"))]
 pub(crate) mod copy;
+pub(crate) mod deadline;
 #[cfg(any(
     feature = "cuda",
     feature = "wgpu",

@@ -4,9 +4,12 @@
 //! the SPIR-V or WGSL reaches the device, where the params go (`Params`), and in how they
 //! batch launches and transfers, which stays in their folders.
 
+use std::mem::ManuallyDrop;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use crate::backend::Backend;
+use crate::common::deadline::Lost;
 use crate::common::launch::Limits;
 use crate::common::wait::block_on;
 use crate::devices::{DeviceInfo, DeviceType};
@@ -28,12 +31,36 @@ pub(crate) enum Params {
 /// wgpu reported outside an error scope.
 pub(crate) struct Gpu {
     pub(crate) backend: Backend,
-    pub(crate) device: wgpu::Device,
-    pub(crate) queue: wgpu::Queue,
+    /// (Both never dropped once the device is lost: wgpu's queue waits for the GPU to be
+    /// idle when it drops, forever after a kernel that never ends.)
+    pub(crate) device: ManuallyDrop<wgpu::Device>,
+    pub(crate) queue: ManuallyDrop<wgpu::Queue>,
     pub(crate) limits: Limits,
     params: Params,
     /// Errors reported outside an error scope (wgpu's default handler would panic).
     uncaptured: Arc<Mutex<Vec<String>>>,
+    /// What `device.lost` said, once wgpu lost the device.
+    lost_reason: Arc<Mutex<Option<String>>>,
+    /// Set once a wait timed out or the device was lost: every later call returns it.
+    pub(crate) lost: Lost,
+    /// How long a wait may block (`common::deadline`); `None`: no limit.
+    pub(crate) timeout: Option<Duration>,
+    /// The kernel launched last, which a timed-out wait names.
+    last_kernel: Mutex<&'static str>,
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        if self.lost.is_lost() {
+            // Leaked: the GPU may still run a kernel, and the queue would wait for it.
+            return;
+        }
+        // SAFETY: dropped once, here, and not used after.
+        unsafe {
+            ManuallyDrop::drop(&mut self.device);
+            ManuallyDrop::drop(&mut self.queue);
+        }
+    }
 }
 
 /// A kernel's pipeline and the layout its bind groups follow.
@@ -129,14 +156,81 @@ impl Gpu {
                 .unwrap_or_else(|p| p.into_inner())
                 .push(one_line(&e.to_string()));
         }));
+        let lost_reason = Arc::new(Mutex::new(None));
+        let lost_sink = Arc::clone(&lost_reason);
+        device.set_device_lost_callback(move |reason, message| {
+            // `Destroyed` is the device being dropped, not a fault.
+            if reason != wgpu::DeviceLostReason::Destroyed {
+                *lost_sink.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some(format!("{reason:?}: {}", one_line(&message)));
+            }
+        });
         Ok(Self {
             backend,
-            device,
-            queue,
+            device: ManuallyDrop::new(device),
+            queue: ManuallyDrop::new(queue),
             limits: limits_of(&limits, params),
             params,
             uncaptured,
+            lost_reason,
+            lost: Lost::default(),
+            timeout: None,
+            last_kernel: Mutex::new("(none launched yet)"),
         })
+    }
+
+    /// Records the kernel a launch queued, for a timed-out wait to name.
+    pub(crate) fn launched(&self, kernel: &'static str) {
+        *self.last_kernel.lock().unwrap_or_else(|p| p.into_inner()) = kernel;
+    }
+
+    /// The kernel launched last.
+    pub(crate) fn last_launched(&self) -> &'static str {
+        *self.last_kernel.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `Err` once the device is lost (a wait timed out, wgpu lost it): checked first by
+    /// every call.
+    pub(crate) fn usable(&self) -> Result<(), Error> {
+        self.lost.check()?;
+        if let Some(reason) = self
+            .lost_reason
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
+            return Err(self.lost.set(Error::device_lost(self.backend, reason)));
+        }
+        Ok(())
+    }
+
+    /// Waits for `submission` (every submission: `None`) for at most the launch timeout;
+    /// past it the device is lost (`Error::Timeout`, naming the kernel launched last).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn wait_for(&self, submission: Option<wgpu::SubmissionIndex>) -> Result<(), Error> {
+        self.usable()?;
+        let polled = self.device.poll(wgpu::PollType::Wait {
+            submission_index: submission,
+            timeout: self.timeout,
+        });
+        match polled {
+            Ok(_) => self.usable(),
+            Err(wgpu::PollError::Timeout) => Err(self.lost.set(Error::timeout(
+                self.backend,
+                self.last_launched(),
+                self.timeout.unwrap_or_default(),
+            ))),
+            Err(e) => Err(self.explain("waiting for the GPU", e)),
+        }
+    }
+
+    /// The error of a failed call `what`: the device's loss or the errors wgpu reported
+    /// outside a scope, where there are any (they say why), else the call's own error.
+    pub(crate) fn explain(&self, what: &str, error: impl std::fmt::Display) -> Error {
+        match self.reported() {
+            Err(e) => e,
+            Ok(()) => Error::api_call(self.backend, what, error),
+        }
     }
 
     /// The errors wgpu reported outside a scope since the last call, joined.
@@ -147,6 +241,7 @@ impl Gpu {
 
     /// `Error::Transfer` when wgpu reported an error outside a scope since the last check.
     pub(crate) fn reported(&self) -> Result<(), Error> {
+        self.usable()?;
         match self.uncaptured() {
             None => Ok(()),
             Some(e) => Err(Error::gpu_reported(self.backend, &e)),

@@ -159,6 +159,7 @@ impl<'a, T: AtomicWord, S: AtomicScope> Atomic<'a, T, S> {
 
     /// The value. `order`: `Relaxed`, `Acquire` or `SeqCst` (`Release`/`AcqRel` panic).
     pub fn load(&self, order: Ordering) -> T {
+        super::watch::tick();
         T::load(self.at, order)
     }
 
@@ -169,6 +170,7 @@ impl<'a, T: AtomicWord, S: AtomicScope> Atomic<'a, T, S> {
 
     /// Adds `value` (wrapping); the previous value.
     pub fn fetch_add(&self, value: T, order: Ordering) -> T {
+        super::watch::tick();
         T::fetch_add(self.at, value, order)
     }
 
@@ -204,6 +206,7 @@ impl<'a, T: AtomicWord, S: AtomicScope> Atomic<'a, T, S> {
 
     /// Stores `value`; the previous value.
     pub fn swap(&self, value: T, order: Ordering) -> T {
+        super::watch::tick();
         T::swap(self.at, value, order)
     }
 
@@ -216,12 +219,14 @@ impl<'a, T: AtomicWord, S: AtomicScope> Atomic<'a, T, S> {
         success: Ordering,
         failure: Ordering,
     ) -> Result<T, T> {
+        super::watch::tick();
         T::compare_exchange(self.at, current, new, success, failure)
     }
 }
 
 /// A memory fence of `order` (std's `fence`: `Relaxed` panics).
 pub fn fence(order: Ordering) {
+    super::watch::tick();
     std::sync::atomic::fence(order)
 }
 

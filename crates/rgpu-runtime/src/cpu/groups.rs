@@ -92,6 +92,7 @@ impl<const D: usize> Group<D> {
     /// Outside a workgroup launch (`Mode::Groups`) on the cpu backend.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn barrier(&self) {
+        super::watch::tick();
         let yielder = CURRENT.with(Cell::get);
         assert!(
             !yielder.is_null(),
@@ -281,6 +282,20 @@ pub fn run_groups_named(
     run_groups_grid(kernel, groups, [groups, 1, 1], threads, shared_bytes, f);
 }
 
+/// `run_groups_until`: none on wasm32 (`run_groups_grid` says so).
+#[cfg(target_arch = "wasm32")]
+pub(crate) fn run_groups_until<const D: usize>(
+    kernel: &str,
+    groups: u32,
+    shape: [u32; 3],
+    threads: u32,
+    shared_bytes: usize,
+    _deadline: Option<super::watch::Deadline>,
+    f: &(dyn Fn(Group<D>, *mut u8) + Sync),
+) {
+    run_groups_grid(kernel, groups, shape, threads, shared_bytes, f)
+}
+
 /// `run_groups_named` for a grid of `shape` workgroups (`groups` = the product): each
 /// workgroup with its coordinates.
 #[cfg(not(target_arch = "wasm32"))]
@@ -292,7 +307,24 @@ pub fn run_groups_grid<const D: usize>(
     shared_bytes: usize,
     f: &(dyn Fn(Group<D>, *mut u8) + Sync),
 ) {
+    let _ = threads;
+    run_groups_until(kernel, groups, shape, threads, shared_bytes, None, f);
+}
+
+/// `run_groups_grid` whose kernel stops at `deadline` (`watch.rs`): each workgroup sets it
+/// on its thread first.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn run_groups_until<const D: usize>(
+    kernel: &str,
+    groups: u32,
+    shape: [u32; 3],
+    threads: u32,
+    shared_bytes: usize,
+    deadline: Option<super::watch::Deadline>,
+    f: &(dyn Fn(Group<D>, *mut u8) + Sync),
+) {
     (0..groups).into_par_iter().for_each(|id| {
+        super::watch::enter(deadline);
         let group = Group {
             id,
             count: groups,

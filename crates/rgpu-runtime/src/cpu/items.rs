@@ -46,14 +46,28 @@ pub fn run_items_grid<const D: usize>(
     f: &(dyn Fn(Item<D>) + Sync),
 ) {
     let _ = threads;
+    run_items_until(count, shape, None, f);
+}
+
+/// `run_items_grid` whose kernel stops at `deadline` (`watch.rs`): each task sets it on
+/// its thread first.
+pub(crate) fn run_items_until<const D: usize>(
+    count: u32,
+    shape: [u32; 3],
+    deadline: Option<super::watch::Deadline>,
+    f: &(dyn Fn(Item<D>) + Sync),
+) {
     (0..count)
         .into_par_iter()
         .with_min_len(MIN_ITEMS_PER_TASK)
-        .for_each(|index| {
-            f(Item {
-                index,
-                count,
-                place: Place::of(index, shape),
-            })
-        });
+        .for_each_init(
+            || super::watch::enter(deadline),
+            |(), index| {
+                f(Item {
+                    index,
+                    count,
+                    place: Place::of(index, shape),
+                })
+            },
+        );
 }

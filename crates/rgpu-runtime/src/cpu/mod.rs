@@ -9,6 +9,7 @@ mod items;
 mod memory;
 mod place;
 mod shared;
+mod watch;
 
 pub use atomic::{fence, Atomic, AtomicScope, AtomicWord, DeviceScope, WorkgroupScope};
 pub use global::Global;
@@ -37,6 +38,8 @@ pub const CPU_THREADS_VAR: &str = "RGPU_CPU_THREADS";
 /// on it themselves (`run_items_on`, `run_groups_on`), on the buffers' host memory.
 pub(crate) struct CpuDevice {
     pool: Option<rayon::ThreadPool>,
+    /// The launch timeout (`common::deadline`), enforced from inside kernels (`watch.rs`).
+    timeout: Option<std::time::Duration>,
     about: About,
 }
 
@@ -99,7 +102,14 @@ impl CpuDevice {
                 source: "the cpu backend's workgroups and its rayon threads".into(),
             },
         };
-        Self { pool, about }
+        Self {
+            pool,
+            about,
+            // `open` sets the program's; elsewhere (`Device::auto`'s fallback,
+            // `cpu_with_threads`) the variable's, the default where it is invalid.
+            timeout: crate::common::deadline::launch_timeout(None)
+                .unwrap_or(Some(crate::common::deadline::DEFAULT_TIMEOUT)),
+        }
     }
 
     /// A pool of its own with `threads` threads (at least 1).
@@ -115,6 +125,11 @@ impl CpuDevice {
                 reason: format!("cannot start {threads} cpu threads: {e}"),
             })?;
         Ok(Self::on(Some(pool)))
+    }
+
+    /// The launch timeout of this device.
+    pub(crate) fn timeout(&self) -> Option<std::time::Duration> {
+        self.timeout
     }
 
     /// Runs `f` (a launch) on this device's threads.
@@ -138,10 +153,12 @@ impl Api for CpuDevice {
     /// `RGPU_CPU_THREADS`'s.
     fn open(wanted: &Wanted) -> Result<Self, Error> {
         pick(Self::BACKEND, &Self::list()?, wanted)?;
-        match wanted.cpu_threads {
+        let timeout = crate::common::deadline::launch_timeout(wanted.launch_timeout)?;
+        let device = match wanted.cpu_threads {
             Some(threads) => Self::with_threads(threads),
             None => Self::from_env(),
-        }
+        }?;
+        Ok(Self { timeout, ..device })
     }
 
     fn about(&self) -> &About {
@@ -220,43 +237,58 @@ fn invalid(value: &str) -> Error {
 }
 
 /// `run_items` on `device`'s threads (the cpu device's pool); what the launchers call.
-pub fn run_items_on(device: &crate::Device, count: u32, threads: u32, f: &(dyn Fn(Item) + Sync)) {
-    run_items_grid_on(device, count, [count, 1, 1], threads, f);
+/// `Error::Timeout` when the kernel runs past the device's launch timeout (`watch.rs`).
+pub fn run_items_on(
+    device: &crate::Device,
+    kernel: &'static str,
+    count: u32,
+    threads: u32,
+    f: &(dyn Fn(Item) + Sync),
+) -> Result<(), Error> {
+    run_items_grid_on(device, kernel, count, [count, 1, 1], threads, f)
 }
 
 /// `run_items_grid` on `device`'s threads; what the 2-D and 3-D launchers call.
 pub fn run_items_grid_on<const D: usize>(
     device: &crate::Device,
+    kernel: &'static str,
     count: u32,
     shape: [u32; 3],
     threads: u32,
     f: &(dyn Fn(Item<D>) + Sync),
-) {
-    device.cpu_install(|| run_items_grid(count, shape, threads, f));
+) -> Result<(), Error> {
+    let _ = threads;
+    watch::run_limited(kernel, device.cpu_timeout(), |deadline| {
+        device.cpu_install(|| items::run_items_until(count, shape, deadline, f))
+    })
 }
 
 /// `run_groups_grid` on `device`'s threads; what the 2-D and 3-D launchers call.
 pub fn run_groups_grid_on<const D: usize>(
     device: &crate::Device,
-    kernel: &str,
+    kernel: &'static str,
     groups: u32,
     shape: [u32; 3],
     threads: u32,
     shared_bytes: usize,
     f: &(dyn Fn(Group<D>, *mut u8) + Sync),
-) {
-    device.cpu_install(|| run_groups_grid(kernel, groups, shape, threads, shared_bytes, f));
+) -> Result<(), Error> {
+    watch::run_limited(kernel, device.cpu_timeout(), |deadline| {
+        device.cpu_install(|| {
+            groups::run_groups_until(kernel, groups, shape, threads, shared_bytes, deadline, f)
+        })
+    })
 }
 
 /// `run_groups_named` on `device`'s threads (the cpu device's pool); what the launchers call.
 pub fn run_groups_on(
     device: &crate::Device,
-    kernel: &str,
+    kernel: &'static str,
     groups: u32,
     threads: u32,
     shared_bytes: usize,
     f: &(dyn Fn(Group, *mut u8) + Sync),
-) {
+) -> Result<(), Error> {
     run_groups_grid_on(
         device,
         kernel,
@@ -265,5 +297,5 @@ pub fn run_groups_on(
         threads,
         shared_bytes,
         f,
-    );
+    )
 }

@@ -17,6 +17,7 @@ mod staging;
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::mem::ManuallyDrop;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{
@@ -27,6 +28,7 @@ use cudarc::nvrtc::Ptx;
 
 use crate::api::{About, Api, Arg, Dst, MemoryOf, Src};
 use crate::backend::Backend;
+use crate::common::deadline::{launch_timeout, Lost};
 use crate::common::launch::{host_inputs, host_outputs, Limits};
 use crate::devices::{pick, DeviceInfo, DeviceType, Wanted};
 use crate::error::Error;
@@ -47,7 +49,19 @@ fn transfer_bug(bytes: usize, capacity: usize) -> Error {
 
 /// A cuda buffer's memory: at least 4 bytes, so empty buffers have an address.
 pub(crate) struct CudaMemory {
-    slice: CudaSlice<u8>,
+    /// (Not freed once the device is lost: `cuMemFree` may wait for a kernel that never
+    /// ends.)
+    slice: ManuallyDrop<CudaSlice<u8>>,
+    device_lost: Arc<Lost>,
+}
+
+impl Drop for CudaMemory {
+    fn drop(&mut self) {
+        if !self.device_lost.is_lost() {
+            // SAFETY: dropped once, here, and not used after.
+            unsafe { ManuallyDrop::drop(&mut self.slice) };
+        }
+    }
 }
 
 /// One loaded module, and what the description says about it.
@@ -85,7 +99,26 @@ pub(crate) struct CudaDevice {
     /// Pinned memory that uploads and downloads go through; its lock also keeps one
     /// transfer at a time.
     staging: Mutex<staging::Staging>,
+    /// How long a wait may take (`common::deadline`); `None`: no limit.
+    timeout: Option<std::time::Duration>,
+    /// Set once a wait timed out or the context hit a sticky error: every later call
+    /// returns it.
+    lost: Arc<Lost>,
+    /// The kernel launched last, which a timed-out wait names.
+    last_kernel: Mutex<&'static str>,
 }
+
+/// The errors after which a CUDA context is unusable (the driver's "sticky" errors): the
+/// device is lost for this process.
+const STICKY: [sys::cudaError_enum; 7] = [
+    sys::cudaError_enum::CUDA_ERROR_ILLEGAL_ADDRESS,
+    sys::cudaError_enum::CUDA_ERROR_ILLEGAL_INSTRUCTION,
+    sys::cudaError_enum::CUDA_ERROR_MISALIGNED_ADDRESS,
+    sys::cudaError_enum::CUDA_ERROR_INVALID_ADDRESS_SPACE,
+    sys::cudaError_enum::CUDA_ERROR_HARDWARE_STACK_ERROR,
+    sys::cudaError_enum::CUDA_ERROR_LAUNCH_FAILED,
+    sys::cudaError_enum::CUDA_ERROR_ECC_UNCORRECTABLE,
+];
 
 /// CUDA device `ordinal` as `Device::list` shows it: its name, memory and PCI address.
 fn device_info(ordinal: usize) -> Result<DeviceInfo, Error> {
@@ -227,6 +260,9 @@ impl Api for CudaDevice {
             limits,
             state: Mutex::default(),
             staging: Mutex::default(),
+            timeout: launch_timeout(wanted.launch_timeout)?,
+            lost: Arc::default(),
+            last_kernel: Mutex::new("(none launched yet)"),
         })
     }
 
@@ -272,18 +308,23 @@ impl Api for CudaDevice {
 
     /// A new buffer of `bytes` zero bytes.
     fn zeros(&self, bytes: usize, _: usize) -> Result<CudaMemory, Error> {
+        self.lost.check()?;
         let size = self.limits.check_buffer(BACKEND, bytes)?;
         let slice = self
             .stream
             .alloc_zeros::<u8>(size as usize)
             .map_err(|e| Error::out_of_memory(BACKEND, bytes as u64, e.to_string()))?;
-        Ok(CudaMemory { slice })
+        Ok(CudaMemory {
+            slice: ManuallyDrop::new(slice),
+            device_lost: Arc::clone(&self.lost),
+        })
     }
 
     /// Copies `data` into `memory` from byte `offset`, after the launches queued before.
     /// Returns once `data` is staged (the copy to the GPU may still run: later work on the
     /// stream comes after it).
     fn write(&self, memory: &mut CudaMemory, offset: usize, data: &[u8]) -> Result<(), Error> {
+        self.lost.check()?;
         if data.is_empty() {
             return Ok(());
         }
@@ -308,6 +349,8 @@ impl Api for CudaDevice {
         if offset + out.len() > memory.slice.len() {
             return Err(transfer_bug(offset + out.len(), memory.slice.len()));
         }
+        // The launches queued before it, under the launch timeout (the copy itself blocks).
+        self.sync()?;
         let mut staging = self.staging();
         let (src, _record) = memory.slice.device_ptr(&self.stream);
         staging
@@ -317,10 +360,34 @@ impl Api for CudaDevice {
             })
     }
 
+    /// Polls the stream (`cuStreamQuery`) instead of blocking in `cuStreamSynchronize`, so
+    /// that a kernel that never ends is `Error::Timeout` after the launch timeout.
     fn sync(&self) -> Result<(), Error> {
-        self.stream
-            .synchronize()
-            .map_err(|e| Error::api_call(BACKEND, "waiting for the GPU", e))
+        self.lost.check()?;
+        let started = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_micros(1);
+        loop {
+            // SAFETY: the device's stream, alive as long as the device.
+            let status = unsafe { sys::cuStreamQuery(self.stream.cu_stream()) }.result();
+            match status {
+                Ok(()) => return Ok(()),
+                Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_NOT_READY => {}
+                Err(e) => return Err(self.failed("waiting for the GPU (cuStreamQuery)", e)),
+            }
+            if let Some(limit) = self.timeout {
+                if started.elapsed() >= limit {
+                    let kernel = *self.last_kernel.lock().unwrap_or_else(|p| p.into_inner());
+                    return Err(self.lost.set(Error::timeout(BACKEND, kernel, limit)));
+                }
+            }
+            // Spins at first (a short kernel), then sleeps up to 1 ms between queries.
+            if pause < std::time::Duration::from_micros(50) {
+                std::hint::spin_loop();
+            } else {
+                std::thread::sleep(pause);
+            }
+            pause = (pause * 2).min(std::time::Duration::from_millis(1));
+        }
     }
 
     fn begin_timing(&self) -> Result<(), Error> {
@@ -354,8 +421,10 @@ impl Api for CudaDevice {
         args: &mut [Arg<'_, B>],
         params: &[u8],
     ) -> Result<(), Error> {
+        self.lost.check()?;
         self.limits.check_launch(BACKEND, kernel, args)?;
         let function = self.function(kernel, artifacts)?;
+        *self.last_kernel.lock().unwrap_or_else(|p| p.into_inner()) = kernel.name;
         // Host slices go to temporary buffers first.
         let mut temporaries = host_inputs(args)
             .map(|data| data.map(|data| self.upload(data, 1)).transpose())
@@ -431,6 +500,19 @@ impl Api for CudaDevice {
 }
 
 impl CudaDevice {
+    /// The error of a failed driver call: `Error::DeviceLost` with the driver's text (and
+    /// the device marked lost) for a sticky error, else the call and the driver's text.
+    fn failed(&self, what: &str, e: DriverError) -> Error {
+        if STICKY.contains(&e.0) {
+            let kernel = *self.last_kernel.lock().unwrap_or_else(|p| p.into_inner());
+            return self.lost.set(Error::device_lost(
+                BACKEND,
+                format!("{what} after kernel `{kernel}`: {e}"),
+            ));
+        }
+        Error::api_call(BACKEND, what, e)
+    }
+
     fn state(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock leaves only caches behind: keep using them.
         self.state.lock().unwrap_or_else(|e| e.into_inner())

@@ -114,13 +114,14 @@ impl WebGpuDevice {
         };
         // WebGPU's "subgroups" feature (WGSL `enable subgroups;`) has no name in wgpu 30's
         // WebGPU backend: rgpu's page adds it to the request where the adapter has it.
-        let gpu = Gpu::request(
+        let mut gpu = Gpu::request(
             BACKEND,
             &adapter,
             &name,
             wgpu::Features::empty(),
             Params::Binding,
         )?;
+        gpu.timeout = crate::common::deadline::launch_timeout(wanted.launch_timeout)?;
         let facts = DeviceFacts::of_adapter(
             BACKEND,
             &info,
@@ -144,13 +145,28 @@ impl WebGpuDevice {
         self.gpu.queue.on_submitted_work_done(move || {
             *flag.lock().unwrap_or_else(|p| p.into_inner()) = true;
         });
-        block_on(std::future::poll_fn(|_| {
+        // The launch timeout: the browser's event loop keeps turning while this waits, so
+        // the wait itself can give up (the GPU process's own watchdog may lose the device
+        // first, which `reported` then says).
+        let started = crate::program::Instant::now();
+        let limit = self.gpu.timeout;
+        let finished = block_on(std::future::poll_fn(|_| {
             if *done.lock().unwrap_or_else(|p| p.into_inner()) {
-                std::task::Poll::Ready(())
+                std::task::Poll::Ready(true)
+            } else if limit.is_some_and(|l| started.elapsed() >= l) {
+                std::task::Poll::Ready(false)
             } else {
                 std::task::Poll::Pending
             }
         }));
+        if !finished {
+            self.gpu.reported()?;
+            return Err(self.gpu.lost.set(Error::timeout(
+                BACKEND,
+                self.gpu.last_launched(),
+                limit.unwrap_or_default(),
+            )));
+        }
         self.gpu.reported()
     }
 
@@ -191,14 +207,9 @@ impl WebGpuDevice {
                 one_line(&e.to_string()),
             ));
         }
-        mapped.map_err(|e| {
-            let gpu = self
-                .gpu
-                .uncaptured()
-                .map(|g| format!(" ({g})"))
-                .unwrap_or_default();
-            Error::api_call(BACKEND, "mapping a readback buffer", format!("{e}{gpu}"))
-        })?;
+        // A failed mapping says only that it failed: the device's loss (`device.lost`) or
+        // the errors WebGPU reported outside a scope say why.
+        mapped.map_err(|e| self.gpu.explain("mapping a readback buffer", e))?;
         {
             let view = staging
                 .get_mapped_range(..)
@@ -331,6 +342,7 @@ impl Api for WebGpuDevice {
 
     /// A new buffer holding `data` (written while mapped at creation).
     fn upload(&self, data: &[u8], _align: usize) -> Result<WebGpuMemory, Error> {
+        self.gpu.usable()?;
         Ok(WebGpuMemory {
             buffer: self.gpu.storage_with(data)?,
         })
@@ -338,16 +350,19 @@ impl Api for WebGpuDevice {
 
     /// A new buffer of `bytes` zeros (WebGPU zeroes new buffers).
     fn zeros(&self, bytes: usize, _align: usize) -> Result<WebGpuMemory, Error> {
+        self.gpu.usable()?;
         Ok(WebGpuMemory {
             buffer: self.gpu.storage(bytes, false)?,
         })
     }
 
     fn read(&self, memory: &WebGpuMemory, offset: usize, out: &mut [u8]) -> Result<(), Error> {
+        self.gpu.usable()?;
         self.download(memory, offset as u64, out)
     }
 
     fn write(&self, memory: &mut WebGpuMemory, offset: usize, data: &[u8]) -> Result<(), Error> {
+        self.gpu.usable()?;
         let mut words = data.to_vec();
         words.resize(padded_bytes(data.len()) as usize, 0);
         self.gpu
@@ -373,7 +388,9 @@ impl Api for WebGpuDevice {
         args: &mut [Arg<'_, B>],
         params: &[u8],
     ) -> Result<(), Error> {
+        self.gpu.usable()?;
         self.gpu.limits.check_launch(BACKEND, kernel, args)?;
+        self.gpu.launched(kernel.name);
         let compiled = self.kernel(kernel, artifacts)?;
         let device = &self.gpu.device;
         // One wait per launch: the params buffer, the bind group and the dispatch go inside

@@ -149,7 +149,7 @@ impl WgpuDevice {
         receiver
             .recv()
             .map_err(|_| Error::transfer(BACKEND, "the timestamp readback never finished"))?
-            .map_err(|e| Error::api_call(BACKEND, "mapping the timestamps", e))?;
+            .map_err(|e| self.gpu.explain("mapping the timestamps", e))?;
         let ticks = {
             let view = q
                 .read

@@ -12,6 +12,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::MutexGuard;
+use std::time::Duration;
 
 use super::batch::Region;
 use super::{WgpuDevice, BACKEND};
@@ -187,27 +188,24 @@ impl WgpuDevice {
         let Some(mapping) = stage.mapping.take() else {
             return Ok(());
         };
-        self.gpu
-            .device
-            .poll(wgpu::PollType::Wait {
-                submission_index: Some(mapping.after),
-                timeout: None,
-            })
-            .map_err(|e| Error::api_call(BACKEND, "waiting for the GPU", e))?;
+        self.gpu.wait_for(Some(mapping.after))?;
         let done = match mapping.done.try_recv() {
             Ok(done) => done,
-            // Callbacks run in poll: one that waits for everything runs this one too.
+            // Callbacks run in poll: one that waits for everything runs this one too, unless
+            // another thread's poll took it and is about to run it (several threads on one
+            // device): then it arrives shortly.
             Err(_) => {
                 self.wait()?;
-                mapping.done.try_recv().map_err(|_| {
-                    Error::transfer(
-                        BACKEND,
-                        "a staging buffer never mapped: the GPU may be lost",
+                let limit = self.gpu.timeout.unwrap_or(Duration::from_secs(60));
+                mapping.done.recv_timeout(limit).map_err(|_| {
+                    self.gpu.explain(
+                        "mapping a staging buffer",
+                        "it never mapped: the GPU may be lost",
                     )
                 })?
             }
         };
-        done.map_err(|e| Error::api_call(BACKEND, "mapping a staging buffer", e))
+        done.map_err(|e| self.gpu.explain("mapping a staging buffer", e))
     }
 
     /// Asks for `stage` to be mapped again once submission `after` is done.

@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use crate::api::{About, Api, Arg, MemoryOf};
 use crate::backend::Backend;
+use crate::common::deadline::launch_timeout;
 use crate::common::spin::{poll_for, spin_time};
 use crate::common::spirv::ModuleKey;
 use crate::common::wait::block_on;
@@ -127,7 +128,8 @@ impl Api for WgpuDevice {
         if path == ShaderPath::Passthrough {
             features |= wgpu::Features::PASSTHROUGH_SHADERS;
         }
-        let gpu = Gpu::request(BACKEND, adapter, &info.name, features, Params::Immediates)?;
+        let mut gpu = Gpu::request(BACKEND, adapter, &info.name, features, Params::Immediates)?;
+        gpu.timeout = launch_timeout(wanted.launch_timeout)?;
         let device = list.swap_remove(index);
         let description = format!(
             "{} ({:?} {}, driver {} {}, SPIR-V {})",
@@ -175,18 +177,22 @@ impl Api for WgpuDevice {
 
     // Buffers are made and copied in memory.rs, launches recorded in launch.rs.
     fn upload(&self, data: &[u8], _: usize) -> Result<WgpuMemory, Error> {
+        self.gpu.usable()?;
         WgpuDevice::upload(self, data)
     }
 
     fn zeros(&self, bytes: usize, _: usize) -> Result<WgpuMemory, Error> {
+        self.gpu.usable()?;
         WgpuDevice::zeros(self, bytes)
     }
 
     fn read(&self, memory: &WgpuMemory, offset: usize, out: &mut [u8]) -> Result<(), Error> {
+        self.gpu.usable()?;
         self.download(&mut [(memory, offset as u64, out)])
     }
 
     fn write(&self, memory: &mut WgpuMemory, offset: usize, data: &[u8]) -> Result<(), Error> {
+        self.gpu.usable()?;
         WgpuDevice::write(self, memory, offset as u64, data)
     }
 
@@ -208,10 +214,13 @@ impl Api for WgpuDevice {
         args: &mut [Arg<'_, B>],
         params: &[u8],
     ) -> Result<(), Error> {
+        self.gpu.usable()?;
+        self.gpu.launched(kernel.name);
         WgpuDevice::launch(self, kernel, artifacts, count, args, params)
     }
 
     fn flush(&self) -> Result<(), Error> {
+        self.gpu.usable()?;
         self.submit(&[]).map(drop)
     }
 
@@ -243,20 +252,18 @@ impl WgpuDevice {
     }
 
     /// Waits until the GPU finished every submission: polls for up to the spin time first
-    /// (`common::spin`), then blocks.
+    /// (`common::spin`), then blocks for at most the launch timeout.
     fn wait(&self) -> Result<(), Error> {
-        let waiting = |e: wgpu::PollError| Error::api_call(BACKEND, "waiting for the GPU", e);
+        self.gpu.usable()?;
         let device = &self.gpu.device;
         let done = poll_for(self.spin, || {
             device
                 .poll(wgpu::PollType::Poll)
                 .map(|status| status.is_queue_empty())
         })
-        .map_err(waiting)?;
+        .map_err(|e| self.gpu.explain("waiting for the GPU", e))?;
         if !done {
-            device
-                .poll(wgpu::PollType::wait_indefinitely())
-                .map_err(waiting)?;
+            self.gpu.wait_for(None)?;
         }
         self.gpu.reported()
     }
