@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -129,18 +130,36 @@ def toolchain_install(name: str, yes: bool) -> None:
     if own is not None:  # nvptx: the pinned nightly, else the system packages
         summary = own(pin, env, yes=yes, interactive=interactive, confirm=confirm)
         reporter().info(f"{pin.name}: ready ({summary})")
-        return
-    result = rustup.install(
-        pin,
-        env,
-        yes=yes,
-        interactive=interactive,
-        confirm=confirm,
-    )
-    if result.ran is None:
-        reporter().info(f"{pin.name}: already installed, nothing to do ({result.after.summary()})")
     else:
-        reporter().info(f"{pin.name}: installed ({result.after.summary()})")
+        result = rustup.install(pin, env, yes=yes, interactive=interactive, confirm=confirm)
+        if result.ran is None:
+            reporter().info(
+                f"{pin.name}: already installed, nothing to do ({result.after.summary()})"
+            )
+        else:
+            reporter().info(f"{pin.name}: installed ({result.after.summary()})")
+    _build_tools(pin.name, env, yes=yes, confirm=confirm if interactive else None)
+
+
+def _build_tools(
+    name: str, env: dict[str, str], *, yes: bool, confirm: Callable[[str], bool] | None
+) -> None:
+    """The programs the codegen's builds run on what the compiler made (spirv-opt and
+    spirv-val; ptxas), found or obtained as `rgpu build --yes` does (toolchains/obtain.py)."""
+    from rgpu.toolchains import obtain, tools
+
+    needed = obtain.needs([name])
+    if not needed:
+        return
+    obtained = obtain.ensure([name], env, yes=yes, confirm=confirm)
+    for tool in needed:
+        found = tools.find_tool(tool.name, env)
+        if found is not None:
+            how = "downloaded" if tool.name in obtained else "found"
+            reporter().info(f"{name}: {tool.name} {how} ({found})")
+        elif tool.name == "ptxas":  # ensure leaves ptxas's warning to the build, per PTX
+            fix = tools.obtain_fix(tool, env)
+            reporter().warn(f"{tool.name} not found: {tool.lacking} (fix: {fix})")
 
 
 def _codegen_installer(name: str) -> Any:

@@ -156,3 +156,44 @@ def test_bad_tools_dir_is_refused_not_overwritten(
     assert_clean_failure(proc, ExitCode.TOOL_MISSING)
     assert "is not rgpu's" in proc.stderr and "RGPU_TOOLS_DIR" in proc.stderr
     assert theirs.read_text() == "mine\n"
+
+
+def test_toolchain_install_spirv_fetches_the_spirv_tools_too(
+    no_spirv_tools: dict[str, Any], tmp_path: Path
+) -> None:
+    """`rgpu toolchain install spirv` makes a spirv build ready, its tools with it: without
+    consent it stops with the fix and downloads nothing; with --yes it obtains them as
+    `rgpu build --yes` does (the pinned toolchain itself is installed on this machine)."""
+    tools = tmp_path / "tools"
+    env = {**no_spirv_tools["env"], "RGPU_TOOLS_DIR": str(tools)}
+    refused = rgpu_in(env, "toolchain", "install", "spirv")
+    assert_clean_failure(refused, ExitCode.TOOL_MISSING)
+    assert "spirv-opt (spirv-tools) is not installed" in refused.stderr
+    assert not tools.exists()
+    proc = rgpu_in(env, "toolchain", "install", "spirv", "--yes")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    home = tools / f"{SPIRV_TOOLS_DEB.name}-{SPIRV_TOOLS_DEB.version}" / "bin"
+    for name in SPIRV_TOOLS:
+        assert (home / name).is_file()
+        assert f"spirv: {name} downloaded ({home / name})" in proc.stderr
+    again = rgpu_in(env, "toolchain", "install", "spirv", "--yes")
+    assert again.returncode == 0 and "downloading" not in again.stderr
+    assert f"spirv: spirv-opt found ({home / 'spirv-opt'})" in again.stderr
+
+
+def test_toolchain_install_nvptx_fetches_ptxas_too(tmp_path: Path) -> None:
+    """The cuda route's toolchain install obtains ptxas (PyPI's nvidia-cuda-nvcc wheel), the
+    same download `rgpu build --yes` makes, so the first cuda build embeds SASS."""
+    python = python_without_ptxas(tmp_path)
+    tools = tmp_path / "tools"
+    env = environ(
+        drop=("CUDA_PATH", "CUDA_HOME"),
+        PATH=path_without(("ptxas",), tmp_path / "bin"),
+        RGPU_TOOLS_DIR=str(tools),
+    )
+    proc = subprocess.run([str(python), "-m", "rgpu", "toolchain", "install", "nvptx", "--yes"],
+                          env=env, capture_output=True, text=True, check=False,
+                          stdin=subprocess.DEVNULL, timeout=COLD_BUILD_TIMEOUT)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    ptxas = tools / f"{NVCC_WHEEL.name}-{NVCC_WHEEL.version}" / "bin" / "ptxas"
+    assert ptxas.is_file() and f"nvptx: ptxas downloaded ({ptxas})" in proc.stderr
