@@ -28,6 +28,7 @@ from tests.integration.conftest import (
     check_named,
     doctor_json,
     environ,
+    json_result,
     kernels_dir,
     manifest_of,
     path_without,
@@ -176,9 +177,13 @@ def test_toolchain_install_spirv_fetches_the_spirv_tools_too(
     for name in SPIRV_TOOLS:
         assert (home / name).is_file()
         assert f"spirv: {name} downloaded ({home / name})" in proc.stderr
-    again = rgpu_in(env, "toolchain", "install", "spirv", "--yes")
-    assert again.returncode == 0 and "downloading" not in again.stderr
+    again = rgpu_in(env, "toolchain", "install", "spirv", "--yes", "--json")
+    assert "downloading" not in again.stderr
     assert f"spirv: spirv-opt found ({home / 'spirv-opt'})" in again.stderr
+    result = json_result(again, "toolchain-install.schema.json")
+    assert result["toolchain"] == "spirv" and result["tools"] == {
+        name: {"path": str(home / name), "downloaded": False} for name in SPIRV_TOOLS
+    }
 
 
 def test_toolchain_install_nvptx_fetches_ptxas_too(tmp_path: Path) -> None:
