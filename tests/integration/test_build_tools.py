@@ -202,3 +202,26 @@ def test_toolchain_install_nvptx_fetches_ptxas_too(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-4000:]
     ptxas = tools / f"{NVCC_WHEEL.name}-{NVCC_WHEEL.version}" / "bin" / "ptxas"
     assert ptxas.is_file() and f"nvptx: ptxas downloaded ({ptxas})" in proc.stderr
+
+
+def test_without_a_cxx_compiler_a_first_spirv_build_stops_before_compiling(
+    no_spirv_tools: dict[str, Any], tmp_path: Path
+) -> None:
+    """rust-gpu's first build compiles SPIRV-Tools' C++ (found on a clean Debian image: it
+    failed after 2 minutes, `failed to find tool "c++"`). No C++ compiler on PATH and a
+    cache without rust-gpu's compiler: doctor says so, and a build stops at once, exit 6."""
+    cxx = ("c++", "g++", "clang++", "x86_64-linux-gnu-g++")
+    env = {
+        **environ(drop=("CXX",), PATH=path_without(cxx, tmp_path / "bin")),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),  # cargo-gpu's: rust-gpu not built there
+        "RGPU_CACHE_DIR": str(tmp_path / "rgpu-cache"),
+    }
+    report = doctor_json(env)
+    check = check_named(report, "spirv C++ compiler")
+    assert check["status"] == "fail" and "sudo apt-get install g++" in check["fix"]
+    started = time.monotonic()
+    proc = rgpu_in(env, "build", "--backend", "wgpu", "--yes", cwd=no_spirv_tools["ws"])
+    assert_clean_failure(proc, ExitCode.TOOL_MISSING)
+    assert time.monotonic() - started < 60 and "Compiling" not in proc.stderr, proc.stderr
+    assert "no C++ compiler" in proc.stderr and "stopped before compiling" in proc.stderr
+    assert "sudo apt-get install g++" in proc.stderr
