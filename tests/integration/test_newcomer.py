@@ -5,8 +5,10 @@ The container is the base image scripts/setup-docker.sh makes with debootstrap (
 Python, no Rust, no SPIRV-Tools, no ptxas; newcomer.sh checks). Everything else comes from
 where a user's machine gets it: Debian's mirror (python3-venv, and Mesa's lavapipe standing
 in for a GPU's Vulkan driver), rustup's server, PyPI and crates.io. Nothing is cached
-between runs: each run pays rustup, rust-gpu's install and the cargo builds again (its wall
-time is printed; about 20 minutes on a 2-core machine). Without a container engine or the
+between runs: each run pays rustup, rust-gpu's install and the cargo builds again (each
+step's wall time is printed: 28 min on a 2-core machine busy with other builds, 2026-11-29,
+of which 27 the wgpu+cuda build: SPIRV-Tools' C++, rustc_codegen_spirv, the cuda nightly,
+wgpu). Without a container engine or the
 base image the test skips, except under CI (CI=1/true), where that is a failure.
 """
 
