@@ -28,8 +28,10 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130
 
 
-class RgpuError(Exception):
-    """A failure with a one-line message, a hint (the command or setting that fixes it)."""
+class Reported(BaseException):
+    """What rgpu reports when it stops: a one-line message, a hint (the command or setting
+    that fixes it) and an exit code. `RgpuError` (a failure) and `InterruptedByUser` (Ctrl-C)
+    both carry it; only `cli.main()` turns them into an exit."""
 
     exit_code: ExitCode = ExitCode.FAILURE
 
@@ -45,6 +47,10 @@ class RgpuError(Exception):
             "hint": self.hint,
             "exit_code": int(self.exit_code),
         }
+
+
+class RgpuError(Reported, Exception):
+    """A failure with a one-line message, a hint (the command or setting that fixes it)."""
 
 
 class UsageError(RgpuError):
@@ -99,7 +105,11 @@ class ContainerError(RgpuError):
     exit_code = ExitCode.CONTAINER
 
 
-class InterruptedByUser(RgpuError):
+class InterruptedByUser(Reported, KeyboardInterrupt):
+    """Ctrl-C, with what was left as it was. A KeyboardInterrupt and never an RgpuError:
+    code that tries something and falls back on failure (`except RgpuError`, or `except
+    Exception`) cannot swallow it, and rgpu stops."""
+
     exit_code = ExitCode.INTERRUPTED
 
 

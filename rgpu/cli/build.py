@@ -22,6 +22,7 @@ from rgpu.cli.group import (
     cli,
     dir_option,
     emit_json,
+    json_option,
     load_workspace,
     options_for,
     profile_of,
@@ -247,12 +248,15 @@ def run(
 @cli.command()
 @dir_option
 @click.option("--open", "open_browser", is_flag=True, help="Open the documentation in a browser.")
-def doc(directory: Path | None, open_browser: bool) -> None:
+@json_option("doc.schema.json")
+def doc(directory: Path | None, open_browser: bool, as_json: bool) -> None:
     """Build the kernel API's documentation (rustdoc of the rgpu crates the workspace uses)."""
     from rgpu.host.doc import build_docs
 
     page = build_docs(load_workspace(directory), open_browser)
     reporter().info(f"the kernel API's documentation: {page}")
+    if as_json:
+        emit_json({"ok": True, "page": str(page)})
 
 
 @cli.command()

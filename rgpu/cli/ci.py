@@ -7,7 +7,15 @@ from pathlib import Path
 import click
 
 from rgpu.backends import names_help
-from rgpu.cli.group import cli, dir_option, load_workspace, options_for
+from rgpu.cli.group import (
+    ChildExit,
+    cli,
+    dir_option,
+    emit_json,
+    json_option,
+    load_workspace,
+    options_for,
+)
 from rgpu.util.output import reporter
 
 
@@ -34,8 +42,13 @@ def ci() -> None:
     "was installed from).",
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing .github/workflows/rgpu.yml.")
+@json_option("ci-init.schema.json")
 def ci_init(
-    directory: Path | None, backends: tuple[str, ...], rgpu_source: str | None, force: bool
+    directory: Path | None,
+    backends: tuple[str, ...],
+    rgpu_source: str | None,
+    force: bool,
+    as_json: bool,
 ) -> None:
     """Write .github/workflows/rgpu.yml: CPU, Vulkan (lavapipe) and CUDA-compile jobs."""
     from rgpu.ci import workflow
@@ -48,6 +61,9 @@ def ci_init(
     reporter().status(word, str(rendered.path))
     reporter().info(f"jobs: {', '.join(j.id for j in workflow.jobs_for(names))}")
     reporter().info(f"next: commit {rendered.path.name} and push; each job runs on GitHub")
+    if as_json:
+        jobs = [j.id for j in workflow.jobs_for(names)]
+        emit_json({"ok": True, "status": word, "workflow": str(rendered.path), "jobs": jobs})
 
 
 @ci.command("cache-key")
@@ -60,7 +76,8 @@ def ci_cache_key() -> None:
 
 @ci.command("check-ptx")
 @dir_option
-def ci_check_ptx(directory: Path | None) -> None:
+@json_option("check-ptx.schema.json")
+def ci_check_ptx(directory: Path | None, as_json: bool) -> None:
     """Check every PTX in target/rgpu/kernels/manifest.json with ptxas, for its arch, and
     that every cubin (its SASS) is the one built from it."""
     from rgpu.ci.check import check_ptx
@@ -71,14 +88,27 @@ def ci_check_ptx(directory: Path | None) -> None:
         reporter().status("ok" if check.ok else "rejected", f"{check.path} ({check.arch})")
     ptxs = [c for c in checks if c.kind == "ptx"]
     failed = [c for c in ptxs if not c.ok]
+    stale = [c for c in checks if c.kind != "ptx" and not c.ok]
+    error = None
     if failed:
-        raise ArtifactError(
+        error = ArtifactError(
             f"ptxas rejected {len(failed)} of {len(ptxs)} PTX files: {failed[0].detail}",
             "fix the kernel or the arch list, then `rgpu build --backend cuda` again",
         )
-    stale = [c for c in checks if c.kind != "ptx" and not c.ok]
-    if stale:
-        raise ArtifactError(
+    elif stale:
+        error = ArtifactError(
             f"{len(stale)} cubin(s) do not match their PTX: {stale[0].detail}",
             "rebuild the kernels with `rgpu build --backend cuda`",
         )
+    if not as_json:
+        if error is not None:
+            raise error
+        return
+    rows = [
+        {"path": str(c.path), "arch": c.arch, "kind": c.kind, "ok": c.ok, "detail": c.detail}
+        for c in checks
+    ]
+    emit_json({"ok": error is None, "checks": rows, "error": error and error.to_dict()})
+    if error is not None:  # the JSON above is the report; the error line goes to stderr
+        reporter().error(error.message, error.hint)
+        raise ChildExit(int(error.exit_code))

@@ -55,6 +55,17 @@ def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, sort_keys=True))
 
 
+def json_option(schema: str) -> Callable[[F], F]:
+    """`--json`: the command's result as JSON on stdout (rgpu/schemas/SCHEMA); what it says
+    along the way stays on stderr, and a failure is rgpu's error object (cli/main.py)."""
+    return click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        help=f"Print the result as JSON on stdout (rgpu/schemas/{schema}).",
+    )
+
+
 def load_workspace(directory: Path | None) -> Any:
     from rgpu import workspace
 

@@ -12,11 +12,11 @@ import click
 
 from rgpu.cli.group import ChildExit, cli
 from rgpu.cli.program_args import HintedUsageError
-from rgpu.errors import ExitCode, RgpuError, UsageError
+from rgpu.errors import ExitCode, InterruptedByUser, Reported, RgpuError, UsageError
 from rgpu.util.output import reporter
 
 
-def _fail(error: RgpuError, as_json: bool, debug: bool) -> NoReturn:
+def _fail(error: Reported, as_json: bool, debug: bool) -> NoReturn:
     if debug:
         import traceback
 
@@ -48,11 +48,15 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
         from rgpu.cli import commands  # noqa: F401  (registers every command on `cli`)
 
         cli.main(args=args, prog_name="rgpu", standalone_mode=False)
-    except RgpuError as error:
+    except (RgpuError, InterruptedByUser) as error:
         _fail(error, as_json, debug)
     except ChildExit as child:
         sys.exit(child.code)
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except (click.exceptions.Abort, KeyboardInterrupt) as stop:
+        # Click turns a KeyboardInterrupt inside a command into Abort: an InterruptedByUser
+        # there still says what was left as it was.
+        if isinstance(stop.__cause__, InterruptedByUser):
+            _fail(stop.__cause__, as_json, debug)
         _interrupted(debug)
     except click.ClickException as exc:
         _fail(usage_error(exc), as_json, debug)

@@ -4,15 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from rgpu.cli.group import cli, dir_option, directory_option, load_workspace, verbose
+from rgpu.cli.group import (
+    cli,
+    dir_option,
+    directory_option,
+    emit_json,
+    json_option,
+    load_workspace,
+    verbose,
+)
 from rgpu.util.output import reporter
 
 if TYPE_CHECKING:
     from rgpu.scaffold.changes import FileChange
+
+FILES_SCHEMA = "files.schema.json"
 
 
 @cli.command()
@@ -43,8 +53,15 @@ if TYPE_CHECKING:
     is_flag=True,
     help="With --force: replace conflicting files, keeping each as NAME.rgpu-backup.",
 )
+@json_option(FILES_SCHEMA)
 def new(
-    name: str, directory: Path | None, parent: Path, template: str, force: bool, overwrite: bool
+    name: str,
+    directory: Path | None,
+    parent: Path,
+    template: str,
+    force: bool,
+    overwrite: bool,
+    as_json: bool,
 ) -> None:
     """Create a new workspace NAME from a template."""
     from rgpu.scaffold.new import new_workspace
@@ -74,14 +91,47 @@ def new(
         )
     reporter().info(f"{'updated' if force else 'created'} {dest}")
     reporter().info(f"next: cd {dest} && rgpu test")
+    if as_json:
+        files = [{"status": s.word, "path": s.path, "diff": None} for s in statuses]
+        emit_json(files_result("new", dest, files, dry_run=False, next=f"cd {dest} && rgpu test"))
 
 
-def _show_plan(file_changes: Sequence[FileChange], dry_run: bool) -> None:
-    """Status words for every file; with --dry-run, the diff of each change on stdout."""
+def files_result(
+    command: str, root: Path, files: Sequence[dict[str, Any]], *, dry_run: bool, next: str | None
+) -> dict[str, Any]:
+    """The JSON of a command that writes files (rgpu/schemas/files.schema.json)."""
+    return {
+        "ok": True,
+        "command": command,
+        "root": str(root),
+        "dry_run": dry_run,
+        "wrote": not dry_run and any(f["status"] not in ("identical", "keep") for f in files),
+        "files": list(files),
+        "next": next,
+    }
+
+
+def _files_of(file_changes: Sequence[FileChange], dry_run: bool) -> list[dict[str, Any]]:
+    """Each file of a plan as JSON; with --dry-run a changed file's diff too."""
+    from rgpu.scaffold import changes
+
+    return [
+        {
+            "status": c.word,
+            "path": c.path,
+            "diff": changes.diff(c) if dry_run and c.word == "change" else None,
+        }
+        for c in file_changes
+    ]
+
+
+def _show_plan(file_changes: Sequence[FileChange], dry_run: bool, as_json: bool = False) -> None:
+    """Status words for every file; with --dry-run, the diff of each change on stdout (with
+    --json, in the JSON instead)."""
     from rgpu.scaffold import changes
 
     changes.report(file_changes, verbose=verbose())
-    if dry_run:
+    if dry_run and not as_json:
         for change in file_changes:
             if change.word == "change":
                 click.echo(changes.diff(change), nl=False)
@@ -107,25 +157,41 @@ def _show_plan(file_changes: Sequence[FileChange], dry_run: bool) -> None:
     "every member with a binary, else every member.",
 )
 @click.option("--dry-run", is_flag=True, help="Show what would change (diffs); write nothing.")
-def init(directory: Path | None, kernel: str | None, hosts: tuple[str, ...], dry_run: bool) -> None:
+@json_option(FILES_SCHEMA)
+def init(
+    directory: Path | None,
+    kernel: str | None,
+    hosts: tuple[str, ...],
+    dry_run: bool,
+    as_json: bool,
+) -> None:
     """Add rgpu to the existing Cargo project in DIR (default: here)."""
     from rgpu.scaffold import init as initializing
 
     request = initializing.Request(kernel=kernel, hosts=hosts)
     plan = initializing.plan_project(directory or Path.cwd(), request)
-    _show_plan(plan.changes, dry_run)
+    _show_plan(plan.changes, dry_run, as_json)
     for path in plan.kept:
         reporter().status("keep", f"{path} (yours)")
+    files = _files_of(plan.changes, dry_run) + [
+        {"status": "keep", "path": path, "diff": None} for path in plan.kept
+    ]
+    next_step = f"write kernels in {plan.kernel_dir}/src/lib.rs, then `rgpu test`"
+
+    def result() -> None:
+        if as_json:
+            emit_json(files_result("init", plan.root, files, dry_run=dry_run, next=next_step))
+
     if dry_run:
         reporter().info(
             "dry run: nothing was written" + ("; run without --dry-run to apply" * plan.writes)
         )
-        return
+        return result()
     initializing.apply(plan)
     where = plan.root
     if not plan.writes:
         reporter().info(f"{where} is an rgpu workspace already: nothing to change")
-        return
+        return result()
     hosts_text = ", ".join(plan.hosts) or "none (add the kernel crate to a package yourself)"
     reporter().info(
         f"rgpu is set up in {where}: kernel crate `{plan.kernel_package}` in {plan.kernel_dir}/, "
@@ -141,12 +207,14 @@ def init(directory: Path | None, kernel: str | None, hosts: tuple[str, ...], dry
         f"`{plan.kernel_key}::NAME(&device, n, ...)` with a device from "
         "`rgpu::Device::select()`, then `rgpu test` and `rgpu build --backend cuda`"
     )
+    result()
 
 
 @cli.command()
 @dir_option
 @click.option("--dry-run", is_flag=True, help="Show what would change (diffs); write nothing.")
-def vendor(directory: Path | None, dry_run: bool) -> None:
+@json_option(FILES_SCHEMA)
+def vendor(directory: Path | None, dry_run: bool, as_json: bool) -> None:
     """Vendor this rgpu's crates into the workspace and point it at them."""
     from rgpu import __version__
     from rgpu.scaffold import changes
@@ -154,7 +222,7 @@ def vendor(directory: Path | None, dry_run: bool) -> None:
 
     ws = load_workspace(directory)
     plan = plan_workspace(ws.root)
-    _show_plan(plan.changes, dry_run)
+    _show_plan(plan.changes, dry_run, as_json)
     if dry_run:
         reporter().info("dry run: nothing was written")
     elif plan.writes:
@@ -165,13 +233,17 @@ def vendor(directory: Path | None, dry_run: bool) -> None:
         reporter().info(f"the workspace uses rgpu {__version__}'s crates already")
     for old in plan.old_dirs:
         reporter().info(f"{old}/ is no longer used: you may delete it (`rm -r {old}`)")
+    if as_json:
+        files = _files_of(plan.changes, dry_run)
+        emit_json(files_result("vendor", plan.root, files, dry_run=dry_run, next=None))
 
 
 @cli.command()
 @click.argument("component", type=click.Choice(["primitives"]))
 @dir_option
 @click.option("--dry-run", is_flag=True, help="Show what would change (diffs); write nothing.")
-def add(component: str, directory: Path | None, dry_run: bool) -> None:
+@json_option(FILES_SCHEMA)
+def add(component: str, directory: Path | None, dry_run: bool, as_json: bool) -> None:
     """Add a component of rgpu to the workspace: `primitives` (rgpu-primitives: sort, scan,
     reduce, histogram, top-k) as a dependency of the kernel crate and its hosts."""
     from rgpu.scaffold import changes
@@ -179,7 +251,7 @@ def add(component: str, directory: Path | None, dry_run: bool) -> None:
 
     ws = load_workspace(directory)
     planned = plan_primitives(ws)
-    _show_plan(planned, dry_run)
+    _show_plan(planned, dry_run, as_json)
     if dry_run:
         reporter().info("dry run: nothing was written")
     elif any(c.word != "identical" for c in planned):
@@ -190,3 +262,6 @@ def add(component: str, directory: Path | None, dry_run: bool) -> None:
         )
     else:
         reporter().info(f"nothing to change: the workspace uses rgpu-{component} already")
+    if as_json:
+        files = _files_of(planned, dry_run)
+        emit_json(files_result("add", ws.root, files, dry_run=dry_run, next=None))

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
 
-from rgpu.cli.group import cli, emit_json
+from rgpu.cli.group import cli, emit_json, json_option
 from rgpu.util.output import reporter
 
 
@@ -113,7 +114,8 @@ def toolchain_show(name: str, as_json: bool) -> None:
 @toolchain.command("install")
 @click.argument("name")
 @click.option("--yes", "-y", is_flag=True, help="Install without asking (also RGPU_YES=1).")
-def toolchain_install(name: str, yes: bool) -> None:
+@json_option("toolchain-install.schema.json")
+def toolchain_install(name: str, yes: bool, as_json: bool) -> None:
     """Install what the pin NAME needs and is missing; safe to run again."""
     from rgpu.toolchains import pins, rustup
 
@@ -129,18 +131,39 @@ def toolchain_install(name: str, yes: bool) -> None:
     if own is not None:  # nvptx: the pinned nightly, else the system packages
         summary = own(pin, env, yes=yes, interactive=interactive, confirm=confirm)
         reporter().info(f"{pin.name}: ready ({summary})")
-        return
-    result = rustup.install(
-        pin,
-        env,
-        yes=yes,
-        interactive=interactive,
-        confirm=confirm,
-    )
-    if result.ran is None:
-        reporter().info(f"{pin.name}: already installed, nothing to do ({result.after.summary()})")
     else:
-        reporter().info(f"{pin.name}: installed ({result.after.summary()})")
+        result = rustup.install(pin, env, yes=yes, interactive=interactive, confirm=confirm)
+        summary = result.after.summary()
+        if result.ran is None:
+            reporter().info(f"{pin.name}: already installed, nothing to do ({summary})")
+        else:
+            reporter().info(f"{pin.name}: installed ({summary})")
+    tools = _build_tools(pin.name, env, yes=yes, confirm=confirm if interactive else None)
+    if as_json:
+        emit_json({"ok": True, "toolchain": pin.name, "summary": summary, "tools": tools})
+
+
+def _build_tools(
+    name: str, env: dict[str, str], *, yes: bool, confirm: Callable[[str], bool] | None
+) -> dict[str, dict[str, Any]]:
+    """The programs the codegen's builds run on what the compiler made (spirv-opt and
+    spirv-val; ptxas), found or obtained as `rgpu build --yes` does (toolchains/obtain.py);
+    each one's path (None: not there) and whether it was downloaded now."""
+    from rgpu.toolchains import obtain, tools
+
+    needed = obtain.needs([name])
+    obtained = obtain.ensure([name], env, yes=yes, confirm=confirm) if needed else []
+    found_tools: dict[str, dict[str, Any]] = {}
+    for tool in needed:
+        found = tools.find_tool(tool.name, env)
+        found_tools[tool.name] = {"path": found, "downloaded": tool.name in obtained}
+        if found is not None:
+            how = "downloaded" if tool.name in obtained else "found"
+            reporter().info(f"{name}: {tool.name} {how} ({found})")
+        elif tool.name == "ptxas":  # ensure leaves ptxas's warning to the build, per PTX
+            fix = tools.obtain_fix(tool, env)
+            reporter().warn(f"{tool.name} not found: {tool.lacking} (fix: {fix})")
+    return found_tools
 
 
 def _codegen_installer(name: str) -> Any:

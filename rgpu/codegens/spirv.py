@@ -114,6 +114,39 @@ class SpirvToolchain:
     problem: str | None  # rustup failed to answer
     problem_fix: str | None = None  # and how to make it answer
     translator: naga.NagaTool | None = None  # rgpu-naga, for the portability check
+    # No C++ compiler, and rust-gpu's compiler not built yet (cxx_missing): its first build
+    # compiles SPIRV-Tools' C++ (spirv-tools-sys), and fails after minutes without one.
+    cxx_missing: str | None = None
+
+
+CXX_FIX = (
+    "install a C++ compiler (Debian/Ubuntu: `sudo apt-get install g++`; or set CXX), then "
+    "run the same rgpu command again"
+)
+
+
+def cxx_missing(p: SpirvPin, env: Mapping[str, str]) -> str | None:
+    """Why the first spirv build would fail for want of a C++ compiler; None when one is
+    there (CXX, c++, g++, clang++) or rust-gpu's compiler is built already. cargo-gpu keeps
+    it in `<cache>/rust-gpu/codegen/<version>/` (Linux: XDG_CACHE_HOME, else ~/.cache)."""
+    import sys
+
+    from rgpu.util import cmd
+
+    if not sys.platform.startswith("linux"):
+        return None  # cargo-gpu's cache is elsewhere there; cc-rs says what it lacks
+    cxx = env.get("CXX", "").split()
+    if any(cmd.which(c, env) for c in (cxx[:1] or []) + ["c++", "g++", "clang++"]):
+        return None
+    home = env.get("HOME") or str(Path.home())
+    cache = Path(env.get("XDG_CACHE_HOME") or Path(home) / ".cache")
+    built = cache / "rust-gpu" / "codegen" / p.version.replace(".", "_")
+    if (built / "librustc_codegen_spirv.so").is_file():
+        return None
+    return (
+        "no C++ compiler (c++, g++ or CXX): the first spirv build compiles rust-gpu's "
+        f"rustc_codegen_spirv {p.version}, which builds SPIRV-Tools' C++"
+    )
 
 
 def toolchain_installed(tc: SpirvToolchain) -> bool:
@@ -193,10 +226,18 @@ class SpirvCodegen:
         except RgpuError as error:
             status, problem, fix = None, error.message, error.hint
         cargo_gpu = cargo_gpu_root(p, env) / "bin" / executable("cargo-gpu")
-        return SpirvToolchain(p, cargo_gpu, status, problem, fix, naga.find(pin, env))
+        return SpirvToolchain(
+            p, cargo_gpu, status, problem, fix, naga.find(pin, env), cxx_missing(p, env)
+        )
 
     def install(self, build: KernelBuild, env: Mapping[str, str]) -> None:
-        return None  # nothing to install before the plan runs
+        """Nothing to install before the plan runs (cargo-gpu installs what it needs), but
+        a C++ compiler rgpu cannot install: without one, stop now, not minutes later."""
+        problem = cxx_missing(spirv_pin(build.pin), env)
+        if problem is not None:
+            from rgpu.errors import ToolMissingError
+
+            raise ToolMissingError(f"{problem}; stopped before compiling", CXX_FIX)
 
     def checks(self, pin: Pin, toolchain: SpirvToolchain) -> list[Check]:
         from rgpu.doctor.pins import pin_checks
@@ -215,6 +256,10 @@ class SpirvCodegen:
                     None,
                     ("spirv",),
                 )
+            )
+        if found.cxx_missing is not None:
+            checks.append(
+                Check("spirv C++ compiler", "fail", found.cxx_missing, CXX_FIX, ("spirv",))
             )
         tool = found.translator
         if tool is not None:

@@ -225,12 +225,12 @@ def run_quiet(
     argv: Sequence[str], env: Mapping[str, str], timeout: float = 20
 ) -> cmd.Result | None:
     """Run a probe; None when the program is missing or cannot start. Ctrl-C is not a probe
-    that failed: it stops rgpu with the one line every interrupt gets (doctor surveys the
-    tools in its main thread; caught here, the interrupt was lost and doctor exited 0)."""
+    that failed (`InterruptedByUser` is no RgpuError, rgpu/errors.py): it stops rgpu with
+    the plain line, the probe being rgpu's own question and not a step the user ran."""
     try:
         return cmd.run(argv, env=env, capture=True, check=False, echo=False, timeout=timeout)
     except InterruptedByUser:
-        raise KeyboardInterrupt from None  # the probe is rgpu's own question, not a step
+        raise KeyboardInterrupt from None
     except RgpuError:
         return None
 

@@ -164,6 +164,18 @@ def doctor_json(env: Mapping[str, str], *args: str, code: int = 0) -> dict[str, 
     return report
 
 
+def json_result(
+    proc: subprocess.CompletedProcess[str], schema: str, code: int = 0
+) -> dict[str, Any]:
+    """A command's `--json` result on stdout, checked against rgpu/schemas/SCHEMA."""
+    assert proc.returncode == code, f"exit {proc.returncode}\n{proc.stderr[-4000:]}"
+    assert "Traceback" not in proc.stderr
+    data: dict[str, Any] = json.loads(proc.stdout)
+    published = json.loads((REPO / "rgpu/schemas" / schema).read_text(encoding="utf-8"))
+    jsonschema.validate(data, published, cls=jsonschema.Draft202012Validator)
+    return data
+
+
 def check_named(report: Mapping[str, Any], name: str) -> dict[str, Any]:
     found: dict[str, Any] = next(c for c in report["checks"] if c["name"] == name)
     return found

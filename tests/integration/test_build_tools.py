@@ -28,6 +28,7 @@ from tests.integration.conftest import (
     check_named,
     doctor_json,
     environ,
+    json_result,
     kernels_dir,
     manifest_of,
     path_without,
@@ -156,3 +157,71 @@ def test_bad_tools_dir_is_refused_not_overwritten(
     assert_clean_failure(proc, ExitCode.TOOL_MISSING)
     assert "is not rgpu's" in proc.stderr and "RGPU_TOOLS_DIR" in proc.stderr
     assert theirs.read_text() == "mine\n"
+
+
+def test_toolchain_install_spirv_fetches_the_spirv_tools_too(
+    no_spirv_tools: dict[str, Any], tmp_path: Path
+) -> None:
+    """`rgpu toolchain install spirv` makes a spirv build ready, its tools with it: without
+    consent it stops with the fix and downloads nothing; with --yes it obtains them as
+    `rgpu build --yes` does (the pinned toolchain itself is installed on this machine)."""
+    tools = tmp_path / "tools"
+    env = {**no_spirv_tools["env"], "RGPU_TOOLS_DIR": str(tools)}
+    refused = rgpu_in(env, "toolchain", "install", "spirv")
+    assert_clean_failure(refused, ExitCode.TOOL_MISSING)
+    assert "spirv-opt (spirv-tools) is not installed" in refused.stderr
+    assert not tools.exists()
+    proc = rgpu_in(env, "toolchain", "install", "spirv", "--yes")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    home = tools / f"{SPIRV_TOOLS_DEB.name}-{SPIRV_TOOLS_DEB.version}" / "bin"
+    for name in SPIRV_TOOLS:
+        assert (home / name).is_file()
+        assert f"spirv: {name} downloaded ({home / name})" in proc.stderr
+    again = rgpu_in(env, "toolchain", "install", "spirv", "--yes", "--json")
+    assert "downloading" not in again.stderr
+    assert f"spirv: spirv-opt found ({home / 'spirv-opt'})" in again.stderr
+    result = json_result(again, "toolchain-install.schema.json")
+    assert result["toolchain"] == "spirv" and result["tools"] == {
+        name: {"path": str(home / name), "downloaded": False} for name in SPIRV_TOOLS
+    }
+
+
+def test_toolchain_install_nvptx_fetches_ptxas_too(tmp_path: Path) -> None:
+    """The cuda route's toolchain install obtains ptxas (PyPI's nvidia-cuda-nvcc wheel), the
+    same download `rgpu build --yes` makes, so the first cuda build embeds SASS."""
+    python = python_without_ptxas(tmp_path)
+    tools = tmp_path / "tools"
+    env = environ(
+        drop=("CUDA_PATH", "CUDA_HOME"),
+        PATH=path_without(("ptxas",), tmp_path / "bin"),
+        RGPU_TOOLS_DIR=str(tools),
+    )
+    proc = subprocess.run([str(python), "-m", "rgpu", "toolchain", "install", "nvptx", "--yes"],
+                          env=env, capture_output=True, text=True, check=False,
+                          stdin=subprocess.DEVNULL, timeout=COLD_BUILD_TIMEOUT)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    ptxas = tools / f"{NVCC_WHEEL.name}-{NVCC_WHEEL.version}" / "bin" / "ptxas"
+    assert ptxas.is_file() and f"nvptx: ptxas downloaded ({ptxas})" in proc.stderr
+
+
+def test_without_a_cxx_compiler_a_first_spirv_build_stops_before_compiling(
+    no_spirv_tools: dict[str, Any], tmp_path: Path
+) -> None:
+    """rust-gpu's first build compiles SPIRV-Tools' C++ (found on a clean Debian image: it
+    failed after 2 minutes, `failed to find tool "c++"`). No C++ compiler on PATH and a
+    cache without rust-gpu's compiler: doctor says so, and a build stops at once, exit 6."""
+    cxx = ("c++", "g++", "clang++", "x86_64-linux-gnu-g++")
+    env = {
+        **environ(drop=("CXX",), PATH=path_without(cxx, tmp_path / "bin")),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),  # cargo-gpu's: rust-gpu not built there
+        "RGPU_CACHE_DIR": str(tmp_path / "rgpu-cache"),
+    }
+    report = doctor_json(env)
+    check = check_named(report, "spirv C++ compiler")
+    assert check["status"] == "fail" and "sudo apt-get install g++" in check["fix"]
+    started = time.monotonic()
+    proc = rgpu_in(env, "build", "--backend", "wgpu", "--yes", cwd=no_spirv_tools["ws"])
+    assert_clean_failure(proc, ExitCode.TOOL_MISSING)
+    assert time.monotonic() - started < 60 and "Compiling" not in proc.stderr, proc.stderr
+    assert "no C++ compiler" in proc.stderr and "stopped before compiling" in proc.stderr
+    assert "sudo apt-get install g++" in proc.stderr

@@ -14,6 +14,7 @@ import pytest
 from rgpu.artifacts import ptx
 from rgpu.toolchains.tools import find_ptxas
 from tests.conftest import run_rgpu
+from tests.integration.conftest import json_result
 from tests.integration.test_init_story import cargo
 
 
@@ -60,13 +61,22 @@ def test_rgpu_build_cuda_makes_ptx_that_ptxas_accepts(minimal: Path) -> None:
     assert ptxas is not None, "ptxas missing: pip install nvidia-cuda-nvcc"
     file = minimal / "target" / "rgpu" / "kernels" / artifact["path"]
     assert ptx.check_with_ptxas(ptxas, file, "sm_80", os.environ, file.name) == "accepted"
+    # What CI's compile job runs on it, as JSON (rgpu/schemas/check-ptx.schema.json).
+    checked = json_result(run_rgpu("ci", "check-ptx", "-C", str(minimal), "--json"),
+                          "check-ptx.schema.json")  # fmt: skip
+    assert checked["ok"] and checked["error"] is None
+    assert sorted((c["kind"], c["arch"], c["ok"]) for c in checked["checks"]) == [
+        ("cubin", "sm_80 SASS", True),
+        ("ptx", "sm_80", True),
+    ]
 
 
 def test_rgpu_doc_documents_the_kernel_api(minimal: Path) -> None:
-    proc = run_rgpu("doc", "-C", str(minimal))
+    proc = run_rgpu("doc", "-C", str(minimal), "--json")
     said = "the kernel API's documentation: "
     # In the workspace's target directory (the suite shares one: CARGO_TARGET_DIR).
     page = Path(proc.stderr.split(said, 1)[1].splitlines()[0])
+    assert json_result(proc, "doc.schema.json") == {"ok": True, "page": str(page)}
     assert page.parts[-3:] == ("doc", "rgpu", "index.html") and page.is_file(), proc.stderr
     group = (page.parent / "struct.Group.html").read_text(encoding="utf-8")
     for method in ("subgroup_shuffle_xor", "subgroup_min", "subgroup_inclusive_add", "barrier"):

@@ -13,7 +13,7 @@ import pytest
 
 from rgpu import __version__
 from rgpu.cli import main
-from rgpu.errors import ConfigError, DestinationError, ExitCode, UsageError
+from rgpu.errors import ConfigError, DestinationError, ExitCode, InterruptedByUser, UsageError
 from rgpu.scaffold import changes, init, rollback
 from rgpu.scaffold.init import Request, plan_project
 from rgpu.scaffold.vendor import crate_files
@@ -591,7 +591,7 @@ def test_ctrl_c_midway_restores_a_replaced_file(
 
     monkeypatch.setattr(rollback, "write_atomic", interrupt_on_the_second_manifest)
     plan = plan_project(virtual, Request())
-    with pytest.raises(Exception, match="is as it was"):
+    with pytest.raises(InterruptedByUser, match="is as it was"):
         init.apply(plan)
     monkeypatch.undo()
     assert written[0] != written[1]  # one host manifest was replaced before Ctrl-C
