@@ -67,12 +67,13 @@ pub fn global_atomics(item: rgpu::Item, out: rgpu::Global<u32>) {
     out.atomic_min(2, item.index() ^ 0x5555);
 }
 
-/// Never ends: every item waits for a flag nobody sets (read with an atomic add of 0, which
-/// no compiler may hoist out of the loop). The launch timeout's test.
+/// Never ends: every item waits for a flag nobody sets (an atomic load, which no compiler
+/// may hoist out of the loop; the crate names no `u8`, so rgpu's build must give rust-gpu
+/// the Int8 that `Ordering` brings). The launch timeout's test.
 #[rgpu::kernel]
 pub fn spin(item: rgpu::Item, flag: rgpu::Global<u32>) {
     let _ = item;
-    while flag.atomic_add(0, 0) == 0 {}
+    while flag.atomic(0).load(core::sync::atomic::Ordering::Relaxed) == 0 {}
 }
 """
 # tests/api.rs.

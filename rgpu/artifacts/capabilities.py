@@ -9,8 +9,9 @@ tells it three things, in this order, each name once:
 2. the scalar types the sources of the crates holding kernels name (the kernel crate and
    the libraries of kernels it depends on, artifacts/kernels.py; src/**/*.rs, comments and
    string literals left out): `f64` -> Float64, `u8`/`i8` -> Int8, `u16`/`i16` -> Int16,
-   `u64`/`i64` -> Int64. Reading the source over-approximates (a type used only in host-side
-   code still counts), which costs nothing on Vulkan devices that have the feature;
+   `u64`/`i64` -> Int64, and `Ordering` (core's atomic ordering, a `u8` enum) -> Int8.
+   Reading the source over-approximates (a type used only in host-side code still counts),
+   which costs nothing on Vulkan devices that have the feature;
 3. `spirv-capabilities = [...]` in `[workspace.metadata.rgpu]`, for what source reading
    cannot see (a dependency's `u64` atomics: Int64Atomics).
 
@@ -36,9 +37,15 @@ TYPE_CAPABILITIES: dict[str, str] = {
     "u64": "Int64",
     "i64": "Int64",
 }
+# Words that name no scalar type but bring one into the SPIR-V: core's atomic `Ordering`
+# (what the ordered handle `x.atomic(i).load(Ordering::Acquire)` takes) is an enum with a
+# `u8` discriminant, and rust-gpu compiles the handle's match on it with 8-bit integers
+# ("u8 used without Int8"). spirv_narrow_ints computes them in 32 bits afterwards, so the
+# embedded module still declares no Int8 when nothing else needs it.
+IMPLIED_TYPES: dict[str, str] = {"Ordering": "u8"}
 CONFIG_KEY = "spirv-capabilities"
 
-_TYPES = re.compile(r"\b(" + "|".join(TYPE_CAPABILITIES) + r")\b")
+_TYPES = re.compile(r"\b(" + "|".join([*TYPE_CAPABILITIES, *IMPLIED_TYPES]) + r")\b")
 # Comments, then string and char literals (so `"u8"` in a message does not count). Raw
 # strings with hashes are rare in kernels and only make the answer larger, never wrong.
 _NOISE = re.compile(
@@ -50,8 +57,9 @@ _MISSING_ANY = re.compile(r"without `OpCapability (\w+)`")
 
 
 def types_in(text: str) -> set[str]:
-    """The scalar types of TYPE_CAPABILITIES that Rust source text names."""
-    return set(_TYPES.findall(_NOISE.sub(" ", text)))
+    """The scalar types of TYPE_CAPABILITIES that Rust source text names, or brings in
+    through a word of IMPLIED_TYPES."""
+    return {IMPLIED_TYPES.get(word, word) for word in _TYPES.findall(_NOISE.sub(" ", text))}
 
 
 def from_types(types: Iterable[str]) -> tuple[str, ...]:

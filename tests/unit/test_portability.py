@@ -42,6 +42,10 @@ def test_the_source_types_give_the_capabilities() -> None:
     assert capabilities.from_types(types) == ("Float64", "Int8")
     assert capabilities.from_types(capabilities.types_in("fn f(a: u32, b: f32) {}")) == ()
     assert capabilities.types_in("let x: [i16; 4]; let y = 1u64;") == {"i16"}  # `1u64`: no \b
+    # core's atomic Ordering is a u8 enum under rust-gpu: an ordered atomic needs Int8.
+    ordered = "while flag.atomic(0).load(core::sync::atomic::Ordering::Relaxed) == 0 {}"
+    assert capabilities.from_types(capabilities.types_in(ordered)) == ("Int8",)
+    assert capabilities.types_in("// Ordering in a comment") == set()
 
 
 def test_capabilities_are_the_pins_then_the_sources_then_the_configs(tmp_path: Path) -> None:
