@@ -183,6 +183,8 @@ def _key(kernel: KernelPlan, env: Mapping[str, str]) -> str:
     parts = [kernel.codegen.name, str(where.in_container), str(where.image)]
     parts.append(checker_identity(kernel.codegen.artifact_kind, env))
     for step in kernel.plan.steps:
+        if not step.keyed:
+            continue
         parts += [*step.argv, *sorted(f"{k}={v}" for k, v in step.env.items())]
         parts += [f"{rel}={text}" for rel, text in sorted(step.files.items())]
     return stamp.request_key(parts, env)

@@ -42,6 +42,10 @@ class Step(NamedTuple):
     # they run here (runner.py; in a container or under GitHub Actions, one after another):
     # independent commands, e.g. one cargo per CUDA arch, each with its own target dir.
     together: str = ""
+    # Part of the no-op stamp's key (kernel_build._key). False for a step whose input the
+    # stamp already watches by itself: the copy of Cargo.lock nvptx writes (the stamp stats
+    # the workspace's Cargo.lock).
+    keyed: bool = True
 
     @property
     def failure_hint(self) -> str:

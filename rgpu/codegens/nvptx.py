@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -185,6 +186,10 @@ LIBM_PATCH_NOTES = (
     r"\s+with the dependency requirements\. If the patch has a different version from",
     r"\s+what is locked in the Cargo\.lock file, run `cargo update` to use the new",
     r"\s+version\. This may also occur with an optional dependency that is not enabled\.",
+    # A cargo of 1.97 or later whose version rgpu could not read before the build.
+    r"warning: flag `-Z lockfile-path` has been stabilized in the [\d.]+ release, and is no "
+    r"longer necessary",
+    r"\s+The `lockfile-path` config key is now always available",
 )
 
 
@@ -201,14 +206,23 @@ def libm_patch(build: KernelBuild) -> Path | None:
     return packaged if (packaged / "Cargo.toml").is_file() else None
 
 
-def libm_args(build: KernelBuild, arch: str) -> tuple[str, ...]:
+def lockfile_path_is_stable(rustc_version: str) -> bool:
+    """Whether the toolchain's cargo takes `resolver.lockfile-path` without
+    `-Zlockfile-path` (stable since 1.97, which warns about the flag); unknown versions
+    ("none", "image") get the flag, and its warning is hidden."""
+    found = re.match(r"(\d+)\.(\d+)", rustc_version)
+    return found is not None and (int(found.group(1)), int(found.group(2))) >= (1, 97)
+
+
+def libm_args(build: KernelBuild, arch: str, rustc_version: str = "none") -> tuple[str, ...]:
     """cargo's options for the patch (before `--`), or none."""
     patch = libm_patch(build)
     if patch is None:
         return ()
     lock = target_dir(build, arch) / LOCK_COPY
+    unstable = () if lockfile_path_is_stable(rustc_version) else ("-Zlockfile-path",)
     return (
-        "-Zlockfile-path",
+        *unstable,
         "--config",
         f"resolver.lockfile-path={json.dumps(str(lock))}",
         "--config",
@@ -230,11 +244,29 @@ def lock_for_patch(lock: str) -> str:
     return "\n[[package]]\n".join(kept)
 
 
-def lock_steps(build: KernelBuild, archs: tuple[str, ...]) -> tuple[Step, ...]:
+def lock_steps(
+    build: KernelBuild, toolchain: NvptxToolchain, archs: tuple[str, ...]
+) -> tuple[Step, ...]:
     """The workspace's Cargo.lock copied beside each arch's build (written only when it
-    changed), for the libm patch to resolve against."""
-    if build.cargo_lock is None or libm_patch(build) is None:
+    changed), for the libm patch to resolve against. A workspace without one yet gets it
+    first, as an unpatched kernel build made it (`cargo generate-lockfile`): the patched
+    build then resolves on its own, and the no-op stamp, which watches the workspace's lock,
+    sees it before the kernels are recorded."""
+    if libm_patch(build) is None:
         return ()
+    if build.cargo_lock is None:
+        return (
+            Step(
+                name="nvptx-lockfile",
+                description="write the workspace's Cargo.lock (cargo generate-lockfile)",
+                argv=(*toolchain.cargo, "generate-lockfile"),
+                cwd=build.workspace.root,
+                env=dict(toolchain.env),
+                unset_env=UNSET_ENV,
+                container_ok=True,
+                keyed=False,
+            ),
+        )
     lock = lock_for_patch(build.cargo_lock)
     return tuple(
         Step(
@@ -243,6 +275,7 @@ def lock_steps(build: KernelBuild, archs: tuple[str, ...]) -> tuple[Step, ...]:
             argv=(),
             cwd=target_dir(build, arch),
             files={LOCK_COPY: lock},
+            keyed=False,
         )
         for arch in archs
     )
@@ -294,7 +327,7 @@ def arch_step(build: KernelBuild, toolchain: NvptxToolchain, arch: str) -> Step:
             "cdylib",
             "--target-dir",
             str(target_dir(build, arch)),
-            *libm_args(build, arch),
+            *libm_args(build, arch, toolchain.rustc_version),
             "--",
             *crate_attrs,
             *linker_args(build),
@@ -362,7 +395,7 @@ class NvptxCodegen:
         toolchain: NvptxToolchain = build.toolchain
         archs = ptx.parse_archs(build.options.cuda_archs)
         steps = linker_steps(toolchain, build.workspace.root) + linker_step(build)
-        steps += lock_steps(build, archs)
+        steps += lock_steps(build, toolchain, archs)
         steps += tuple(arch_step(build, toolchain, arch) for arch in archs)
         notes = (
             *toolchain.notes,

@@ -39,8 +39,7 @@ def test_arch_step_builds_one_cdylib_per_arch_in_its_own_target_dir(tmp_path: Pa
         "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core", "--crate-type", "cdylib",
         "--target-dir", str(ws / "target" / "rgpu-nvptx" / "sm_80"),
         # libm patched with rgpu's (from rgpu's own crates: this workspace vendors none),
-        # resolved against a lock of the arch's own.
-        "-Zlockfile-path",
+        # resolved against a lock of the arch's own (cargo 1.97+: no -Zlockfile-path).
         "--config", f'resolver.lockfile-path="{ws / "target/rgpu-nvptx/sm_80/Cargo.lock"}"',
         "--config", f'patch.crates-io.libm.path="{vendor.crates_source() / "rgpu-libm"}"',
         "--", "-Zcrate-attr=feature(abi_ptx)",
@@ -61,7 +60,7 @@ def test_libm_is_the_vendored_rgpu_libm_and_the_lock_a_copy_per_arch(tmp_path: P
     shim.mkdir(parents=True)
     (shim / "Cargo.toml").write_text('[package]\nname = "libm"\n', encoding="utf-8")
     assert nvptx.libm_patch(b) == shim
-    steps = nvptx.lock_steps(b, ("sm_80", "sm_90"))
+    steps = nvptx.lock_steps(b, NIGHTLY, ("sm_80", "sm_90"))
     assert [(s.cwd.name, dict(s.files)) for s in steps] == [
         ("sm_80", {"Cargo.lock": "# the user's lock\n"}),
         ("sm_90", {"Cargo.lock": "# the user's lock\n"}),
@@ -70,7 +69,10 @@ def test_libm_is_the_vendored_rgpu_libm_and_the_lock_a_copy_per_arch(tmp_path: P
     shutil.rmtree(shim)
     inside = build(tmp_path, where=CONTAINER)._replace(cargo_lock="x")
     assert nvptx.libm_patch(inside) is None
-    assert nvptx.libm_args(inside, "sm_80") == () and nvptx.lock_steps(inside, ("sm_80",)) == ()
+    assert (
+        nvptx.libm_args(inside, "sm_80") == ()
+        and nvptx.lock_steps(inside, NIGHTLY, ("sm_80",)) == ()
+    )
 
 
 def test_the_lock_copy_drops_a_libm_the_patch_cannot_stand_in_for() -> None:
@@ -87,6 +89,21 @@ def test_the_lock_copy_drops_a_libm_the_patch_cannot_stand_in_for() -> None:
     assert nvptx.lock_for_patch(old_major) == old_major
     manifest = (vendor.crates_source() / "rgpu-libm" / "Cargo.toml").read_text(encoding="utf-8")
     assert f'\nversion = "{nvptx.LIBM_VERSION}"\n' in manifest
+
+
+def test_lockfile_path_needs_its_unstable_flag_before_cargo_1_97(tmp_path: Path) -> None:
+    b = build(tmp_path)
+    assert nvptx.libm_args(b, "sm_80", "1.96.0")[0] == "-Zlockfile-path"
+    assert nvptx.libm_args(b, "sm_80", "none")[0] == "-Zlockfile-path"
+    assert nvptx.libm_args(b, "sm_80", "1.101.0-nightly")[0] == "--config"
+    printed = (
+        "warning: flag `-Z lockfile-path` has been stabilized in the 1.97 release, and is no "
+        "longer necessary\n  The `lockfile-path` config key is now always available\n\n"
+        "   Compiling demo-kernel v0.1.0 (/w/kernel)\n"
+    )
+    assert cmd.LineFilter(nvptx.LIBM_PATCH_NOTES).text(printed) == (
+        "   Compiling demo-kernel v0.1.0 (/w/kernel)\n"
+    )
 
 
 def test_cargos_note_on_the_patch_in_cores_own_resolve_is_hidden(tmp_path: Path) -> None:
@@ -110,13 +127,16 @@ def test_cargos_note_on_the_patch_in_cores_own_resolve_is_hidden(tmp_path: Path)
 
 def test_the_plan_writes_rgpus_linker_then_has_one_step_per_arch(tmp_path: Path) -> None:
     plan = nvptx.CODEGEN.plan(build(tmp_path, archs="sm_90,sm_75,sm_80"))
+    # A workspace without a Cargo.lock gets one first (the patched build resolves on its own).
     assert [s.name for s in plan.steps] == [
-        "nvptx-linker", "nvptx-sm_75", "nvptx-sm_80", "nvptx-sm_90",
+        "nvptx-linker", "nvptx-lockfile", "nvptx-sm_75", "nvptx-sm_80", "nvptx-sm_90",
     ]  # fmt: skip
     linker = plan.steps[0]
     assert linker.cwd == tmp_path / "ws" / "target" / "rgpu-nvptx" / "linker"
     assert sorted(linker.files) == ["bin/opt", "rgpu-bitcode-linker"]
-    flags = [s.env["CARGO_ENCODED_RUSTFLAGS"] for s in plan.steps[1:]]
+    lockfile = plan.steps[1]
+    assert lockfile.argv[-1] == "generate-lockfile" and not lockfile.keyed
+    flags = [s.env["CARGO_ENCODED_RUSTFLAGS"] for s in plan.steps[2:]]
     assert [f.split("\x1f")[0] for f in flags] == [
         "-Ctarget-cpu=sm_75",
         "-Ctarget-cpu=sm_80",
