@@ -243,7 +243,6 @@ fn look_back<const S: usize, const L: usize>(
 /// `output`, in one pass. `state` holds [`state_len`] words, zero before the launch. One
 /// workgroup per tile.
 #[rgpu::kernel(threads = 256)]
-#[allow(clippy::too_many_arguments)]
 pub fn prim_scan(
     group: Group,
     params: ScanParams,
@@ -255,10 +254,7 @@ pub fn prim_scan(
     look: Shared<u32, LOOK_WORDS>,
 ) {
     let len = params.len;
-    if input.len() < len as usize
-        || state.len() < state_len(params.tiles)
-        || output.len() < len
-    {
+    if input.len() < len as usize || state.len() < state_len(params.tiles) || output.len() < len {
         return; // not the host's launch
     }
     let lanes = Lanes::of(&group);
@@ -295,7 +291,12 @@ pub fn prim_scan(
     let ([before], [total]) = workgroup_scan(&group, &lanes, &sums, [sum]);
     let publishes = lanes.place == 0 && !params.withholds(tile);
     if publishes {
-        publish(state, tile, if tile == 0 { INCLUSIVE } else { AGGREGATE }, total);
+        publish(
+            state,
+            tile,
+            if tile == 0 { INCLUSIVE } else { AGGREGATE },
+            total,
+        );
     }
     let mut carry = 0u32;
     if tile > 0 {
