@@ -35,8 +35,6 @@
 //!    plus the tile's partial, the runs' prefix sums back, written striped (exclusive, or
 //!    inclusive with [`ScanParams::INCLUSIVE`]).
 
-use core::sync::atomic::Ordering::Relaxed;
-
 use rgpu::{Global, Group, Shared};
 
 use crate::group::{padded, scan_row, workgroup_scan, Lanes, ITEMS, SCAN_WORDS, THREADS, TILE};
@@ -126,8 +124,8 @@ pub const fn state_len(tiles: u32) -> u32 {
 #[inline(always)]
 fn publish(state: Global<u32>, tile: u32, slot: u32, value: u32) {
     let at = STATE_HEAD + 4 * tile + slot;
-    state.atomic(at).store(READY | (value & 0xFFFF), Relaxed);
-    state.atomic(at + 1).store(READY | (value >> 16), Relaxed);
+    state.atomic_store(at, READY | (value & 0xFFFF));
+    state.atomic_store(at + 1, READY | (value >> 16));
 }
 
 /// What tile `tile` has published: (2, its inclusive prefix), (1, its aggregate) or (0, 0).
@@ -135,15 +133,15 @@ fn publish(state: Global<u32>, tile: u32, slot: u32, value: u32) {
 fn published(state: Global<u32>, tile: u32) -> (u32, u32) {
     let at = STATE_HEAD + 4 * tile;
     let (lo, hi) = (
-        state.atomic(at + INCLUSIVE).load(Relaxed),
-        state.atomic(at + INCLUSIVE + 1).load(Relaxed),
+        state.atomic_load(at + INCLUSIVE),
+        state.atomic_load(at + INCLUSIVE + 1),
     );
     if lo & hi & READY != 0 {
         return (2, (lo & 0xFFFF) | ((hi & 0xFFFF) << 16));
     }
     let (lo, hi) = (
-        state.atomic(at + AGGREGATE).load(Relaxed),
-        state.atomic(at + AGGREGATE + 1).load(Relaxed),
+        state.atomic_load(at + AGGREGATE),
+        state.atomic_load(at + AGGREGATE + 1),
     );
     if lo & hi & READY != 0 {
         return (1, (lo & 0xFFFF) | ((hi & 0xFFFF) << 16));
@@ -259,7 +257,7 @@ pub fn prim_scan(
     }
     let lanes = Lanes::of(&group);
     if lanes.place == 0 {
-        look.store(TICKET, state.atomic(COUNTER).fetch_add(1, Relaxed));
+        look.store(TICKET, state.atomic_add(COUNTER, 1));
     }
     group.barrier();
     let tile = look.load(TICKET);
