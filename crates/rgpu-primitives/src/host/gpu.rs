@@ -352,15 +352,19 @@ pub enum ScanAlgorithm {
     /// state's fill, the scan), the input read once.
     SinglePass,
     /// Reduce-then-scan (`prim_scan_upsweep`, `_partials`, `_downsweep`): three launches,
-    /// the input read twice. Kept until the H200 shows where the single pass wins.
+    /// the input read twice.
     ReduceThenScan,
 }
 
-/// The scan each backend runs: the one table of the choice.
+/// The scan each backend runs: the one table of the choice. Measured on the H200
+/// (BENCHMARKS.md, "rgpu-primitives: the single-pass scan"), reduce-then-scan is ahead on
+/// every backend at 2^24 and 2^26 (cuda 0.219 against 0.342 ms at 2^26, ash 0.440 against
+/// 0.685) and level at 2^20: the single pass, untuned (its window, spins and 4096-item
+/// tiles), stays selectable and tested until a tuned one wins somewhere.
 pub fn scan_algorithm(backend: Backend) -> ScanAlgorithm {
     match backend {
         Backend::Cpu | Backend::Cuda | Backend::Wgpu | Backend::Ash | Backend::WebGpu => {
-            ScanAlgorithm::SinglePass
+            ScanAlgorithm::ReduceThenScan
         }
     }
 }
