@@ -22,15 +22,17 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use rgpu::{Backend, Buffer, Device};
-use rgpu_primitives::{Order, Primitives, Reduction};
+use rgpu_primitives::{Order, Primitives, Reduction, ScanAlgorithm};
 
-const OPS: [&str; 10] = [
+const OPS: [&str; 12] = [
     "sort_u32",
     "sort_f32",
     "sort_u64",
     "sort_pairs_u32",
     "exclusive_scan_u32",
     "inclusive_scan_u32",
+    "exclusive_scan_u32_reduce_then_scan",
+    "inclusive_scan_u32_reduce_then_scan",
     "reduce_sum_u32",
     "reduce_sum_f32",
     "reduce_max_f32",
@@ -276,10 +278,18 @@ fn bench_op(
             )?;
             (s, 8)
         }
-        "exclusive_scan_u32" | "inclusive_scan_u32" => {
+        // The scans: the backend's own choice (the single pass), or `_reduce_then_scan`
+        // (the three-launch scan, kept for this comparison); the last run's output is
+        // checked against plain Rust.
+        "exclusive_scan_u32"
+        | "inclusive_scan_u32"
+        | "exclusive_scan_u32_reduce_then_scan"
+        | "inclusive_scan_u32_reduce_then_scan" => {
             let input: Buffer<u32> = device.upload(&words)?;
             let mut output: Buffer<u32> = device.zeros(n)?;
             let inclusive = op.starts_with("inclusive");
+            let old = op.ends_with("_reduce_then_scan");
+            prims.set_scan_algorithm(old.then_some(ScanAlgorithm::ReduceThenScan));
             let s = time_device(
                 clock,
                 runs,
@@ -292,7 +302,29 @@ fn bench_op(
                         prims.exclusive_scan(&input, output)
                     }
                 },
-            )?;
+            );
+            prims.set_scan_algorithm(None);
+            let s = s?;
+            let mut running = 0u32;
+            let want: Vec<u32> = words
+                .iter()
+                .map(|&x| {
+                    let before = running;
+                    running = running.wrapping_add(x);
+                    if inclusive {
+                        running
+                    } else {
+                        before
+                    }
+                })
+                .collect();
+            if output.read()? != want {
+                return Err(rgpu::Error::Argument {
+                    kernel: "rgpu_primitives scan",
+                    param: "output",
+                    reason: format!("{op} of {n} words differs from plain Rust's prefix sums"),
+                });
+            }
             (s, 4)
         }
         // A reduction reads its one result back: timed on the host's clock, from a synced

@@ -11,7 +11,9 @@
 #
 # On the GPU machine: `cd pack && ./run.sh [SIZES]` (SIZES: powers of two, default
 # 16,18,20,22,24,26) prints every `bench ...` line: rgpu on cuda, ash, wgpu, then CUB
-# (nvcc) and CuPy.
+# (nvcc) and CuPy. OPS="exclusive_scan_u32 ..." ./run.sh picks the rgpu ops (the scans:
+# `exclusive_scan_u32` is the backend's choice, the single pass; `..._reduce_then_scan` the
+# three-launch scan).
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$(mkdir -p "${1:-$REPO/target/primitives-bench}" && cd "${1:-$REPO/target/primitives-bench}" && pwd)
@@ -74,8 +76,8 @@ cat > "$OUT/pack/run.sh" <<'EOF'
 set -uo pipefail
 cd "$(dirname "$0")"
 SIZES=${1:-16,18,20,22,24,26}
-OPS="sort_u32 sort_f32 sort_u64 sort_pairs_u32 exclusive_scan_u32 inclusive_scan_u32
-  reduce_sum_u32 reduce_sum_f32 reduce_max_f32 histogram_256"
+OPS=${OPS:-"sort_u32 sort_f32 sort_u64 sort_pairs_u32 exclusive_scan_u32 inclusive_scan_u32
+  exclusive_scan_u32_reduce_then_scan inclusive_scan_u32_reduce_then_scan reduce_sum_u32 reduce_sum_f32 reduce_max_f32 histogram_256"}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 # Each (backend, op) in a process of its own: in one long Vulkan process the bench's
 # host-side resets (uploads between timed runs) leave the GPU idle long enough for NVIDIA's

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::vec::Vec;
 
-use rgpu::{Buffer, Device, Error};
+use rgpu::{Backend, Buffer, Device, Error};
 
 use crate::group::tiles;
 use crate::histogram::{prim_fill, prim_histogram, HistogramParams};
@@ -16,7 +16,10 @@ use crate::radix::{
     prim_radix_upsweep, RadixParams, PASSES, RADIX, RADIX_BITS,
 };
 use crate::reduce::{prim_reduce, ReduceParams};
-use crate::scan::{prim_scan_downsweep, prim_scan_partials, prim_scan_upsweep, ScanParams};
+use crate::scan::{
+    prim_scan, prim_scan_downsweep, prim_scan_partials, prim_scan_upsweep, state_len, ScanParams,
+    FALLBACKS,
+};
 use crate::words::{prim_copy, prim_join, prim_split};
 
 /// Workgroups of a histogram launch at most: each takes every `groups`-th tile, and adds
@@ -342,33 +345,92 @@ pub fn top_wide(
     Ok(out)
 }
 
-/// Prefix sums of `input`'s words into `output` (the same length).
+/// How the scan runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanAlgorithm {
+    /// One pass with decoupled look-back and the fallback (`prim_scan`): two launches (the
+    /// state's fill, the scan), the input read once.
+    SinglePass,
+    /// Reduce-then-scan (`prim_scan_upsweep`, `_partials`, `_downsweep`): three launches,
+    /// the input read twice.
+    ReduceThenScan,
+}
+
+/// The scan each backend runs: the one table of the choice. Measured on the H200
+/// (BENCHMARKS.md, "rgpu-primitives: the single-pass scan"), reduce-then-scan is ahead on
+/// every backend at 2^24 and 2^26 (cuda 0.219 against 0.342 ms at 2^26, ash 0.440 against
+/// 0.685) and level at 2^20: the single pass, untuned (its window, spins and 4096-item
+/// tiles), stays selectable and tested until a tuned one wins somewhere.
+pub fn scan_algorithm(backend: Backend) -> ScanAlgorithm {
+    match backend {
+        Backend::Cpu | Backend::Cuda | Backend::Wgpu | Backend::Ash | Backend::WebGpu => {
+            ScanAlgorithm::ReduceThenScan
+        }
+    }
+}
+
+/// Prefix sums of `input`'s words into `output` (the same length), by `algorithm`; `params`
+/// gives the single pass's flags and spins (the tests'). Returns the single pass's
+/// fallbacks (tiles a workgroup reduced for a predecessor that had published nothing).
+pub fn scan_words_by(
+    s: &mut Scratch,
+    input: &Buffer<u32>,
+    output: &mut Buffer<u32>,
+    params: ScanParams,
+    algorithm: ScanAlgorithm,
+) -> Result<u32, Error> {
+    if params.len == 0 {
+        return Ok(0);
+    }
+    let l = s.launcher();
+    match algorithm {
+        ScanAlgorithm::SinglePass => {
+            let words = state_len(params.tiles);
+            let mut state = s.take("scan state", words as usize)?;
+            let result = (|| {
+                // (A buffer of another device fails the scan's launch, before it writes.)
+                l.run("prim_fill", &mut |d| prim_fill(d, words, 0, &mut state))?;
+                l.run("prim_scan", &mut |d| {
+                    prim_scan(d, params.tiles, params, input, &mut state, output)
+                })?;
+                Ok(if params.flags & ScanParams::WITHHOLD != 0 {
+                    state.read()?[FALLBACKS as usize]
+                } else {
+                    0
+                })
+            })();
+            s.give("scan state", state);
+            result
+        }
+        ScanAlgorithm::ReduceThenScan => {
+            let mut partials = s.take("scan partials", params.tiles as usize)?;
+            let result = (|| {
+                l.run("prim_scan_upsweep", &mut |d| {
+                    prim_scan_upsweep(d, params.tiles, params, input, &mut partials)
+                })?;
+                l.run("prim_scan_partials", &mut |d| {
+                    prim_scan_partials(d, 1, params, &mut partials)
+                })?;
+                l.run("prim_scan_downsweep", &mut |d| {
+                    prim_scan_downsweep(d, params.tiles, params, input, &partials, output)
+                })
+            })();
+            s.give("scan partials", partials);
+            result.map(|()| 0)
+        }
+    }
+}
+
+/// Prefix sums of `input`'s words into `output` (the same length), by `algorithm`.
 pub fn scan_words(
     s: &mut Scratch,
     input: &Buffer<u32>,
     output: &mut Buffer<u32>,
     inclusive: bool,
+    algorithm: ScanAlgorithm,
 ) -> Result<(), Error> {
-    let len = input.len() as u32;
-    if len == 0 {
-        return Ok(());
-    }
-    let l = s.launcher();
-    let params = ScanParams::new(len, inclusive);
-    let mut partials = s.take("scan partials", params.tiles as usize)?;
-    let result = (|| {
-        l.run("prim_scan_upsweep", &mut |d| {
-            prim_scan_upsweep(d, params.tiles, params, input, &mut partials)
-        })?;
-        l.run("prim_scan_partials", &mut |d| {
-            prim_scan_partials(d, 1, params, &mut partials)
-        })?;
-        l.run("prim_scan_downsweep", &mut |d| {
-            prim_scan_downsweep(d, params.tiles, params, input, &partials, output)
-        })
-    })();
-    s.give("scan partials", partials);
-    result
+    let params = ScanParams::new(input.len() as u32, inclusive);
+    scan_words_by(s, input, output, params, algorithm).map(|_| ())
 }
 
 /// The reduction of `input`'s words by `op` (raw: MIN/MAX give the encoded word), or None

@@ -19,7 +19,7 @@ use bytemuck::Pod;
 use rgpu::{Backend, Buffer, Device, Error, Input, InputOutput};
 
 pub use data::{Elements, Place, Source};
-pub use gpu::LaunchHook;
+pub use gpu::{scan_algorithm, LaunchHook, ScanAlgorithm};
 
 use crate::key::{KeyKind, KeyMap, Order};
 use crate::radix::RADIX_BITS;
@@ -178,6 +178,7 @@ pub struct Primitives {
     host_words: Vec<u32>,
     host_wide: Vec<u64>,
     kernels: bool,
+    scan: Option<ScanAlgorithm>,
 }
 
 impl Primitives {
@@ -187,7 +188,34 @@ impl Primitives {
             host_words: Vec::new(),
             host_wide: Vec::new(),
             kernels: false,
+            scan: None,
         }
+    }
+
+    /// The scans run `algorithm` instead of [`scan_algorithm`]'s choice for the device (the
+    /// benchmark times both); `None` goes back to the choice.
+    #[doc(hidden)]
+    pub fn set_scan_algorithm(&mut self, algorithm: Option<ScanAlgorithm>) {
+        self.scan = algorithm;
+    }
+
+    /// The single-pass scan's launches with `params` (flags and spins as the tests set
+    /// them) on device buffers; returns how many tiles workgroups reduced for a
+    /// predecessor (counted with [`crate::scan::ScanParams::WITHHOLD`] only).
+    #[doc(hidden)]
+    pub fn single_pass_scan(
+        &mut self,
+        input: &Buffer<u32>,
+        output: &mut Buffer<u32>,
+        params: crate::scan::ScanParams,
+    ) -> Result<u32, Error> {
+        gpu::scan_words_by(
+            &mut self.scratch,
+            input,
+            output,
+            params,
+            ScanAlgorithm::SinglePass,
+        )
     }
 
     /// Runs the kernels' launches on every device, the cpu backend's too (which runs them
@@ -373,10 +401,13 @@ impl Primitives {
             return Ok(());
         }
         let device = self.device().clone();
+        let algorithm = self
+            .scan
+            .unwrap_or_else(|| scan_algorithm(device.backend()));
         let scratch = &mut self.scratch;
         on_device_ref(&device, input.source(), |input: &Buffer<u32>| {
             on_device(&device, output.place(), |output: &mut Buffer<u32>| {
-                gpu::scan_words(scratch, input, output, inclusive)
+                gpu::scan_words(scratch, input, output, inclusive, algorithm)
             })
         })
     }

@@ -348,6 +348,103 @@ fn a_launch_hook_runs_every_launch_by_name() {
     assert_eq!(seen.lock().unwrap().len(), 12);
 }
 
+/// Plain Rust's prefix sums (wrapping).
+fn prefix_sums(input: &[u32], inclusive: bool) -> Vec<u32> {
+    let mut running = 0u32;
+    input
+        .iter()
+        .map(|&x| {
+            let before = running;
+            running = running.wrapping_add(x);
+            if inclusive {
+                running
+            } else {
+                before
+            }
+        })
+        .collect()
+}
+
+/// Lengths at the scan's edges: none, one, around one and two tiles, non-multiples, and
+/// more than 2^20 (257 tiles: look-backs longer than a window of 32).
+const SCAN_SIZES: [usize; 10] = [
+    0,
+    1,
+    4095,
+    4096,
+    4097,
+    8191,
+    8193,
+    3 * 4096 + 17,
+    40_000,
+    (1 << 20) + 123,
+];
+
+/// The single-pass scan (the kernels on the cpu backend) and reduce-then-scan give plain
+/// Rust's bits at every edge length, exclusive and inclusive, `u32` and `i32`.
+#[test]
+fn both_scan_algorithms_match_plain_rust_at_the_edges() {
+    let device = cpu();
+    for algorithm in [ScanAlgorithm::SinglePass, ScanAlgorithm::ReduceThenScan] {
+        let mut prims = Primitives::with_kernels(&device);
+        prims.set_scan_algorithm(Some(algorithm));
+        for n in SCAN_SIZES {
+            let input: Vec<u32> = random(n as u64, n).iter().map(|r| *r as u32).collect();
+            for inclusive in [false, true] {
+                let mut out = vec![0u32; n];
+                if inclusive {
+                    prims.inclusive_scan(&input, &mut out).unwrap();
+                } else {
+                    prims.exclusive_scan(&input, &mut out).unwrap();
+                }
+                assert!(
+                    out == prefix_sums(&input, inclusive),
+                    "{algorithm:?}, {n} items, inclusive {inclusive}"
+                );
+            }
+            let ints: Vec<i32> = input.iter().map(|&x| x as i32).collect();
+            let mut out = vec![0i32; n];
+            prims.exclusive_scan(&ints, &mut out).unwrap();
+            let want: Vec<i32> = prefix_sums(&input, false)
+                .into_iter()
+                .map(|x| x as i32)
+                .collect();
+            assert!(out == want, "{algorithm:?}, {n} i32 items");
+        }
+    }
+}
+
+/// The fallback, really run: with [`ScanParams::WITHHOLD`] tiles 1, 5, 9, .. never publish
+/// (as workgroups that are never rescheduled), so the tiles after them cannot wait for them
+/// and must reduce those tiles from the input; the scan still finishes with plain Rust's
+/// bits, and the state's counter shows the fallbacks. With no spins and with the default.
+#[test]
+fn the_single_pass_scan_falls_back_for_a_predecessor_that_never_publishes() {
+    use crate::scan::ScanParams;
+    let device = cpu();
+    let mut prims = Primitives::with_kernels(&device);
+    for (n, spins) in [(10 * 4096 + 5, 0), (10 * 4096 + 5, ScanParams::SPINS), (2 * 4096 + 1, 3)] {
+        let host: Vec<u32> = random(77, n).iter().map(|r| *r as u32).collect();
+        let input = device.upload(&host).unwrap();
+        for inclusive in [false, true] {
+            let mut output = device.zeros::<u32>(n).unwrap();
+            let params = ScanParams::new(n as u32, inclusive)
+                .with_flags(ScanParams::WITHHOLD)
+                .with_spins(spins);
+            let fallbacks = prims
+                .single_pass_scan(&input, &mut output, params)
+                .unwrap();
+            assert!(
+                output.read().unwrap() == prefix_sums(&host, inclusive),
+                "{n} items, spins {spins}, inclusive {inclusive}"
+            );
+            // Withheld tiles with a tile after them: 1, 5, 9 of 11; 1 of 3.
+            let withheld = (1..params.tiles - 1).filter(|t| t % 4 == 1).count() as u32;
+            assert!(withheld > 0 && fallbacks >= withheld, "{fallbacks} fallbacks, {withheld} withheld");
+        }
+    }
+}
+
 /// The radix scan over rows longer than one round of the kernel (more than 4096 tiles:
 /// sorts of more than 2^24 keys), on the cpu executor with made-up counts.
 #[test]

@@ -263,6 +263,16 @@ macro_rules! relaxed_methods {
             self.atomic(index).fetch_xor(value, Ordering::Relaxed)
         }
 
+        /// Element `index`, read atomically (relaxed).
+        pub fn atomic_load(&self, index: u32) -> T {
+            self.atomic(index).load(Ordering::Relaxed)
+        }
+
+        /// Stores `value` in element `index` atomically (relaxed).
+        pub fn atomic_store(&self, index: u32, value: T) {
+            self.atomic(index).store(value, Ordering::Relaxed)
+        }
+
         /// Stores `value` in element `index` atomically; the old value.
         pub fn atomic_exchange(&self, index: u32, value: T) -> T {
             self.atomic(index).swap(value, Ordering::Relaxed)
@@ -380,6 +390,10 @@ mod tests {
         assert_eq!(data, [3, 0, 4, 0b0010, 0b0111, 0b0101, 8, 1]);
         let shared: Vec<u32> = (0..8).map(|i| s.atomic(i).load(SeqCst)).collect();
         assert_eq!(shared, [3, 0, 4, 0b0010, 0b0111, 0b0101, 8, 4]);
+        g.atomic_store(1, 9);
+        s.atomic_store(1, 10);
+        assert_eq!((g.atomic_load(1), s.atomic_load(1)), (9, 10));
+        assert_eq!(data[1], 9);
     }
 
     #[test]

@@ -359,6 +359,20 @@ macro_rules! relaxed_methods {
             unsafe { <$scope>::rmw::<T, { op::XOR }, { ord::RELAXED }>(self.element(index), value) }
         }
 
+        #[doc = concat!("Element `index`, read atomically (relaxed, ", $what, "): a load that sees another invocation's atomic store, as the ordered handle's `load(Relaxed)` without its dispatch on an ordering.")]
+        #[inline(always)]
+        pub fn atomic_load(&self, index: u32) -> T {
+            // SAFETY: `element` checks the index; the memory outlives the kernel.
+            unsafe { <$scope>::load::<T, { ord::RELAXED }>(self.element(index)) }
+        }
+
+        #[doc = concat!("Stores `value` in element `index` atomically (relaxed, ", $what, "), as the ordered handle's `store(value, Relaxed)` without its dispatch on an ordering.")]
+        #[inline(always)]
+        pub fn atomic_store(&self, index: u32, value: T) {
+            // SAFETY: `element` checks the index; the memory outlives the kernel.
+            unsafe { <$scope>::store::<T, { ord::RELAXED }>(self.element(index), value) }
+        }
+
         #[doc = concat!("Stores `value` in element `index` atomically (relaxed, ", $what, "); the old value.")]
         #[inline(always)]
         pub fn atomic_exchange(&self, index: u32, value: T) -> T {
