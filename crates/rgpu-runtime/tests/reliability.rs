@@ -60,37 +60,6 @@ void main() {
 }
 "#;
 
-static ADD_BUFFERS: [BufferInfo; 3] = [
-    BufferInfo {
-        name: "x",
-        access: Access::Read,
-        elem_size: 4,
-        item: true,
-    },
-    BufferInfo {
-        name: "y",
-        access: Access::Read,
-        elem_size: 4,
-        item: true,
-    },
-    BufferInfo {
-        name: "out",
-        access: Access::ReadWrite,
-        elem_size: 4,
-        item: true,
-    },
-];
-
-/// `add(x: &[u32], y: &[u32], out: &mut [u32])`.
-static ADD: KernelInfo = KernelInfo {
-    name: "add",
-    threads: 64,
-    mode: Mode::Items,
-    buffers: &ADD_BUFFERS,
-    params_size: 16,
-    shared_bytes: 0,
-};
-
 /// FIXTURE: hand-written PTX standing in for rustc's nvptx64 output of `spin` and `add`
 /// (params by value, then one pointer per buffer; one thread per item).
 const KERNELS_PTX: &str = r#"
@@ -244,7 +213,11 @@ fn add(
     if device.backend() == Backend::Cpu {
         let (x, y): (&[u32], &[u32]) = (Input::host(x)?, Input::host(y)?);
         let out: &mut [u32] = InputOutput::host_mut(out)?;
-        rgpu_runtime::__private::check_lengths(&ADD, count, &[x.len(), y.len(), out.len()])?;
+        rgpu_runtime::__private::check_lengths(
+            &fixtures::ADD,
+            count,
+            &[x.len(), y.len(), out.len()],
+        )?;
         // SAFETY: the slice lives for the whole launch; each item writes its own element.
         let out = unsafe { Global::from_raw(out.as_mut_ptr(), out.len() as u32) };
         return run_items_on(device, "add", count, 64, &|item: Item| {
@@ -256,7 +229,7 @@ fn add(
     let artifacts = artifacts(device.backend()).expect("artifacts");
     launch(
         device,
-        &ADD,
+        &fixtures::ADD,
         artifacts,
         count,
         &mut [Arg::In(x.src()), Arg::In(y.src()), Arg::InOut(out.dst())],

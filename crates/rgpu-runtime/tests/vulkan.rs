@@ -18,37 +18,6 @@ use rgpu_runtime::{Backend, Device, DeviceType, Error, Input, InputOutput};
 /// `saxpy(x: &[f32], y: &mut [f32], a: f32)`, an items kernel.
 static SAXPY: KernelInfo = fixtures::saxpy_info(64);
 
-static ADD_BUFFERS: [BufferInfo; 3] = [
-    BufferInfo {
-        name: "x",
-        access: Access::Read,
-        elem_size: 4,
-        item: true,
-    },
-    BufferInfo {
-        name: "y",
-        access: Access::Read,
-        elem_size: 4,
-        item: true,
-    },
-    BufferInfo {
-        name: "out",
-        access: Access::ReadWrite,
-        elem_size: 4,
-        item: true,
-    },
-];
-
-/// `add(x: &[u32], y: &[u32], out: &mut [u32])`, an items kernel with two inputs.
-static ADD: KernelInfo = KernelInfo {
-    name: "add",
-    threads: 64,
-    mode: Mode::Items,
-    buffers: &ADD_BUFFERS,
-    params_size: 16,
-    shared_bytes: 0,
-};
-
 /// A kernel that no embedded module has.
 static NOT_EMBEDDED: KernelInfo = KernelInfo {
     name: "not_embedded",
@@ -249,7 +218,7 @@ fn one_buffer_as_two_inputs(backend: Backend) {
     let mut out = device.zeros::<u32>(n as usize).unwrap();
     launch(
         &device,
-        &ADD,
+        &fixtures::ADD,
         artifacts,
         n,
         &mut [Arg::In(x.src()), Arg::In(x.src()), Arg::InOut(out.dst())],
@@ -533,7 +502,7 @@ fn uploads_and_writes_queue_with_launches(backend: Backend) {
     let mut sum = vec![0u32; n];
     launch(
         &device,
-        &ADD,
+        &fixtures::ADD,
         artifacts,
         n as u32,
         &mut [Arg::In(a.src()), Arg::In(a.src()), Arg::InOut(sum.dst())],
