@@ -151,7 +151,9 @@ const { create, globals } = createRequire(import.meta.url)(dawnNode);
 Object.assign(globalThis, globals);
 // wgpu looks for navigator.gpu where a page has it: on a global that has `Window`.
 globalThis.Window ??= function Window() {};
-navigator.gpu = create((process.env.RGPU_DAWN_FLAGS || "").split(" ").filter(Boolean));
+// allow_unsafe_apis: what Chromium's --enable-unsafe-webgpu allows (rgpu's group kernels'
+// WGSL enables chromium_disable_uniformity_analysis: docs/backends.md).
+navigator.gpu = create(["enable-dawn-features=allow_unsafe_apis"]);
 
 // wasm-bindgen's glue imports the module `rgpu-page` (the page's import map names it).
 const page = new URL("./rgpu-page.js", import.meta.url).href;
