@@ -31,6 +31,7 @@ found = dawn.ensure(os.environ, True, None)
 print(found.node, found.dawn_node)') || exit 1
   read -r node dawn_node <<< "$found"
   stage=$(mktemp -d)
+  trap 'rm -rf "$stage"' EXIT
   D=$stage/webgpu-dawn
   mkdir -p "$D/pages"
   cp "$node" "$dawn_node" "$D/"
@@ -43,12 +44,11 @@ print(found.node, found.dawn_node)') || exit 1
       cp -r "$page" "$D/pages/$name"; echo "packed $page as pages/$name"
     elif [ -n "$page" ]; then
       echo "error: $var=$page has no rgpu-node.mjs (build it with \`rgpu build --backend webgpu\`)" >&2
-      rm -rf "$stage"; exit 1
+      exit 1
     fi
   done
   mkdir -p "$(dirname "$TAR")"
   tar -C "$stage" -cf - webgpu-dawn | xz -T0 -6 > "$TAR"
-  rm -rf "$stage"
   size=$(stat -c %s "$TAR")
   echo "wrote $TAR ($((size / 1048576)) MiB)"
   if [ "$size" -gt $((64 * 1048576)) ]; then echo "error: over 64 MiB" >&2; exit 1; fi
@@ -64,17 +64,21 @@ SUMMARY=$OUT/summary.txt
 : > "$SUMMARY"
 say() { echo "$*" | tee -a "$SUMMARY"; }
 failed=0
-# name, log, what its output must contain, the program's arguments...: runs the page's
-# program in Node with Dawn under a timeout; one summary line with the wall time.
+# name, log, the lines its output must contain (separated by ';'), the program's
+# arguments...: runs the page's program in Node with Dawn under a timeout; one summary line
+# with the wall time. Each program says the device it ran on: a Dawn without an adapter would
+# leave the program on its next backend (the cpu's, in wasm), which is no pass.
 run_page() {
   local name=$1 log=$2 want=$3; shift 3
-  local start end rc
+  local start end rc line ok=1
   start=$(date +%s%N)
   timeout 300 "$D/node" "$D/pages/$name/rgpu-node.mjs" "$D/dawn.node" "$@" > "$OUT/$log" 2>&1
   rc=$?
   end=$(date +%s%N)
   local wall=$(((end - start) / 1000000))
-  if [ $rc = 0 ] && grep -q -- "$want" "$OUT/$log"; then
+  IFS=';' read -ra lines <<< "$want"
+  for line in "${lines[@]}"; do grep -qF -- "$line" "$OUT/$log" || ok=0; done
+  if [ $rc = 0 ] && [ $ok = 1 ]; then
     say "$name $*: ok (${wall} ms wall)"
   else
     failed=$((failed + 1))
@@ -92,13 +96,14 @@ const i = a && a.info;
 console.log(i ? [i.vendor, i.architecture, i.device, i.description].join(' | ') : 'none');
 process.exit(0);" 2>&1 | grep -v '^Warning: maxDynamic')"
 if [ -d "$D/pages/saxpy" ]; then
-  for n in 100000 16777216; do run_page saxpy "saxpy.$n" "check: identical to plain Rust" --n $n --check; done
+  for n in 100000 16777216; do run_page saxpy "saxpy.$n" "saxpy on webgpu;check: identical to plain Rust" \
+    --n $n --check; done
 fi
 if [ -d "$D/pages/sort" ]; then
   for algorithm in bitonic radix; do
     for type in u32 i32 f32; do
       args=(--algorithm "$algorithm" --type "$type" --len 1000003 --verify --bench)
-      run_page sort "sort.$algorithm.$type" "verified: identical to Rust's sort" "${args[@]}"
+      run_page sort "sort.$algorithm.$type" "on webgpu;verified: identical to Rust's sort" "${args[@]}"
       grep "^sorted" "$OUT/sort.$algorithm.$type" | sed 's/^/    dawn: /' | tee -a "$SUMMARY"
       if [ -x "$R/.device/gpu-tier/sortdemo" ]; then
         timeout 120 "$R/.device/gpu-tier/sortdemo" --backend wgpu "${args[@]}" \
@@ -109,7 +114,7 @@ if [ -d "$D/pages/sort" ]; then
   done
 fi
 if [ -d "$D/pages/primitives" ]; then
-  run_page primitives primitives "all checks passed"
+  run_page primitives primitives "device: webgpu;all checks passed"
 fi
 say "$failed failed"
 [ $failed = 0 ]
