@@ -210,3 +210,50 @@ def test_a_person_who_declines_gets_exit_6_and_the_question_named_the_download(
         assert SPIRV_TOOLS_DEB.label in question
         assert str(tools.package_dir(SPIRV_TOOLS_DEB, env)) in question
     assert not (tmp_path / "tools").exists()
+
+
+def npm_tgz(members: dict[str, bytes]) -> bytes:
+    """An npm package's tarball: a gzipped tar whose files are under `package/`."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def test_dawn_and_its_node_come_from_npm_tarballs_and_are_found_where_run_and_doctor_look(
+    tmp_path: Path,
+) -> None:
+    from rgpu.web import dawn
+
+    env = empty_env(tmp_path)
+    assert dawn.find(env) is None
+    with pytest.raises(ToolMissingError, match="not installed") as info:
+        dawn.ensure(env, yes=False, confirm=None)
+    assert "--yes" in (info.value.hint or "") and not (tmp_path / "tools").exists()
+    node = b"#!/bin/sh\necho v26.12.1\n"
+    addon = {"package/dist/linux-x64/dawn.node": b"\x7fELF", "package/LICENSE.md": b"MIT"}
+    tarballs = [
+        (dawn.NODE, {"package/bin/node": node, "package/LICENSE": b"MIT"}),
+        (dawn.WEBGPU, addon),  # dawn.node is an addon: obtain does not try to run it
+    ]
+    for package, members in tarballs:
+        data = npm_tgz(members)
+        (tmp_path / package.name).write_bytes(data)
+        here = (((tmp_path / package.name).as_uri(),), hashlib.sha256(data).hexdigest())
+        obtain.obtain(package._replace(files={platform.machine(): here}), env)
+    found = dawn.find(env)
+    assert found is not None
+    assert found.node == tools.package_dir(dawn.NODE, env) / "bin" / "node"
+    assert found.dawn_node.read_bytes() == b"\x7fELF"
+    assert (found.dawn_node.parent.parent / "LICENSE").read_text() == "MIT"
+    argv = dawn.argv(found, tmp_path / "page", ["--n", "5"])
+    assert argv == [
+        str(found.node),
+        str(tmp_path / "page" / "rgpu-node.mjs"),
+        str(found.dawn_node),
+        "--n",
+        "5",
+    ]
