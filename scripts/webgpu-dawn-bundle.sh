@@ -79,11 +79,11 @@ run_page() {
   IFS=';' read -ra lines <<< "$want"
   for line in "${lines[@]}"; do grep -qF -- "$line" "$OUT/$log" || ok=0; done
   if [ $rc = 0 ] && [ $ok = 1 ]; then
-    say "$name $*: ok (${wall} ms wall)"
+    say "$name${*:+ $*}: ok (${wall} ms wall)"
   else
     failed=$((failed + 1))
-    if [ $rc = 124 ]; then say "$name $*: HANG (killed after 300 s)"; else
-      say "$name $*: FAILED (exit $rc; $log)"; fi
+    if [ $rc = 124 ]; then say "$name${*:+ $*}: HANG (killed after 300 s)"; else
+      say "$name${*:+ $*}: FAILED (exit $rc; $log)"; fi
     grep -iv "^Warning: maxDynamic" "$OUT/$log" | tail -5 | sed 's/^/    /' | tee -a "$SUMMARY"
   fi
 }
