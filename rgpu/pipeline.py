@@ -304,7 +304,7 @@ def compile_kernels(
     if not options.yes:
         stale = [name for name, artifacts in kept.items() if artifacts is None]
         obtain.ensure(
-            [*stale, *extra], env, yes=False, spirv_opt=options.spirv_opt, confirm=_asker(env)
+            [*stale, *extra], env, yes=False, spirv_opt=options.spirv_opt, confirm=asker(env)
         )
     # The user's files first: a file that is refused stops the build in seconds, before
     # minutes of compiling the other kinds.
@@ -354,7 +354,7 @@ def compile_kernels(
     return produced
 
 
-def _asker(env: Mapping[str, str]) -> Callable[[str], bool] | None:
+def asker(env: Mapping[str, str]) -> Callable[[str], bool] | None:
     """A yes/no question to the person at the terminal; None where nobody can answer (stdin
     not a terminal, CI): rustup.can_prompt, as `rgpu toolchain install` decides."""
     import sys

@@ -223,12 +223,23 @@ def build(
 )
 @click.option("--bin", "binary", default=None, metavar="NAME", help="The binary to run.")
 @click.option("--example", default=None, metavar="NAME", help="The example to run.")
+@click.option(
+    "--engine",
+    type=click.Choice(["chromium", "dawn"]),
+    default=None,
+    help="What runs a --backend webgpu program: headless Chromium (default) or Dawn in Node.",
+)
+@click.option(
+    "--yes", is_flag=True, help="Download what the run lacks without asking (RGPU_YES=1)."
+)
 @release_option
 def run(
     directory: Path | None,
     backend: str | None,
     binary: str | None,
     example: str | None,
+    engine: str | None,
+    yes: bool,
     release: bool | None,
     args: tuple[str, ...],
 ) -> None:
@@ -239,8 +250,10 @@ def run(
 
     ws = load_workspace(directory)
     options = last_build_options(ws, release)
+    if yes:
+        options = options._replace(yes=True)
     chosen = get_backend(backend, "--backend") if backend is not None else None
-    code = run_program(ws, options, chosen, binary, example, args)
+    code = run_program(ws, options, chosen, binary, example, args, engine)
     if code != 0:
         raise ChildExit(code)
 

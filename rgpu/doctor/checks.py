@@ -164,7 +164,25 @@ def check_web(env: Mapping[str, str]) -> list[Check]:
             ("browser-run",),
         )
     )
-    return checks
+    return [*checks, check_dawn(env)]
+
+
+def check_dawn(env: Mapping[str, str]) -> Check:
+    """Dawn under Node (`rgpu run --backend webgpu --engine dawn`): rgpu's own copies, as
+    the run finds them (web/dawn.py)."""
+    from rgpu.web import dawn
+
+    found = dawn.find(env)
+    if found:
+        labels = " and ".join(p.label for p in dawn.PACKAGES)
+        return Check("dawn", "ok", f"{labels} in {found.node.parent.parent.parent}", None, ())
+    return Check(
+        "dawn",
+        "fail",
+        "Dawn and a Node with JSPI are not downloaded",
+        "`rgpu run --backend webgpu --engine dawn --yes` downloads them",
+        ("dawn-run",),
+    )
 
 
 # --- Vulkan --------------------------------------------------------------------------------

@@ -233,6 +233,7 @@ NEEDED_FOR = {
     "cuda-run": "running --backend cuda",
     "vulkan-run": "running --backend wgpu or ash",
     "browser-run": "running --backend webgpu",
+    "dawn-run": "running --backend webgpu --engine dawn",
 }
 # The backends whose programs each run key is about.
 RUN_KEYS = {"cuda-run": ("cuda",), "vulkan-run": ("wgpu", "ash"), "browser-run": ("webgpu",)}

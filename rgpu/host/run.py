@@ -81,12 +81,18 @@ def run(
     binary: str | None,
     example: str | None,
     args: Sequence[str],
+    engine: str | None = None,
 ) -> int:
     from rgpu import pipeline
     from rgpu.host import state as build_state
 
+    if engine is not None and (backend is None or not backend.host_target):
+        raise UsageError(
+            f"--engine {engine} picks what runs a webgpu page, and this run is not one",
+            f"add --backend webgpu: `rgpu run --backend webgpu --engine {engine}`",
+        )
     if backend is not None and backend.host_target:
-        return run_web(ws, options, backend, binary, args)
+        return run_web(ws, options, backend, binary, args, engine or "chromium")
     previous = build_state.read(ws.rgpu_dir)
     asked = [backend] if backend else list(previous.backends if previous else options.backends)
     result = pipeline.build(ws, options, asked)
@@ -98,15 +104,24 @@ def run(
 
 
 def run_web(
-    ws: Workspace, options: Options, backend: Backend, binary: str | None, args: Sequence[str]
+    ws: Workspace,
+    options: Options,
+    backend: Backend,
+    binary: str | None,
+    args: Sequence[str],
+    engine: str,
 ) -> int:
     """`rgpu run --backend webgpu`: the programs built for the browser with the WGSL the
-    kernel manifest lists, the page of `binary` (or the workspace's) served on 127.0.0.1
-    and run in headless Chromium; its output streams here and its status is returned."""
+    kernel manifest lists, and the page of `binary` (or the workspace's) served on
+    127.0.0.1 and run in headless Chromium, or (`--engine dawn`) run in Node with Dawn
+    (web/dawn.py); its output streams here and its status is returned."""
     from rgpu import pipeline
-    from rgpu.web import browser
+    from rgpu.web import browser, dawn
     from rgpu.web import build as web_build
 
+    found = None
+    if engine == "dawn":  # before the build: a missing download stops it in a second
+        found = dawn.ensure(os.environ, options.yes, pipeline.asker(os.environ))
     pipeline.build(ws, options, [backend])
     env = dict(os.environ)
     name = (binary or ws.default_binary or "").replace("-", "_")
@@ -117,4 +132,7 @@ def run_web(
             "the workspace has no program built for the browser",
             "add a binary (src/main.rs) and run `rgpu build --backend webgpu`",
         )
-    return browser.run_page(chosen[0], args, env)
+    if found is None:
+        return browser.run_page(chosen[0], args, env)
+    argv = dawn.argv(found, chosen[0], args)
+    return exit_code(cmd.exec_replace(argv, env=env), argv[0])

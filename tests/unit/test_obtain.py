@@ -69,18 +69,23 @@ def test_without_consent_optional_tools_are_warned_about_not_fatal(
     assert obtain.ensure(["nvptx"], env, yes=False) == []  # the codegen warns per PTX
 
 
-def make_deb(members: dict[str, bytes]) -> bytes:
-    """A .deb as dpkg-deb builds one: an ar archive of debian-binary, control.tar.xz and
-    data.tar.xz (odd-sized members padded to 2 bytes)."""
+def make_tar(members: dict[str, bytes], mode: str) -> bytes:
+    """A tar archive of `members` (mode "w:xz", "w:gz")."""
     data = io.BytesIO()
-    with tarfile.open(fileobj=data, mode="w:xz") as tar:
+    with tarfile.open(fileobj=data, mode=mode) as tar:
         for name, body in members.items():
             info = tarfile.TarInfo(name)
             info.size = len(body)
             tar.addfile(info, io.BytesIO(body))
+    return data.getvalue()
+
+
+def make_deb(members: dict[str, bytes]) -> bytes:
+    """A .deb as dpkg-deb builds one: an ar archive of debian-binary, control.tar.xz and
+    data.tar.xz (odd-sized members padded to 2 bytes)."""
     out = b"!<arch>\n"
     for name, body in (("debian-binary", b"2.0\n"), ("control.tar.xz", b"x"),
-                       ("data.tar.xz", data.getvalue())):  # fmt: skip
+                       ("data.tar.xz", make_tar(members, "w:xz"))):  # fmt: skip
         header = f"{name + '/':<16}{0:<12}{0:<6}{0:<6}{100644:<8}{len(body):<10}`\n"
         out += header.encode("ascii") + body + (b"\n" if len(body) % 2 else b"")
     return out
@@ -210,3 +215,39 @@ def test_a_person_who_declines_gets_exit_6_and_the_question_named_the_download(
         assert SPIRV_TOOLS_DEB.label in question
         assert str(tools.package_dir(SPIRV_TOOLS_DEB, env)) in question
     assert not (tmp_path / "tools").exists()
+
+
+def test_dawn_and_its_node_come_from_npm_tarballs_and_are_found_where_run_and_doctor_look(
+    tmp_path: Path,
+) -> None:
+    from rgpu.web import dawn
+
+    env = empty_env(tmp_path)
+    assert dawn.find(env) is None
+    with pytest.raises(ToolMissingError, match="not installed") as info:
+        dawn.ensure(env, yes=False, confirm=None)
+    assert "--yes" in (info.value.hint or "") and not (tmp_path / "tools").exists()
+    node = b"#!/bin/sh\necho v26.12.1\n"
+    addon = {"package/dist/linux-x64/dawn.node": b"\x7fELF", "package/LICENSE.md": b"MIT"}
+    tarballs = [
+        (dawn.NODE, {"package/bin/node": node, "package/LICENSE": b"MIT"}),
+        (dawn.WEBGPU, addon),  # dawn.node is an addon: obtain does not try to run it
+    ]
+    for package, members in tarballs:
+        data = make_tar(members, "w:gz")  # an npm package: its files under package/
+        (tmp_path / package.name).write_bytes(data)
+        here = (((tmp_path / package.name).as_uri(),), hashlib.sha256(data).hexdigest())
+        obtain.obtain(package._replace(files={platform.machine(): here}), env)
+    found = dawn.find(env)
+    assert found is not None
+    assert found.node == tools.package_dir(dawn.NODE, env) / "bin" / "node"
+    assert found.dawn_node.read_bytes() == b"\x7fELF"
+    assert (found.dawn_node.parent.parent / "LICENSE").read_text() == "MIT"
+    argv = dawn.argv(found, tmp_path / "page", ["--n", "5"])
+    assert argv == [
+        str(found.node),
+        str(tmp_path / "page" / "rgpu-node.mjs"),
+        str(found.dawn_node),
+        "--n",
+        "5",
+    ]

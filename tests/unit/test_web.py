@@ -37,11 +37,23 @@ def test_the_page_calls_main_through_jspi_with_the_program_name() -> None:
     assert '"rgpu-page": "./rgpu-page.js"' in html  # the wasm's JSPI import module
     assert 'import init from "./demo.js";' in html and '"./demo_bg.wasm"' in html
     js = page.page_js("demo")
-    assert 'const programArgs = ["demo", ...JSON.parse(query.get("args") || "[]")];' in js
+    assert 'const programArgs = ["demo", ...host.args];' in js
+    assert 'args: JSON.parse(query.get("args") || "[]"),' in js  # the browser's host
     assert "new WebAssembly.Suspending(turn)" in js
     assert "WebAssembly.promising(exports.main)" in js
     assert 'post("/rgpu/exit", String(status))' in js
     assert '["subgroups"].filter((f) => this.features.has(f))' in js
+
+
+def test_the_node_runner_loads_dawn_and_the_same_page_glue() -> None:
+    js = page.node_js("demo")
+    assert 'await import("./demo.js")' in js and 'await run(init, "./demo_bg.wasm");' in js
+    assert 'new URL("./rgpu-page.js", import.meta.url)' in js  # the module the wasm imports
+    assert 'specifier === "rgpu-page"' in js
+    assert 'navigator.gpu = create(["enable-dawn-features=allow_unsafe_apis"]);' in js
+    assert "globalThis.rgpuHost = {" in js and "process.exit(status)" in js
+    # The page glue uses the host rgpu-node.mjs sets before it falls back to the browser's.
+    assert "const host = globalThis.rgpuHost || browserHost();" in page.page_js("demo")
 
 
 def test_the_browser_url_carries_the_arguments_and_headless_webgpu_flags() -> None:

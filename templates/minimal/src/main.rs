@@ -47,7 +47,7 @@ fn run(args: &Args) -> Result<(), String> {
     // Why a backend built into this binary was passed over (no driver, no device): never
     // fall back to the cpu silently.
     for why in skipped.iter().filter(|s| s.backend.is_built()) {
-        eprintln!("notice: {why}; trying the next backend");
+        rgpu::eprintln!("notice: {why}; trying the next backend");
     }
     let (x, mut y) = inputs(args.n);
     kernel::saxpy(&device, args.n, args.a, &x, &mut y).map_err(|e| e.to_string())?;
