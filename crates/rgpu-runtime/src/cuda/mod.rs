@@ -32,7 +32,7 @@ use crate::common::deadline::{launch_timeout, Lost};
 use crate::common::launch::{host_inputs, host_outputs, Limits};
 use crate::devices::{pick, DeviceInfo, DeviceType, Wanted};
 use crate::error::Error;
-use crate::kernel::{workgroups, Artifact, KernelInfo, CUDA_MAX_GRID};
+use crate::kernel::{covering_grid, workgroups, Artifact, KernelInfo, CUDA_MAX_GRID};
 use crate::stats::{DeviceFacts, KernelStats, Stat, StatValue};
 
 const BACKEND: Backend = Backend::Cuda;
@@ -429,7 +429,9 @@ impl Api for CudaDevice {
         let mut temporaries = host_inputs(args)
             .map(|data| data.map(|data| self.upload(data, 1)).transpose())
             .collect::<Result<Vec<Option<CudaMemory>>, Error>>()?;
-        let grid = workgroups(kernel.mode, count, kernel.threads, self.limits.max_groups);
+        // Every workgroup the kernel has gets a hardware one (the kernels do not stride).
+        let (grid_x, grid_y) =
+            covering_grid(workgroups(kernel.mode, count, kernel.threads, u32::MAX));
         let stream = &self.stream;
         {
             // Device pointers, with cudarc's records of their use (dropped after the launch).
@@ -481,7 +483,7 @@ impl Api for CudaDevice {
             unsafe {
                 result::launch_kernel(
                     function.cu_function(),
-                    (grid, 1, 1),
+                    (grid_x, grid_y, 1),
                     (kernel.threads, 1, 1),
                     0,
                     stream.cu_stream(),
