@@ -9,7 +9,8 @@
 # What it runs, each under a timeout (a hang is reported as such, never waited out):
 # - the portability corpus (tests/corpus, built by tests/integration/test_corpus.py or by hand
 #   as that test does) on cpu, cuda, ash, wgpu (SPIR-V passthrough) and wgpu through naga
-#   (the path Metal and DX12 take): every kernel's line must equal the cpu's;
+#   (the path Metal and DX12 take): every kernel's line must equal the cpu's (on the GPUs
+#   `grid_cover` launches 2^31 + 5 workgroups, more than a CUDA grid row holds);
 # - the sort demo (`rgpu new`'s bitonic template with rgpu-primitives' radix sort; the corpus
 #   workspace's own binary) with --verify: both algorithms, u32/i32/f32 keys, an odd length
 #   (a partial last warp and tile), on cuda, ash and wgpu;
@@ -55,10 +56,17 @@ mkdir -p "$OUT"
 SUMMARY=$OUT/summary.txt
 : > "$SUMMARY"
 say() { echo "$*" | tee -a "$SUMMARY"; }
+# The environment of a path in `env`: its backend; on the GPUs, the corpus's grid_cover
+# launch past a CUDA grid row (2^31 - 1 workgroups).
+path_env() {
+  env=(RGPU_BACKEND="$1")
+  if [ "$1" = naga ]; then env=(RGPU_BACKEND=wgpu RGPU_WGPU_SHADER=naga); fi
+  if [ "$1" != cpu ]; then env+=(RGPU_CORPUS_GROUPS=2147483653); fi
+}
 run_path() { # name, path, command...
   local name=$1 path=$2; shift 2
-  local env=(RGPU_BACKEND="$path")
-  if [ "$path" = naga ]; then env=(RGPU_BACKEND=wgpu RGPU_WGPU_SHADER=naga); fi
+  local env
+  path_env "$path"
   env "${env[@]}" timeout 300 "$@" > "$OUT/$name.$path" 2>&1
   local rc=$?
   if [ $rc = 124 ]; then say "$name on $path: HANG (killed after 300 s)"; fi
@@ -72,8 +80,8 @@ corpus_path() {
   local kernel
   for kernel in $(tail -n +2 "$OUT/corpus.cpu" | cut -d: -f1); do
     grep -q "^$kernel:" "$OUT/corpus.$path" && continue
-    local env=(RGPU_BACKEND="$path")
-    if [ "$path" = naga ]; then env=(RGPU_BACKEND=wgpu RGPU_WGPU_SHADER=naga); fi
+    local env
+    path_env "$path"
     if ! env "${env[@]}" timeout 60 "$DIR/corpus" "$kernel" 2>&1 | grep "^$kernel:" >> "$OUT/corpus.$path"; then
       echo "$kernel: HANG (no answer in 60 s, alone)" >> "$OUT/corpus.$path"
     fi

@@ -692,6 +692,17 @@ pub fn ballot_count(group: Group, x: &[u32], counts: Global<u32>) {
     }
 }
 
+/// Every workgroup of a launch exactly once: each one's first thread adds 1 and its id + 1
+/// to two counters. The GPU tier launches it with more workgroups than a CUDA grid row holds
+/// (2^31 - 1; the runtime then launches rows of them), corpus's `RGPU_CORPUS_GROUPS`.
+#[rgpu::kernel(threads = 32)]
+pub fn grid_cover(group: Group, counts: Global<u32>) {
+    if group.thread() == 0 {
+        counts.atomic_add(0, 1);
+        counts.atomic_add(1, group.id().wrapping_add(1));
+    }
+}
+
 /// Exclusive and inclusive subgroup scans checked against each other, the subgroup's first
 /// lane broadcast: every thread writes a value that is the same for any subgroup size.
 #[rgpu::kernel(threads = 64)]

@@ -356,6 +356,28 @@ fn ballot_count(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     Ok(bytes_of(&counts))
 }
 
+/// `grid_cover` over `RGPU_CORPUS_GROUPS` workgroups (default 5,000; the GPU tier gives
+/// 2^31 + 5 on the GPUs): whether every workgroup ran once, the same line for any count.
+fn grid_cover(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
+    let groups: u32 = std::env::var("RGPU_CORPUS_GROUPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5000);
+    let mut counts = vec![0u32; 2];
+    corpus::grid_cover(d, groups, &mut counts)?;
+    // The sum of 1..=groups, mod 2^32.
+    let sum = (u64::from(groups) * (u64::from(groups) + 1) / 2) as u32;
+    Ok(if counts == [groups, sum] {
+        b"every workgroup once".to_vec()
+    } else {
+        format!(
+            "{groups} workgroups: count {}, id sum {} (want {sum})",
+            counts[0], counts[1]
+        )
+        .into_bytes()
+    })
+}
+
 fn subgroup_scan(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let mut out = vec![0u32; 64 * 3];
     corpus::subgroup_scan(d, 3, &mut out)?;
@@ -718,6 +740,7 @@ const KERNELS: &[(&str, Run)] = &[
     ("helpers", helpers),
     ("closures", closures),
     ("ballot_count", ballot_count),
+    ("grid_cover", grid_cover),
     ("subgroup_scan", subgroup_scan),
     ("subgroup_wide", subgroup_wide),
     ("histogram", histogram),

@@ -65,6 +65,15 @@ pub struct Artifact {
 /// Most workgroups a CUDA grid has in x (the kernels grid-stride past it).
 pub const CUDA_MAX_GRID: u32 = (1 << 31) - 1;
 
+/// The CUDA grid `(x, y)` with a workgroup for each of `groups` (at least 1): one row up to
+/// [`CUDA_MAX_GRID`], then two or three equal rows (`u32::MAX` workgroups at most). The
+/// kernels' ids are row-major (rgpu's `grid_id`), so a CUDA kernel has no grid-stride loop.
+pub fn covering_grid(groups: u32) -> (u32, u32) {
+    let groups = groups.max(1);
+    let rows = groups.div_ceil(CUDA_MAX_GRID);
+    (groups.div_ceil(rows), rows)
+}
+
 /// Workgroups for `count` in `mode`: items / threads (rounded up) or `count` groups, at
 /// least 1 and at most `max`.
 pub fn workgroups(mode: Mode, count: u32, threads: u32, max: u32) -> u32 {
@@ -175,6 +184,30 @@ pub(crate) mod tests {
     pub(crate) fn saxpy_params(lens: &[u32]) -> Vec<u8> {
         let p = [16u32, lens[0], lens[1], 2.0f32.to_bits()];
         bytemuck::cast_slice(&p).to_vec()
+    }
+
+    #[test]
+    fn covering_grids_hold_every_workgroup_once() {
+        assert_eq!(covering_grid(0), (1, 1));
+        assert_eq!(covering_grid(CUDA_MAX_GRID), (CUDA_MAX_GRID, 1));
+        assert_eq!(covering_grid(CUDA_MAX_GRID + 1), (1 << 30, 2));
+        assert_eq!(covering_grid(u32::MAX), (1_431_655_765, 3));
+        for groups in [
+            1,
+            5,
+            CUDA_MAX_GRID - 1,
+            CUDA_MAX_GRID + 7,
+            u32::MAX - 1,
+            u32::MAX,
+        ] {
+            let (x, y) = covering_grid(groups);
+            assert!(x <= CUDA_MAX_GRID && y <= 3, "{groups}");
+            assert!(u64::from(x) * u64::from(y) >= u64::from(groups), "{groups}");
+            assert!(
+                u64::from(x) * u64::from(y - 1) < u64::from(groups),
+                "{groups}"
+            );
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! artifact lookup (`spirv.rs`), what the Vulkan backends share (`vulkan.rs`), what the wgpu
 //! and webgpu backends share (`wgpu_device.rs`: the device, its buffers and pipelines), and
 //! waiting for a future (`wait.rs`: blocking natively, JSPI in a browser), and waiting for the GPU on
-//! the Vulkan backends by polling first (`spin.rs`), and launch timeouts and lost devices
+//! the Vulkan and CUDA backends by polling first (`spin.rs`), and launch timeouts and lost devices
 //! (`deadline.rs`).
 
 #[cfg(any(feature = "cuda", feature = "wgpu", feature = "ash"))]
@@ -17,7 +17,7 @@ pub(crate) mod deadline;
     all(feature = "webgpu", target_arch = "wasm32")
 ))]
 pub(crate) mod launch;
-#[cfg(any(feature = "wgpu", feature = "ash"))]
+#[cfg(any(feature = "wgpu", feature = "ash", feature = "cuda"))]
 pub(crate) mod spin;
 #[cfg(any(feature = "wgpu", feature = "ash"))]
 pub(crate) mod spirv;

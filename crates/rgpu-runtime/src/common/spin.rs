@@ -1,4 +1,5 @@
-//! Waiting for the GPU on the Vulkan backends: poll for a while, then block.
+//! Waiting for the GPU on the Vulkan and CUDA backends: poll for a while, then block (CUDA:
+//! pause between polls, for its launch timeout).
 //!
 //! A blocking wait (`vkWaitForFences`, wgpu's waiting poll) returns when the driver wakes the
 //! thread, which on a GPU can come long after the work finished; for a short kernel, launch

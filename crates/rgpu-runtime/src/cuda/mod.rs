@@ -30,9 +30,10 @@ use crate::api::{About, Api, Arg, Dst, MemoryOf, Src};
 use crate::backend::Backend;
 use crate::common::deadline::{launch_timeout, Lost};
 use crate::common::launch::{host_inputs, host_outputs, Limits};
+use crate::common::spin::{poll_for, spin_time};
 use crate::devices::{pick, DeviceInfo, DeviceType, Wanted};
 use crate::error::Error;
-use crate::kernel::{workgroups, Artifact, KernelInfo, CUDA_MAX_GRID};
+use crate::kernel::{covering_grid, workgroups, Artifact, KernelInfo, CUDA_MAX_GRID};
 use crate::stats::{DeviceFacts, KernelStats, Stat, StatValue};
 
 const BACKEND: Backend = Backend::Cuda;
@@ -101,6 +102,8 @@ pub(crate) struct CudaDevice {
     staging: Mutex<staging::Staging>,
     /// How long a wait may take (`common::deadline`); `None`: no limit.
     timeout: Option<std::time::Duration>,
+    /// How long a wait polls the stream without pausing (`common::spin`).
+    spin: std::time::Duration,
     /// Set once a wait timed out or the context hit a sticky error: every later call
     /// returns it.
     lost: Arc<Lost>,
@@ -261,6 +264,7 @@ impl Api for CudaDevice {
             state: Mutex::default(),
             staging: Mutex::default(),
             timeout: launch_timeout(wanted.launch_timeout)?,
+            spin: spin_time(false)?,
             lost: Arc::default(),
             last_kernel: Mutex::new("(none launched yet)"),
         })
@@ -361,18 +365,28 @@ impl Api for CudaDevice {
     }
 
     /// Polls the stream (`cuStreamQuery`) instead of blocking in `cuStreamSynchronize`, so
-    /// that a kernel that never ends is `Error::Timeout` after the launch timeout.
+    /// that a kernel that never ends is `Error::Timeout` after the launch timeout: without a
+    /// pause for the spin time (`RGPU_SPIN_WAIT_US`, 1 ms by default: a short kernel's sync
+    /// costs no wake-up, as CUDA's own spinning wait), then with pauses from 20 us doubling
+    /// to 1 ms (a long kernel costs little CPU).
     fn sync(&self) -> Result<(), Error> {
         self.lost.check()?;
         let started = std::time::Instant::now();
-        let mut pause = std::time::Duration::from_micros(1);
-        loop {
+        let done = || {
             // SAFETY: the device's stream, alive as long as the device.
-            let status = unsafe { sys::cuStreamQuery(self.stream.cu_stream()) }.result();
-            match status {
-                Ok(()) => return Ok(()),
-                Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_NOT_READY => {}
-                Err(e) => return Err(self.failed("waiting for the GPU (cuStreamQuery)", e)),
+            match unsafe { sys::cuStreamQuery(self.stream.cu_stream()) }.result() {
+                Ok(()) => Ok(true),
+                Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_NOT_READY => Ok(false),
+                Err(e) => Err(self.failed("waiting for the GPU (cuStreamQuery)", e)),
+            }
+        };
+        if poll_for(self.spin, done)? {
+            return Ok(());
+        }
+        let mut pause = std::time::Duration::from_micros(20);
+        loop {
+            if done()? {
+                return Ok(());
             }
             if let Some(limit) = self.timeout {
                 if started.elapsed() >= limit {
@@ -380,12 +394,7 @@ impl Api for CudaDevice {
                     return Err(self.lost.set(Error::timeout(BACKEND, kernel, limit)));
                 }
             }
-            // Spins at first (a short kernel), then sleeps up to 1 ms between queries.
-            if pause < std::time::Duration::from_micros(50) {
-                std::hint::spin_loop();
-            } else {
-                std::thread::sleep(pause);
-            }
+            std::thread::sleep(pause);
             pause = (pause * 2).min(std::time::Duration::from_millis(1));
         }
     }
@@ -429,7 +438,9 @@ impl Api for CudaDevice {
         let mut temporaries = host_inputs(args)
             .map(|data| data.map(|data| self.upload(data, 1)).transpose())
             .collect::<Result<Vec<Option<CudaMemory>>, Error>>()?;
-        let grid = workgroups(kernel.mode, count, kernel.threads, self.limits.max_groups);
+        // Every workgroup the kernel has gets a hardware one (the kernels do not stride).
+        let (grid_x, grid_y) =
+            covering_grid(workgroups(kernel.mode, count, kernel.threads, u32::MAX));
         let stream = &self.stream;
         {
             // Device pointers, with cudarc's records of their use (dropped after the launch).
@@ -481,7 +492,7 @@ impl Api for CudaDevice {
             unsafe {
                 result::launch_kernel(
                     function.cu_function(),
-                    (grid, 1, 1),
+                    (grid_x, grid_y, 1),
                     (kernel.threads, 1, 1),
                     0,
                     stream.cu_stream(),

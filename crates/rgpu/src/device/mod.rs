@@ -377,10 +377,61 @@ impl<const D: usize> Group<D> {
 
 coordinates!(Group, "workgroup", "grid");
 
+/// The row-major id of workgroup `(x, y)` in a CUDA grid `width` workgroups wide
+/// (rgpu-runtime's `covering_grid` adds rows past 2^31 - 1 workgroups), `u32::MAX` past the
+/// ids a launch indexes (the last row's workgroups beyond the launch's count).
+#[cfg(any(rgpu_codegen = "nvptx", rgpu_codegen = "nvvm"))]
+#[inline(always)]
+fn grid_id(x: u32, y: u32, width: u32) -> u32 {
+    let id = u64::from(y) * u64::from(width) + u64::from(x);
+    if id > u64::from(u32::MAX) {
+        u32::MAX
+    } else {
+        id as u32
+    }
+}
+
+/// This invocation's index among `count` when the launch has a hardware workgroup for each
+/// `size` of them, `None` past the end. CUDA launches cover every workgroup (rgpu-runtime's
+/// `covering_grid`: one grid row up to 2^31 - 1 workgroups, more rows past it; `ids` gives
+/// the row-major workgroup id), so the CUDA kernels have no grid-stride loop: the loop's
+/// registers and its barrier between turns measured as the cost of a workgroup-memory
+/// kernel on the H200 (BENCHMARKS.md, "Launches that cover the grid").
+#[cfg(any(rgpu_codegen = "nvptx", rgpu_codegen = "nvvm"))]
+#[inline(always)]
+fn covered(ids: Ids, count: u32) -> Option<u32> {
+    let index = u64::from(ids.group) * u64::from(ids.size) + u64::from(ids.local);
+    if index < u64::from(count) {
+        Some(index as u32)
+    } else {
+        None
+    }
+}
+
 /// Every index `0..count` once, across the grid (the 1-D item kernels' loop).
 #[doc(hidden)]
 #[inline(always)]
 pub fn run_items<F: FnMut(Item)>(ids: Ids, count: u32, mut f: F) {
+    #[cfg(any(rgpu_codegen = "nvptx", rgpu_codegen = "nvvm"))]
+    {
+        // The CUDA launch covers every item: no grid-stride loop (`covered`).
+        if let Some(index) = covered(ids, count) {
+            f(Item {
+                index,
+                count,
+                place: Place::line(index, count),
+            });
+        }
+    }
+    #[cfg(rgpu_codegen = "spirv")]
+    run_items_strided(ids, count, f);
+}
+
+/// `run_items` where the grid may have fewer workgroups than the items need (SPIR-V: the
+/// launch stops at the device's `maxComputeWorkGroupCount`): each invocation strides.
+#[cfg(rgpu_codegen = "spirv")]
+#[inline(always)]
+fn run_items_strided<F: FnMut(Item)>(ids: Ids, count: u32, mut f: F) {
     let stride = ids.groups.wrapping_mul(ids.size);
     // The hardware grid has at most ceil(count / size) workgroups, so `base` stays below
     // `count` (or is 0); `base + local` may not fit a u32 when `count` is near u32::MAX.
@@ -443,8 +494,7 @@ pub fn run_items_grid<const D: usize, F: FnMut(Item<D>)>(
 ) {
     let size = ids.size;
     let groups = count / size + (count % size != 0) as u32;
-    let mut group = ids.group;
-    while group < groups {
+    each_group(ids, groups, false, |group| {
         let base = group * size;
         if ids.local < count - base {
             let mut at = place::<D>(base, width, height, depth);
@@ -468,11 +518,36 @@ pub fn run_items_grid<const D: usize, F: FnMut(Item<D>)>(
                 place: at,
             });
         }
-        let next = group.wrapping_add(ids.groups);
-        if next < group {
-            break;
+    });
+}
+
+/// Calls `turn` with each workgroup id of `0..groups` this hardware workgroup takes. On CUDA
+/// that is its own id (the launch covers every workgroup, as in `covered`); on SPIR-V its own and
+/// every `ids.groups`-th after it, with a barrier between two turns when `barrier` (the
+/// grid-stride loop; uniform across a workgroup).
+#[inline(always)]
+fn each_group(ids: Ids, groups: u32, barrier: bool, mut turn: impl FnMut(u32)) {
+    #[cfg(any(rgpu_codegen = "nvptx", rgpu_codegen = "nvvm"))]
+    {
+        let _ = barrier;
+        if ids.group < groups {
+            turn(ids.group);
         }
-        group = next;
+    }
+    #[cfg(rgpu_codegen = "spirv")]
+    {
+        let mut id = ids.group;
+        while id < groups {
+            turn(id);
+            let next = id.wrapping_add(ids.groups);
+            if next < id {
+                break;
+            }
+            id = next;
+            if barrier && id < groups {
+                arch::barrier();
+            }
+        }
     }
 }
 
@@ -490,8 +565,7 @@ pub fn run_groups<const D: usize, F: FnMut(Group<D>)>(
     depth: u32,
     mut f: F,
 ) {
-    let mut id = ids.group;
-    while id < count {
+    each_group(ids, count, true, |id| {
         let place = if D == 1 {
             Place::line(id, count)
         } else {
@@ -503,13 +577,5 @@ pub fn run_groups<const D: usize, F: FnMut(Group<D>)>(
             place,
             ids,
         });
-        let next = id.wrapping_add(ids.groups);
-        if next < id {
-            break;
-        }
-        id = next;
-        if id < count {
-            arch::barrier();
-        }
-    }
+    });
 }

@@ -29,10 +29,12 @@ pub fn ids() -> Ids {
     unsafe {
         asm!("mov.u32 {0}, %laneid;", out(reg32) lane, options(pure, nomem, nostack));
         let local = nvptx::_thread_idx_x() as u32;
+        let (x, y) = (nvptx::_block_idx_x() as u32, nvptx::_block_idx_y() as u32);
+        let (width, rows) = (nvptx::_grid_dim_x() as u32, nvptx::_grid_dim_y() as u32);
         Ids {
             local,
-            group: nvptx::_block_idx_x() as u32,
-            groups: nvptx::_grid_dim_x() as u32,
+            group: super::grid_id(x, y, width),
+            groups: width.saturating_mul(rows),
             size: nvptx::_block_dim_x() as u32,
             lane,
             subgroup_size: 32,

@@ -24,8 +24,12 @@ pub fn ids() -> Ids {
     let local = thread::thread_idx_x();
     Ids {
         local,
-        group: thread::block_idx_x(),
-        groups: thread::grid_dim_x(),
+        group: super::grid_id(
+            thread::block_idx_x(),
+            thread::block_idx_y(),
+            thread::grid_dim_x(),
+        ),
+        groups: thread::grid_dim_x().saturating_mul(thread::grid_dim_y()),
         size: thread::block_dim_x(),
         lane: warp::lane_id(),
         subgroup_size: 32,
