@@ -156,8 +156,13 @@ impl fmt::Display for Error {
                 f,
                 "kernel `{kernel}` did not finish on {backend} within {after_ms} ms (the launch \
                  timeout): look for a loop that never ends in it, or raise the limit \
-                 (RGPU_LAUNCH_TIMEOUT_MS, DeviceOptions::launch_timeout); the device is \
-                 unusable now, open a new one"
+                 (RGPU_LAUNCH_TIMEOUT_MS, DeviceOptions::launch_timeout){}",
+                if *backend == Backend::Cpu {
+                    // The cpu stops the kernel at its next barrier, atomic or fence and goes on.
+                    ""
+                } else {
+                    "; the device is unusable now, open a new one"
+                }
             ),
             Error::DeviceLost { backend, reason } => write!(
                 f,

@@ -68,6 +68,7 @@ pub const CUDA_MAX_GRID: u32 = (1 << 31) - 1;
 /// The CUDA grid `(x, y)` with a workgroup for each of `groups` (at least 1): one row up to
 /// [`CUDA_MAX_GRID`], then two or three equal rows (`u32::MAX` workgroups at most). The
 /// kernels' ids are row-major (rgpu's `grid_id`), so a CUDA kernel has no grid-stride loop.
+#[cfg(any(feature = "cuda", test))]
 pub fn covering_grid(groups: u32) -> (u32, u32) {
     let groups = groups.max(1);
     let rows = groups.div_ceil(CUDA_MAX_GRID);

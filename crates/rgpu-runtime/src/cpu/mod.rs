@@ -64,6 +64,20 @@ fn the_cpu() -> DeviceInfo {
 }
 
 impl CpuDevice {
+    /// `bytes` fit the host's memory (`MemTotal`). Past it the allocator may still say yes
+    /// (Linux overcommits), and the process would be killed when the pages are touched: a
+    /// buffer larger than the device is `Error::OutOfMemory` here, as on the GPUs.
+    fn fits(&self, bytes: usize) -> Result<(), Error> {
+        match self.about.info.memory {
+            Some(memory) if bytes as u64 > memory => Err(Error::out_of_memory(
+                Backend::Cpu,
+                bytes as u64,
+                format!("more than the host's {memory} bytes of memory"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// The cpu device `RGPU_CPU_THREADS` asks for; an invalid value is `Error::Config`.
     pub(crate) fn from_env() -> Result<Self, Error> {
         let value = std::env::var_os(CPU_THREADS_VAR);
@@ -174,10 +188,12 @@ impl Api for CpuDevice {
     }
 
     fn upload(&self, data: &[u8], align: usize) -> Result<HostMemory, Error> {
+        self.fits(data.len())?;
         HostMemory::copy_of(data, align)
     }
 
     fn zeros(&self, bytes: usize, align: usize) -> Result<HostMemory, Error> {
+        self.fits(bytes)?;
         HostMemory::zeroed(bytes, align)
     }
 
