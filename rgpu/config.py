@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from rgpu.backends import BACKENDS, Backend, check_codegen, parse_backends
+from rgpu.cuda_archs import CudaArchs
 from rgpu.errors import ConfigError, did_you_mean
 
 TABLE = "[workspace.metadata.rgpu]"
@@ -34,7 +35,7 @@ DEFAULTS: dict[str, Any] = {
     "codegen": None,
     # sm_75 is CUDA 13's oldest arch (its ptxas rejects sm_70); PTX for sm_75 still JIT-
     # compiles for every newer GPU.
-    "cuda-archs": ("sm_75", "sm_80", "sm_90"),
+    "cuda-archs": CudaArchs.parse(["sm_75,sm_80,sm_90"]),
     "docker": None,
     "image": None,
     # Arguments `rgpu run` gets in the CI jobs `rgpu ci init` writes (none: no run step).
@@ -74,7 +75,7 @@ class Options(NamedTuple):
     backends: tuple[Backend, ...]
     profile: str
     codegen: str | None
-    cuda_archs: tuple[str, ...]
+    cuda_archs: CudaArchs
     docker: bool | None
     yes: bool
     # Where `docker` came from, for messages: "--docker", "RGPU_DOCKER=0", ...
@@ -175,21 +176,9 @@ def _profile(value: Any, where: str) -> str:
     return text
 
 
-def _archs(value: Any, where: str) -> tuple[str, ...]:
-    from rgpu.artifacts.ptx import arch_number
-    from rgpu.errors import UsageError
-
+def _archs(value: Any, where: str) -> CudaArchs:
     forms = 'cuda-archs = ["sm_80", "sm_90"] or "sm_80,sm_90"'
-    names = _names(value, where, forms)
-    for name in names:
-        if name.lower() != "native":
-            try:
-                arch_number(name.lower())
-            except UsageError:
-                raise ConfigError(
-                    f"{where} names `{name}`, not a CUDA arch", f"use {forms}"
-                ) from None
-    return tuple(n.lower() for n in names)
+    return CudaArchs.parse(_names(value, where, forms), where, ConfigError, f"use {forms}")
 
 
 def _ci_run(value: Any, where: str) -> tuple[str, ...]:
@@ -300,7 +289,7 @@ def resolve(
         backends=tuple(values["backend"]),
         profile=values["profile"],
         codegen=values["codegen"],
-        cuda_archs=tuple(values["cuda-archs"]),
+        cuda_archs=values["cuda-archs"],
         docker=values["docker"],
         docker_source=sources["docker"],
         image=values["image"],

@@ -59,6 +59,8 @@ class BuildResult(NamedTuple):
 
 
 class BuildPlan(NamedTuple):
+    # The build's options, its CUDA archs resolved on this machine when it needs them.
+    options: Options
     backends: tuple[Backend, ...]
     kernels: tuple[KernelPlan, ...]
     host_plan: Plan
@@ -104,16 +106,19 @@ def plan_build(
     backends = accumulated(ws, asked)
     kinds = needed_kinds(backends)
     ext.check_kinds(external, kinds)
+    if "ptx" in kinds or external:
+        # `native` asks this machine once, here; every codegen reads the result.
+        options = options._replace(cuda_archs=options.cuda_archs.on_this_machine(env))
     given = {ext.kind_of(p) for p in external}
     earlier = [] if recompile else ext.reusable(read_manifest(ws.kernels_dir), set(kinds) - given)
-    archs = _archs(options) if any(a.kind == "ptx" for a in earlier) else None
+    archs = options.cuda_archs.exact if any(a.kind == "ptx" for a in earlier) else None
     remembered = ext.reusable(earlier, set(kinds) - given, archs)
     covered = given | {a.kind for a in remembered}
     notes = [f"embedding --kernel-artifact {p} (checked, not built)" for p in external]
     # A PTX's cubin (artifacts/sass.py) comes and goes with it: one note for both.
     notes += [
         f"no longer embedding {a.source} (given earlier with --kernel-artifact): it is PTX "
-        f"for {a.target}, and the build asks for {', '.join(archs or ())}"
+        f"for {a.target}, and the build asks for {', '.join(a.name for a in archs or ())}"
         for a in earlier
         if a not in remembered and a.kind in kinds
     ]
@@ -128,6 +133,7 @@ def plan_build(
         for codegen in codegens_for(backends, options, covered)
     ]
     return BuildPlan(
+        options=options,
         backends=backends,
         kernels=tuple(kernels),
         host_plan=host.host_plan(ws, backends, options.profile),
@@ -175,6 +181,7 @@ def build(
     started = time.perf_counter()
     env = os.environ
     parts = plan_build(ws, options, asked, kernel_artifacts, env, recompile=recompile)
+    options = parts.options
     features = host.features(ws, parts.backends)
     produced: list[Artifact] = []
     targets: tuple[build_state.Target, ...] = ()
@@ -318,7 +325,7 @@ def compile_kernels(
             parts.external,
             ws.kernels_dir,
             required=crates[0].kernels if crates else (),
-            cuda_archs=_archs(options),
+            cuda_archs=options.cuda_archs.exact,
             ptxas=tools.find_ptxas(env),
         )
         have = {e for a in external for e in a.entry_points}
@@ -370,9 +377,3 @@ def _asker(env: Mapping[str, str]) -> Callable[[str], bool] | None:
         return click.confirm(question, default=False, err=True)
 
     return ask
-
-
-def _archs(options: Options) -> tuple[str, ...]:
-    from rgpu.artifacts.ptx import parse_archs
-
-    return parse_archs(options.cuda_archs)

@@ -30,8 +30,11 @@ from rgpu.cli.group import (
     summary_of_failure,
 )
 from rgpu.cli.program_args import ProgramArgsCommand
+from rgpu.config import Options
+from rgpu.cuda_archs import CudaArchs
 from rgpu.errors import RgpuError
 from rgpu.util.output import reporter
+from rgpu.workspace import Workspace
 
 if TYPE_CHECKING:
     from rgpu.host.test import BackendResult
@@ -39,12 +42,8 @@ if TYPE_CHECKING:
 BACKEND_HELP = f"{names_help()}; repeat or comma-separate"
 
 
-def _archs(values: tuple[str, ...]) -> tuple[str, ...] | None:
-    if not values:
-        return None
-    from rgpu.artifacts.ptx import parse_archs
-
-    return parse_archs(values, os.environ)
+def _archs(values: tuple[str, ...]) -> CudaArchs | None:
+    return CudaArchs.parse(values) if values else None
 
 
 def _platforms(values: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -63,7 +62,7 @@ def _targets(values: tuple[str, ...]) -> tuple[str, ...] | None:
     return parse_target_platforms(split_names(values), "--target-platform")
 
 
-def last_build_options(ws: Any, release: bool | None) -> Any:
+def last_build_options(ws: Workspace, release: bool | None) -> Options:
     """`rgpu run` and `rgpu test` build what the last build built: its settings (archs,
     codegen, ...; host/state.py), and its profile unless --release/--debug says otherwise."""
     from rgpu.host import state

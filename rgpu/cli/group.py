@@ -13,10 +13,12 @@ from typing import Any, TypeVar
 
 import click
 
-from rgpu import __version__
+from rgpu import __version__, config, workspace
 from rgpu.backends import summary
+from rgpu.config import Options
 from rgpu.errors import RgpuError
 from rgpu.util.output import Reporter, set_reporter
+from rgpu.workspace import Workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -66,15 +68,13 @@ def json_option(schema: str) -> Callable[[F], F]:
     )
 
 
-def load_workspace(directory: Path | None) -> Any:
-    from rgpu import workspace
-
+def load_workspace(directory: Path | None) -> Workspace:
     return workspace.load(directory or Path.cwd())
 
 
-def options_for(ws: Any, **cli: Any) -> Any:
-    from rgpu import config
-
+def options_for(ws: Workspace, **cli: Any) -> Options:
+    """The build options: defaults, the workspace's metadata, RGPU_*, then ``cli`` (typed
+    values, None where the command line did not say)."""
     return config.resolve(metadata=ws.metadata, env=os.environ, cli=cli)
 
 
