@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from rgpu.config import Options
-from rgpu.host import lockfile, stamp
+from rgpu.host import stamp
 from rgpu.plan import Plan
 from rgpu.util.output import reporter
 from rgpu.workspace import Workspace
@@ -64,8 +64,7 @@ def _kernel_types(ws: Workspace, env: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(sorted(types))
 
 
-def _cargo_lock(ws: Workspace) -> str | None:
-    data = lockfile.read_bytes(ws.root)
+def _text(data: bytes | None) -> str | None:
     try:
         return None if data is None else data.decode("utf-8")
     except UnicodeDecodeError:
@@ -73,8 +72,13 @@ def _cargo_lock(ws: Workspace) -> str | None:
 
 
 def kernel_plan(
-    ws: Workspace, options: Options, codegen: Codegen, env: Mapping[str, str]
+    ws: Workspace,
+    options: Options,
+    codegen: Codegen,
+    env: Mapping[str, str],
+    lock: bytes | None = None,
 ) -> KernelPlan:
+    """``lock``: the workspace's Cargo.lock as the pipeline read it before the build."""
     from rgpu.codegens import KernelBuild
     from rgpu.containers.placement import decide
     from rgpu.toolchains import pins
@@ -92,7 +96,7 @@ def kernel_plan(
         # Only SPIR-V's capabilities follow the source's scalar types; reading the source
         # for the others would be wasted on every build, no-ops included.
         kernel_types=_kernel_types(ws, env) if codegen.artifact_kind == "spirv" else (),
-        cargo_lock=_cargo_lock(ws) if codegen.name == "nvptx" else None,
+        cargo_lock=_text(lock) if codegen.name == "nvptx" else None,
     )
     return KernelPlan(codegen, build, _with_placement_note(codegen.plan(build), build))
 

@@ -64,6 +64,11 @@ class BuildPlan(NamedTuple):
     backends: tuple[Backend, ...]
     kernels: tuple[KernelPlan, ...]
     host_plan: Plan
+    # The kernel crate's features the host build turns on (host/build.py).
+    features: tuple[str, ...]
+    # The workspace's Cargo.lock before the build (None: none yet): read once, for the
+    # nvptx codegen's copy and for what the build changed in it (host/lockfile.py).
+    lock: bytes | None
     external: tuple[Path, ...] = ()
     reused_external: tuple[Artifact, ...] = ()
     notes: tuple[str, ...] = ()
@@ -128,15 +133,19 @@ def plan_build(
         for a in remembered
         if a.kind in kinds
     ]
+    lock = lockfile.read_bytes(ws.root)
     kernels = [
-        kernel_plan(ws, options, codegen, env)
+        kernel_plan(ws, options, codegen, env, lock)
         for codegen in codegens_for(backends, options, covered)
     ]
+    features = host.features(ws, backends)
     return BuildPlan(
         options=options,
         backends=backends,
         kernels=tuple(kernels),
-        host_plan=host.host_plan(ws, backends, options.profile),
+        host_plan=host.host_plan(ws, backends, options.profile, features),
+        features=features,
+        lock=lock,
         external=tuple(external),
         reused_external=tuple(remembered),
         notes=tuple(notes),
@@ -148,7 +157,7 @@ def codegens_for(backends: Sequence[Backend], options: Options, covered: set[str
     --codegen where it can build that backend, else the backend's default. (The codegen's
     name was checked where it entered: config.resolve or the command line.)"""
     from rgpu import codegens
-    from rgpu.backends import backends_of, codegens_for
+    from rgpu.backends import backends_of, codegens_for, resolve_codegen
     from rgpu.errors import UsageError
 
     asked = options.codegen
@@ -163,9 +172,9 @@ def codegens_for(backends: Sequence[Backend], options: Options, covered: set[str
     for backend in backends:
         if backend.artifact is None or backend.artifact in covered:
             continue
-        own = codegens_for(backend.name)
-        name = asked if asked in own else own[0]
-        chosen.setdefault(name, codegens.get(name))
+        name = resolve_codegen(backend.name, asked if asked in codegens_for(backend.name) else None)
+        if name is not None:
+            chosen.setdefault(name, codegens.get(name))
     return list(chosen.values())
 
 
@@ -182,18 +191,19 @@ def build(
     env = os.environ
     parts = plan_build(ws, options, asked, kernel_artifacts, env, recompile=recompile)
     options = parts.options
-    features = host.features(ws, parts.backends)
+    features = parts.features
+    # webgpu's programs are built for the browser, by their own steps (web/build.py).
+    web = any(b.host_target for b in parts.backends)
     produced: list[Artifact] = []
     targets: tuple[build_state.Target, ...] = ()
     found: list[dict[str, str]] = []
     if not dry_run:
         for note in parts.notes:
             reporter().info(f"note: {note}")
-        lock_before = lockfile.read_bytes(ws.root)
         try:
             produced = compile_kernels(ws, options, parts, env)
             found = report_portability(produced, options, ws)
-            if any(b.host_target for b in parts.backends):
+            if web:
                 from rgpu.artifacts.manifest import read_manifest
                 from rgpu.web import build as web_build
 
@@ -203,13 +213,13 @@ def build(
             previous = build_state.read(ws.rgpu_dir)
             kept = previous.targets if previous else ()
             targets = kept if built is None else tuple(built)
-            if any(b.host_target for b in parts.backends):
+            if web:
                 from rgpu.web import build as web_build
 
                 web_build.build_pages(ws, options.profile, env, options.yes)
         finally:
             # What cargo moved in the user's Cargo.lock, said even when the build failed.
-            for line in lockfile.changes(lock_before, lockfile.read_bytes(ws.root)):
+            for line in lockfile.changes(parts.lock, lockfile.read_bytes(ws.root)):
                 reporter().info(line)
         build_state.write(
             ws.rgpu_dir,
