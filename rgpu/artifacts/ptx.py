@@ -179,3 +179,16 @@ def check_with_ptxas(
             "fix the kernel (or the arch list) and run `rgpu build --backend cuda` again",
         )
     return "accepted"
+
+
+def ptxas_version(ptxas: str, env: Mapping[str, str]) -> str | None:
+    """ptxas's release line ("Cuda compilation tools, release 13.5, V13.5.37"); None when
+    it does not run."""
+    result = cmd.run_quiet([ptxas, "--version"], env)
+    if result is None or result.returncode != 0:
+        return None
+    lines = [ln for ln in result.stdout.splitlines() if "release" in ln]
+    if lines:
+        return lines[-1].strip()
+    rest = result.stdout.strip().splitlines()
+    return rest[-1] if rest else None

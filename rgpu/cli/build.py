@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from rgpu.backends import (
+    Backend,
     check_codegen,
     codegen_choices,
     get_backend,
@@ -33,6 +34,7 @@ from rgpu.cli.program_args import ProgramArgsCommand
 from rgpu.config import Options
 from rgpu.cuda_archs import CudaArchs
 from rgpu.errors import RgpuError
+from rgpu.host.state import Target
 from rgpu.util.output import reporter
 from rgpu.workspace import Workspace
 
@@ -60,6 +62,15 @@ def _targets(values: tuple[str, ...]) -> tuple[str, ...] | None:
     from rgpu.config import parse_target_platforms
 
     return parse_target_platforms(split_names(values), "--target-platform")
+
+
+def _build_first(
+    ws: Workspace, options: Options, backends: Sequence[Backend]
+) -> tuple[Target, ...]:
+    """The build `rgpu run` and `rgpu test` make before they run anything (host/state.Build)."""
+    from rgpu import pipeline  # start-up: pipeline and the codegens only for the build commands
+
+    return pipeline.build(ws, options, backends).targets
 
 
 def last_build_options(ws: Workspace, release: bool | None) -> Options:
@@ -239,7 +250,7 @@ def run(
     ws = load_workspace(directory)
     options = last_build_options(ws, release)
     chosen = get_backend(backend, "--backend") if backend is not None else None
-    code = run_program(ws, options, chosen, binary, example, args)
+    code = run_program(ws, options, chosen, binary, example, args, build=_build_first)
     if code != 0:
         raise ChildExit(code)
 
@@ -279,7 +290,9 @@ def test(
     options = last_build_options(ws, release)
     asked = parse_backends(backends, "--backend")
     try:
-        results = testing.run_tests(ws, options, asked, stdout_to_stderr=as_json)
+        results = testing.run_tests(
+            ws, options, asked, build=_build_first, stdout_to_stderr=as_json
+        )
     except testing.TestsFailed as failed:
         _report(failed.results, failed.error, as_json)
         summary_of_failure("rgpu test", failed.error)

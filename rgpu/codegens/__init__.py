@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from rgpu.artifacts.manifest import Artifact
+    from rgpu.check import Check
     from rgpu.config import Options
     from rgpu.containers.placement import Placement
-    from rgpu.doctor.check import Check
     from rgpu.plan import Plan
     from rgpu.toolchains.pins import Pin
     from rgpu.workspace import Workspace

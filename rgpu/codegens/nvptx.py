@@ -24,10 +24,10 @@ from pathlib import Path
 
 from rgpu.artifacts import ptx, sass
 from rgpu.artifacts.manifest import Artifact, describe
+from rgpu.check import Check
 from rgpu.codegens import KernelBuild
 from rgpu.containers.placement import Placement
 from rgpu.cuda_archs import Arch
-from rgpu.doctor.check import Check
 from rgpu.errors import ArtifactError
 from rgpu.plan import Plan, Step
 from rgpu.scaffold import vendor

@@ -30,12 +30,12 @@ from pathlib import Path
 
 from rgpu import __version__
 from rgpu.artifacts import manifest, ptx
+from rgpu.check import Check
 from rgpu.codegens import KernelBuild, standalone
 from rgpu.codegens.spirv import write_step
 from rgpu.config import cache_dir
 from rgpu.containers.placement import Placement, local_llvm
 from rgpu.cuda_archs import Arch
-from rgpu.doctor.check import Check
 from rgpu.errors import ArtifactError, ConfigError, RgpuError
 from rgpu.plan import Plan, Step
 from rgpu.toolchains import rustup, tools

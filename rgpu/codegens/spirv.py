@@ -51,10 +51,10 @@ from rgpu.artifacts import (
     spirv_narrow_memory,
     spirv_pointer_values,
 )
+from rgpu.check import Check
 from rgpu.codegens import KernelBuild, spirv_post, standalone
 from rgpu.config import cache_dir
 from rgpu.containers.placement import Placement
-from rgpu.doctor.check import Check
 from rgpu.errors import ArtifactError, RgpuError
 from rgpu.plan import CARGO_INSTALL_NOTES, Plan, Step
 from rgpu.toolchains import naga, rustup

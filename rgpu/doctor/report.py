@@ -21,8 +21,8 @@ from typing import Any
 from rgpu import __version__
 from rgpu import codegens as registry
 from rgpu.backends import BACKENDS, Backend, codegen_names, resolve_codegen
+from rgpu.check import Check
 from rgpu.doctor import devices as device_lists
-from rgpu.doctor.check import Check
 from rgpu.doctor.checks import (
     check_containers,
     check_disk,

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from rgpu.backends import Backend
 from rgpu.config import Options
 from rgpu.errors import UsageError
-from rgpu.host.state import Target
+from rgpu.host import state as build_state
+from rgpu.host.state import Build, Target
 from rgpu.util import cmd
 from rgpu.util.output import reporter
 from rgpu.workspace import Workspace
@@ -81,16 +82,16 @@ def run(
     binary: str | None,
     example: str | None,
     args: Sequence[str],
+    *,
+    build: Build,
 ) -> int:
-    from rgpu import pipeline
-    from rgpu.host import state as build_state
-
+    """Build (``build``: the pipeline's, passed by the command), then run the program."""
     if backend is not None and backend.host_target:
-        return run_web(ws, options, backend, binary, args)
+        return run_web(ws, options, backend, binary, args, build=build)
     previous = build_state.read(ws.rgpu_dir)
     asked = [backend] if backend else list(previous.backends if previous else options.backends)
-    result = pipeline.build(ws, options, asked)
-    target = choose(result.targets, ws, binary, example)
+    targets = build(ws, options, asked)
+    target = choose(targets, ws, binary, example)
     env = dict(os.environ)
     if backend is not None:
         env[BACKEND_ENV] = backend.name
@@ -98,16 +99,21 @@ def run(
 
 
 def run_web(
-    ws: Workspace, options: Options, backend: Backend, binary: str | None, args: Sequence[str]
+    ws: Workspace,
+    options: Options,
+    backend: Backend,
+    binary: str | None,
+    args: Sequence[str],
+    *,
+    build: Build,
 ) -> int:
     """`rgpu run --backend webgpu`: the programs built for the browser with the WGSL the
     kernel manifest lists, the page of `binary` (or the workspace's) served on 127.0.0.1
     and run in headless Chromium; its output streams here and its status is returned."""
-    from rgpu import pipeline
     from rgpu.web import browser
     from rgpu.web import build as web_build
 
-    pipeline.build(ws, options, [backend])
+    build(ws, options, [backend])
     env = dict(os.environ)
     name = (binary or ws.default_binary or "").replace("-", "_")
     pages = sorted(p for p in web_build.web_dir(ws).iterdir() if (p / "index.html").is_file())

@@ -10,7 +10,7 @@ other kernels or relinks the program.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -18,6 +18,7 @@ from rgpu.backends import BACKENDS, Backend
 from rgpu.config import Options
 from rgpu.cuda_archs import CudaArchs
 from rgpu.util.files import write_text_if_changed
+from rgpu.workspace import Workspace
 
 BUILD_STATE = "build.json"
 # The Options fields a build records and `again` restores (profile is State.profile).
@@ -38,6 +39,11 @@ class Target(NamedTuple):
     name: str
     kind: str  # "bin" or "example"
     path: str  # the executable
+
+
+# The build `rgpu run` and `rgpu test` make first (the programs it built): the command passes
+# pipeline.build's, so that host/ imports nothing above it.
+Build = Callable[[Workspace, Options, Sequence[Backend]], Sequence[Target]]
 
 
 class State(NamedTuple):

@@ -19,8 +19,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from rgpu.errors import InterruptedByUser, RgpuError
+from rgpu.artifacts import ptx
 from rgpu.util import cmd
+from rgpu.util.cmd import run_quiet
 from rgpu.util.platform import executable
 
 # Where Rust-CUDA looks for the CUDA toolkit (crates/cust_raw/build/cuda_sdk.rs at the
@@ -183,7 +184,7 @@ def tool_version(name: str, program: str, env: Mapping[str, str]) -> str | None:
     """What the tool says it is (ptxas: its release line; SPIRV-Tools: the first line of
     `--version`); None when it does not run."""
     if name == "ptxas":
-        return ptxas_version(program, env)
+        return ptx.ptxas_version(program, env)
     result = run_quiet([program, "--version"], env)
     if result is None or result.returncode != 0:
         return None
@@ -221,20 +222,6 @@ PTXAS_HINT = (
 )
 
 
-def run_quiet(
-    argv: Sequence[str], env: Mapping[str, str], timeout: float = 20
-) -> cmd.Result | None:
-    """Run a probe; None when the program is missing or cannot start. Ctrl-C is not a probe
-    that failed (`InterruptedByUser` is no RgpuError, rgpu/errors.py): it stops rgpu with
-    the plain line, the probe being rgpu's own question and not a step the user ran."""
-    try:
-        return cmd.run(argv, env=env, capture=True, check=False, echo=False, timeout=timeout)
-    except InterruptedByUser:
-        raise KeyboardInterrupt from None
-    except RgpuError:
-        return None
-
-
 # --- ptxas -----------------------------------------------------------------------------
 
 
@@ -264,17 +251,6 @@ def find_ptxas(env: Mapping[str, str]) -> str | None:
         if root and (Path(root) / "bin" / ptxas).is_file():
             return str(Path(root) / "bin" / ptxas)
     return cached("ptxas", env)
-
-
-def ptxas_version(ptxas: str, env: Mapping[str, str]) -> str | None:
-    result = run_quiet([ptxas, "--version"], env)
-    if result is None or result.returncode != 0:
-        return None
-    lines = [ln for ln in result.stdout.splitlines() if "release" in ln]
-    if lines:
-        return lines[-1].strip()
-    rest = result.stdout.strip().splitlines()
-    return rest[-1] if rest else None
 
 
 # --- the CUDA toolkit ------------------------------------------------------------------
