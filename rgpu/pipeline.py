@@ -13,23 +13,30 @@ Order of a build, all decided here once:
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from rgpu.backends import Backend
+import click
+
+from rgpu.artifacts import external as ext
+from rgpu.artifacts.kernels import kernels_of, require_linked
+from rgpu.artifacts.manifest import Artifact, read_kernels, read_manifest, write_manifest
+from rgpu.backends import Backend, backends_of, resolve_codegen
+from rgpu.backends import codegens_for as codegens_of_backend
 from rgpu.config import Options
+from rgpu.errors import UsageError
 from rgpu.host import build as host
 from rgpu.host import lockfile
 from rgpu.host import state as build_state
-from rgpu.kernel_build import KernelPlan, kernel_crates, kernel_plan
+from rgpu.kernel_build import KernelPlan, compile_one, kernel_crates, kernel_plan, up_to_date
 from rgpu.plan import Plan
 from rgpu.util.output import reporter
 from rgpu.workspace import Workspace
 
 if TYPE_CHECKING:
-    from rgpu.artifacts.manifest import Artifact
     from rgpu.artifacts.portability import Finding
     from rgpu.codegens import Codegen
 
@@ -104,9 +111,6 @@ def plan_build(
     *,
     recompile: bool = False,
 ) -> BuildPlan:
-    from rgpu.artifacts import external as ext
-    from rgpu.artifacts.manifest import read_manifest
-
     env = os.environ if env is None else env
     backends = accumulated(ws, asked)
     kinds = needed_kinds(backends)
@@ -156,12 +160,10 @@ def codegens_for(backends: Sequence[Backend], options: Options, covered: set[str
     """The codegen of each backend that needs a kernel artifact not already covered:
     --codegen where it can build that backend, else the backend's default. (The codegen's
     name was checked where it entered: config.resolve or the command line.)"""
-    from rgpu import codegens
-    from rgpu.backends import backends_of, codegens_for, resolve_codegen
-    from rgpu.errors import UsageError
+    from rgpu import codegens  # start-up: ~1 ms that a build without kernels (cpu) skips
 
     asked = options.codegen
-    if asked is not None and not any(asked in codegens_for(b.name) for b in backends):
+    if asked is not None and not any(asked in codegens_of_backend(b.name) for b in backends):
         names = ", ".join(b.name for b in backends)
         raise UsageError(
             f"codegen `{asked}` builds none of the backends being built ({names})",
@@ -172,7 +174,9 @@ def codegens_for(backends: Sequence[Backend], options: Options, covered: set[str
     for backend in backends:
         if backend.artifact is None or backend.artifact in covered:
             continue
-        name = resolve_codegen(backend.name, asked if asked in codegens_for(backend.name) else None)
+        name = resolve_codegen(
+            backend.name, asked if asked in codegens_of_backend(backend.name) else None
+        )
         if name is not None:
             chosen.setdefault(name, codegens.get(name))
     return list(chosen.values())
@@ -204,8 +208,7 @@ def build(
             produced = compile_kernels(ws, options, parts, env)
             found = report_portability(produced, options, ws)
             if web:
-                from rgpu.artifacts.manifest import read_manifest
-                from rgpu.web import build as web_build
+                from rgpu.web import build as web_build  # start-up: ~6 ms, webgpu only
 
                 web_build.check_wgsl(ws, read_manifest(ws.kernels_dir), options.require_platforms)
             step = parts.host_plan.steps[0]
@@ -214,7 +217,7 @@ def build(
             kept = previous.targets if previous else ()
             targets = kept if built is None else tuple(built)
             if web:
-                from rgpu.web import build as web_build
+                from rgpu.web import build as web_build  # start-up: ~6 ms, webgpu only
 
                 web_build.build_pages(ws, options.profile, env, options.yes)
         finally:
@@ -246,8 +249,6 @@ def build(
 def libraries_of(ws: Workspace) -> dict[str, str]:
     """Kernel -> the library crate that declares it, from the manifest (the kernel crate's
     own kernels are not in it)."""
-    from rgpu.artifacts.manifest import read_kernels
-
     return {
         k.name: k.package
         for k in read_kernels(ws.kernels_dir) or ()
@@ -262,7 +263,7 @@ def report_portability(
     when that platform is one the project requires."""
     if not any("portability" in a.extra for a in produced):
         return []  # PTX only (or nothing built): naga checked nothing, and the import costs
-    from rgpu.artifacts import portability
+    from rgpu.artifacts import portability  # start-up: ~5 ms, only when naga checked SPIR-V
 
     libraries = libraries_of(ws) if ws is not None else None
     found = portability.findings_of(produced, libraries)
@@ -294,17 +295,12 @@ def compile_kernels(
     then write the kernels directory's manifest."""
     if not parts.kernels and not parts.external and not parts.reused_external:
         if not needed_kinds(parts.backends):
-            from rgpu.artifacts.manifest import write_manifest
-
             # Written before cargo starts, even when empty: `embed_kernels!` would create it
             # during the build otherwise, and cargo (which sees an input newer than its
             # build) would then compile again on the next plain `cargo build`.
             write_manifest(ws.kernels_dir, [])
         return []
-    from rgpu.artifacts import external as ext
-    from rgpu.artifacts.kernels import kernels_of, require_linked
-    from rgpu.artifacts.manifest import read_kernels, read_manifest, write_manifest
-    from rgpu.kernel_build import compile_one, up_to_date
+    # start-up: ~20 ms (tarfile, zipfile, lzma) that a build without kernels (cpu) skips
     from rgpu.toolchains import obtain, tools
 
     previous = read_manifest(ws.kernels_dir)
@@ -374,16 +370,12 @@ def compile_kernels(
 def _asker(env: Mapping[str, str]) -> Callable[[str], bool] | None:
     """A yes/no question to the person at the terminal; None where nobody can answer (stdin
     not a terminal, CI): rustup.can_prompt, as `rgpu toolchain install` decides."""
-    import sys
-
-    from rgpu.toolchains.rustup import can_prompt
+    from rgpu.toolchains.rustup import can_prompt  # start-up: ~3.5 ms, a compile only
 
     if not can_prompt(sys.stdin.isatty(), env):
         return None
 
     def ask(question: str) -> bool:
-        import click
-
         return click.confirm(question, default=False, err=True)
 
     return ask
