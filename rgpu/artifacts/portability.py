@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from rgpu.errors import ArtifactError
+from rgpu.util import cmd
+from rgpu.util.files import write_bytes_if_changed
 
 # platform key -> (display name, manifest kind)
 PLATFORMS: dict[str, tuple[str, str]] = {
@@ -362,7 +364,6 @@ def describe_outputs(
     """Copy the files naga wrote from ``staging`` into ``base`` (only those that changed)
     and describe each as a manifest artifact of kind wgsl/msl/hlsl."""
     from rgpu.artifacts import manifest
-    from rgpu.util.files import write_bytes_if_changed
 
     found = []
     for o in outcomes:
@@ -420,8 +421,6 @@ def check(
     ``raw`` (rust-gpu's module with its debug lines), say where each refused kernel uses
     what the platform lacks, paths relative to ``root``."""
     import shutil
-
-    from rgpu.util import cmd
 
     if staging.exists():
         shutil.rmtree(staging)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rgpu import __version__
-from rgpu.backends import BACKENDS, Backend, parse_backends
+from rgpu.backends import BACKENDS, Backend, codegens_for, parse_backends
 from rgpu.errors import DestinationError, UsageError
 from rgpu.util.files import atomic_write_text
 
@@ -115,7 +115,6 @@ class Job:
 def jobs_for(backends: Sequence[Backend], ci_run: Sequence[str] | None = None) -> list[Job]:
     """One job per backend and codegen (the codegen's pinned toolchain is its setup)."""
     from rgpu import codegens
-    from rgpu.backends import codegens_for
 
     jobs = []
     for backend in backends:

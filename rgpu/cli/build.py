@@ -31,9 +31,10 @@ from rgpu.cli.group import (
     summary_of_failure,
 )
 from rgpu.cli.program_args import ProgramArgsCommand
-from rgpu.config import Options
+from rgpu.config import Options, chosen, parse_platforms, parse_target_platforms
 from rgpu.cuda_archs import CudaArchs
 from rgpu.errors import RgpuError
+from rgpu.host import state
 from rgpu.host.state import Target
 from rgpu.util.output import reporter
 from rgpu.workspace import Workspace
@@ -51,7 +52,6 @@ def _archs(values: tuple[str, ...]) -> CudaArchs | None:
 def _platforms(values: tuple[str, ...]) -> tuple[str, ...] | None:
     if not values:
         return None
-    from rgpu.config import parse_platforms
 
     return parse_platforms(split_names(values), "--require-platform")
 
@@ -59,7 +59,6 @@ def _platforms(values: tuple[str, ...]) -> tuple[str, ...] | None:
 def _targets(values: tuple[str, ...]) -> tuple[str, ...] | None:
     if not values:
         return None
-    from rgpu.config import parse_target_platforms
 
     return parse_target_platforms(split_names(values), "--target-platform")
 
@@ -76,8 +75,6 @@ def _build_first(
 def last_build_options(ws: Workspace, release: bool | None) -> Options:
     """`rgpu run` and `rgpu test` build what the last build built: its settings (archs,
     codegen, ...; host/state.py), and its profile unless --release/--debug says otherwise."""
-    from rgpu.host import state
-
     options = options_for(ws, profile=profile_of(release))
     return state.again(options, state.read(ws.rgpu_dir), profile_given=release is not None)
 
@@ -191,9 +188,6 @@ def build(
         require_platforms=_platforms(require_platforms),
         target_platforms=_targets(target_platforms),
     )
-    from rgpu.config import chosen
-    from rgpu.host import state
-
     options = state.kept_archs(
         options,
         state.read(ws.rgpu_dir),

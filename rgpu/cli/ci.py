@@ -16,6 +16,7 @@ from rgpu.cli.group import (
     load_workspace,
     options_for,
 )
+from rgpu.errors import ArtifactError
 from rgpu.util.output import reporter
 
 
@@ -81,7 +82,6 @@ def ci_check_ptx(directory: Path | None, as_json: bool) -> None:
     """Check every PTX in target/rgpu/kernels/manifest.json with ptxas, for its arch, and
     that every cubin (its SASS) is the one built from it."""
     from rgpu.ci.check import check_ptx
-    from rgpu.errors import ArtifactError
 
     checks = check_ptx(load_workspace(directory))
     for check in checks:

@@ -8,7 +8,7 @@ import click
 
 from rgpu.backends import check_codegen, codegen_choices, get_backend, names_help
 from rgpu.cli.group import ChildExit, cli, emit_json
-from rgpu.errors import ExitCode
+from rgpu.errors import BackendUnavailableError, ExitCode
 from rgpu.util.output import reporter
 
 
@@ -31,7 +31,6 @@ from rgpu.util.output import reporter
 def doctor(backend: str | None, codegen: str | None, as_json: bool) -> None:
     """Check this machine for every backend; each problem comes with its fix."""
     from rgpu.doctor import report as doc
-    from rgpu.errors import BackendUnavailableError
 
     chosen = get_backend(backend) if backend is not None else None
     report = doc.diagnose(

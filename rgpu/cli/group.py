@@ -17,7 +17,7 @@ from rgpu import __version__, config, workspace
 from rgpu.backends import summary
 from rgpu.config import Options
 from rgpu.errors import RgpuError
-from rgpu.util.output import Reporter, set_reporter
+from rgpu.util.output import Reporter, reporter, set_reporter
 from rgpu.workspace import Workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -132,8 +132,6 @@ def cli(
     ctx.obj = {"directory": directory, "verbose": False, "quiet": False}
     _set_verbosity(ctx, quiet=quiet, verbose=verbose)
     if old_debug:
-        from rgpu.util.output import reporter
-
         reporter().warn(
             "`rgpu --debug COMMAND` is now `rgpu --traceback COMMAND` (after build, run "
             "and test, --debug picks the debug profile)"

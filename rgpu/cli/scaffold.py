@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from rgpu import __version__
 from rgpu.cli.group import (
     cli,
     dir_option,
@@ -17,6 +18,7 @@ from rgpu.cli.group import (
     load_workspace,
     verbose,
 )
+from rgpu.errors import DestinationError
 from rgpu.util.output import reporter
 
 if TYPE_CHECKING:
@@ -68,8 +70,6 @@ def new(
 
     if directory is not None:
         if not directory.is_dir():
-            from rgpu.errors import DestinationError
-
             raise DestinationError(
                 f"{directory} (given to -C) is not a directory",
                 f"create it first (`mkdir -p {directory}`) or pass an existing one to -C",
@@ -216,7 +216,6 @@ def init(
 @json_option(FILES_SCHEMA)
 def vendor(directory: Path | None, dry_run: bool, as_json: bool) -> None:
     """Vendor this rgpu's crates into the workspace and point it at them."""
-    from rgpu import __version__
     from rgpu.scaffold import changes
     from rgpu.scaffold.vendor import match_times, plan_workspace, vendor_dir
 

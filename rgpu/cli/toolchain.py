@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from rgpu.backends import codegen_names
 from rgpu.cli.group import cli, emit_json, json_option
 from rgpu.util.output import reporter
 
@@ -169,7 +170,6 @@ def _build_tools(
 def _codegen_installer(name: str) -> Any:
     """The codegen's own `install_toolchain` when it has one (routes beyond rustup)."""
     from rgpu import codegens
-    from rgpu.backends import codegen_names
 
     if name not in codegen_names():  # a pin without a codegen: rustup alone installs it
         return None

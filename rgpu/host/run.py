@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from rgpu.backends import Backend
 from rgpu.config import Options
-from rgpu.errors import UsageError
+from rgpu.errors import UsageError, did_you_mean
 from rgpu.host import state as build_state
 from rgpu.host.state import Build, Target
 from rgpu.util import cmd
@@ -50,7 +50,6 @@ def _named(targets: Sequence[Target], kind: str, name: str) -> Target:
         if target.kind == kind and target.name == name:
             return target
     have = ", ".join(t.name for t in targets if t.kind == kind) or "none"
-    from rgpu.errors import did_you_mean
 
     raise UsageError(
         f"no {kind} named `{name}` in the workspace{did_you_mean(name, have.split(', '))}",

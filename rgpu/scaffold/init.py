@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from rgpu import __version__
-from rgpu.errors import DestinationError, UsageError
+from rgpu.errors import DestinationError, UsageError, did_you_mean
 from rgpu.resources import templates_dir
 from rgpu.scaffold import changes, toml_edit
+from rgpu.scaffold import project as reading
 from rgpu.scaffold.changes import FileChange
 from rgpu.scaffold.manifest_edits import (
     COMMAND,
@@ -275,8 +276,6 @@ def choose_hosts(project: Project, request: Request, kernel_package: str) -> lis
     if request.hosts:
         for name in request.hosts:
             if name not in names:
-                from rgpu.errors import did_you_mean
-
                 raise UsageError(
                     f"--host {name}: no such package in the project{did_you_mean(name, names)}",
                     f"packages: {', '.join(names) or 'none'}",
@@ -293,7 +292,6 @@ def choose_hosts(project: Project, request: Request, kernel_package: str) -> lis
 
 def plan_project(directory: Path, request: Request) -> InitPlan:
     """Read the project in ``directory`` and plan `rgpu init` for it (nothing is written)."""
-    from rgpu.scaffold import project as reading
     from rgpu.scaffold.new import check_utf8
 
     root = absolute(directory)

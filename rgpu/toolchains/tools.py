@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from rgpu.artifacts import ptx
+from rgpu.config import cache_dir
 from rgpu.util import cmd
 from rgpu.util.cmd import run_quiet
 from rgpu.util.platform import executable
@@ -157,7 +158,6 @@ def tools_dir(env: Mapping[str, str]) -> Path:
     (RGPU_CACHE_DIR moves both)."""
     if env.get(TOOLS_DIR_ENV):
         return Path(env[TOOLS_DIR_ENV])
-    from rgpu.config import cache_dir
 
     return cache_dir(env) / "tools"
 
