@@ -51,6 +51,7 @@ def _run_step(
         env = step.child_env(os.environ if base_env is None else base_env)
         # Under GitHub Actions, cargo's diagnostics also become annotations (diagnostics.py).
         if in_github_actions(env):
+            # start-up: ~3 ms to import ci.diagnostics; only this path pays it
             from rgpu.ci import diagnostics
 
             if done := diagnostics.run_cargo(step.argv, step.cwd, env):

@@ -149,6 +149,7 @@ def weakened(outcomes: Sequence[Outcome], raw: Path | None) -> list[Outcome]:
     """``outcomes`` with each kernel that has ordered atomics (rust-gpu's module ``raw``,
     spirv_sources.Sources.ordered_atomics) refused where naga translated it: naga would
     run its acquire/release atomics relaxed, a silently different program."""
+    # start-up: ~31 ms to import artifacts.spirv_sources; only this path pays it
     from rgpu.artifacts.spirv_sources import Sources
 
     if raw is None or not any(o.ok for o in outcomes):
@@ -259,6 +260,7 @@ def locate(outcomes: Iterable[Outcome], raw: Path, root: Path) -> dict[str, dict
     "at" and the platforms for the kernels naga refused somewhere, "rounding" for those
     with float arithmetic that reach a platform (ROUNDING says why: "" when no line says
     where)."""
+    # start-up: ~36 ms to import artifacts.spirv_sources; only this path pays it
     from rgpu.artifacts.spirv_sources import Sources, construct_of
 
     outcomes = list(outcomes)
@@ -363,6 +365,7 @@ def describe_outputs(
 ) -> list[Any]:  # fmt: skip
     """Copy the files naga wrote from ``staging`` into ``base`` (only those that changed)
     and describe each as a manifest artifact of kind wgsl/msl/hlsl."""
+    # start-up: ~25 ms to import artifacts.manifest; only this path pays it
     from rgpu.artifacts import manifest
 
     found = []

@@ -85,6 +85,7 @@ def profile_of(release: bool | None) -> str | None:
 def step_summary(render: Callable[[Any], str]) -> None:
     """Append to GitHub's step summary; rgpu.ci.summary is imported only under Actions."""
     if os.environ.get("GITHUB_STEP_SUMMARY"):
+        # start-up: ~20 ms to import ci.summary; only this path pays it
         from rgpu.ci import summary
 
         summary.append(render(summary))

@@ -264,6 +264,7 @@ class NvvmCodegen:
         full = {**env, **toolchain_env(pin, placement, env)}
         if placement.in_container:
             return NvvmToolchain(nvvm_pin(pin), full)
+        # start-up: <1 ms to import doctor.pins; only this path pays it
         from rgpu.doctor.pins import pin_checks
 
         try:
@@ -338,6 +339,7 @@ class NvvmCodegen:
         return Plan(steps=steps, notes=notes)
 
     def collect(self, build: KernelBuild) -> list[manifest.Artifact]:
+        # start-up: ~65 ms to import artifacts.sass, codegens.nvptx; only this path pays it
         from rgpu.artifacts import sass
         from rgpu.codegens.nvptx import describe_ptx, warn_without_ptxas, with_sass
 

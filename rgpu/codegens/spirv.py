@@ -237,6 +237,7 @@ class SpirvCodegen:
             raise ToolMissingError(f"{problem}; stopped before compiling", CXX_FIX)
 
     def checks(self, pin: Pin, toolchain: SpirvToolchain) -> list[Check]:
+        # start-up: <1 ms to import doctor.pins; only this path pays it
         from rgpu.doctor.pins import pin_checks
 
         found = toolchain

@@ -137,6 +137,7 @@ def check_web(env: Mapping[str, str]) -> list[Check]:
     --backend webgpu --yes` installs it."""
     from pathlib import Path
 
+    # start-up: ~28 ms to import web.browser, web.build; only this path pays it
     from rgpu.web import browser
     from rgpu.web import build as web_build
 

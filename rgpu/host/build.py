@@ -161,6 +161,7 @@ def run(ws: Workspace, step: Step, env: Mapping[str, str]) -> list[Target] | Non
     inner: CargoMessages | None = None
     message_format = "--message-format=json-render-diagnostics"
     if in_github_actions(child):
+        # start-up: ~3 ms to import ci.diagnostics; only this path pays it
         from rgpu.ci.diagnostics import CargoMessages
 
         inner = CargoMessages(step.cwd, child)

@@ -109,6 +109,7 @@ def run_web(
     """`rgpu run --backend webgpu`: the programs built for the browser with the WGSL the
     kernel manifest lists, the page of `binary` (or the workspace's) served on 127.0.0.1
     and run in headless Chromium; its output streams here and its status is returned."""
+    # start-up: ~51 ms to import web.browser, web.build; only this path pays it
     from rgpu.web import browser
     from rgpu.web import build as web_build
 

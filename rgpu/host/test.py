@@ -139,6 +139,7 @@ def run_tests(
     raises after the results are known (the caller prints them first). With
     ``stdout_to_stderr`` the tests' own output goes to stderr (stdout is `--json`'s).
     ``build``: the pipeline's, passed by the command."""
+    # start-up: ~2 ms to import runner; only this path pays it
     from rgpu.runner import run_plan
 
     env = os.environ if env is None else env

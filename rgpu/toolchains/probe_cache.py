@@ -36,6 +36,7 @@ _loaded: dict[Path, dict[str, dict[str, object]]] = {}
 def rustup_home(env: Mapping[str, str]) -> Path:
     if env.get("RUSTUP_HOME"):
         return Path(env["RUSTUP_HOME"])
+    # start-up: <1 ms to import util.platform; only this path pays it
     from rgpu.util.platform import home
 
     return home(env) / ".rustup"  # rustup's default on every system (%USERPROFILE% on Windows)

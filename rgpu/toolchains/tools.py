@@ -335,6 +335,7 @@ def llvm_major(info: Mapping[str, str]) -> int | None:
 
 def _probe(argv: Sequence[str], env: Mapping[str, str]) -> cmd.Result | None:
     """A probe of a system program (its own file is in the fingerprint), remembered."""
+    # start-up: ~4 ms to import toolchains.probe_cache; only this path pays it
     from rgpu.toolchains import probe_cache
 
     started: list[cmd.Result | None] = []
