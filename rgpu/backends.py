@@ -122,8 +122,9 @@ def check_codegen(name: str, where: str = "", error: type[RgpuError] = UsageErro
 
 
 def resolve_codegen(backend: str, codegen: str | None) -> str | None:
-    """The codegen that builds `backend`: the one asked for, else its default (None for a
-    backend that needs no kernel artifact, like cpu)."""
+    """The codegen that builds `backend`: the one asked for, else its default, the first
+    REGISTRY entry that lists it (None for a backend that needs no kernel artifact, like
+    cpu). The one place that rule is written."""
     allowed = codegens_for(backend)
     if codegen is not None and not allowed:
         raise UsageError(

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from rgpu.backends import BACKENDS, Backend, check_codegen, parse_backends
+from rgpu.cuda_archs import CudaArchs
 from rgpu.errors import ConfigError, did_you_mean
 
 TABLE = "[workspace.metadata.rgpu]"
@@ -34,7 +35,7 @@ DEFAULTS: dict[str, Any] = {
     "codegen": None,
     # sm_75 is CUDA 13's oldest arch (its ptxas rejects sm_70); PTX for sm_75 still JIT-
     # compiles for every newer GPU.
-    "cuda-archs": ("sm_75", "sm_80", "sm_90"),
+    "cuda-archs": CudaArchs.parse(["sm_75,sm_80,sm_90"]),
     "docker": None,
     "image": None,
     # Arguments `rgpu run` gets in the CI jobs `rgpu ci init` writes (none: no run step).
@@ -74,7 +75,7 @@ class Options(NamedTuple):
     backends: tuple[Backend, ...]
     profile: str
     codegen: str | None
-    cuda_archs: tuple[str, ...]
+    cuda_archs: CudaArchs
     docker: bool | None
     yes: bool
     # Where `docker` came from, for messages: "--docker", "RGPU_DOCKER=0", ...
@@ -175,21 +176,9 @@ def _profile(value: Any, where: str) -> str:
     return text
 
 
-def _archs(value: Any, where: str) -> tuple[str, ...]:
-    from rgpu.artifacts.ptx import arch_number
-    from rgpu.errors import UsageError
-
+def _archs(value: Any, where: str) -> CudaArchs:
     forms = 'cuda-archs = ["sm_80", "sm_90"] or "sm_80,sm_90"'
-    names = _names(value, where, forms)
-    for name in names:
-        if name.lower() != "native":
-            try:
-                arch_number(name.lower())
-            except UsageError:
-                raise ConfigError(
-                    f"{where} names `{name}`, not a CUDA arch", f"use {forms}"
-                ) from None
-    return tuple(n.lower() for n in names)
+    return CudaArchs.parse(_names(value, where, forms), where, ConfigError, f"use {forms}")
 
 
 def _ci_run(value: Any, where: str) -> tuple[str, ...]:
@@ -215,6 +204,7 @@ def _capabilities(value: Any, where: str) -> tuple[str, ...]:
 
 
 def parse_platforms(value: Any, where: str) -> tuple[str, ...]:
+    # start-up: ~20 ms to import artifacts.portability; only this path pays it
     from rgpu.artifacts.portability import PLATFORMS
 
     forms = f'require-platforms = ["metal", "webgpu"] (names: {", ".join(PLATFORMS)})'
@@ -228,6 +218,7 @@ BUILT_PLATFORMS = ("cuda", "vulkan")
 
 
 def parse_target_platforms(value: Any, where: str) -> tuple[str, ...]:
+    # start-up: ~7 ms to import artifacts.portability; only this path pays it
     from rgpu.artifacts.portability import PLATFORMS
 
     known = (*BUILT_PLATFORMS, *PLATFORMS)
@@ -300,7 +291,7 @@ def resolve(
         backends=tuple(values["backend"]),
         profile=values["profile"],
         codegen=values["codegen"],
-        cuda_archs=tuple(values["cuda-archs"]),
+        cuda_archs=values["cuda-archs"],
         docker=values["docker"],
         docker_source=sources["docker"],
         image=values["image"],
@@ -320,6 +311,7 @@ def cache_dir(env: Mapping[str, str]) -> Path:
     macOS, %LOCALAPPDATA% on Windows: util/platform.py)."""
     if env.get("RGPU_CACHE_DIR"):
         return Path(env["RGPU_CACHE_DIR"])
+    # start-up: <1 ms to import util.platform; only this path pays it
     from rgpu.util.platform import cache_base
 
     return cache_base(env) / "rgpu"

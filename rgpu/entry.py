@@ -38,6 +38,7 @@ def _keyboard_interrupt(signum: int, frame: Any) -> None:
 
 def main() -> NoReturn:
     signal.signal(signal.SIGINT, _interrupted)
+    # Imported after the handler is in place: a Ctrl-C while the CLI loads is one line.
     from rgpu.cli import main as run
 
     signal.signal(signal.SIGINT, _keyboard_interrupt)

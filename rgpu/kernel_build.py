@@ -6,18 +6,21 @@ they are.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from rgpu.config import Options
-from rgpu.host import lockfile, stamp
+from rgpu.artifacts import kernels
+from rgpu.artifacts.kernels import KernelCrate
+from rgpu.artifacts.manifest import Artifact, verify
+from rgpu.config import Options, cache_dir
+from rgpu.errors import ArtifactError, CommandFailedError, ToolchainError
+from rgpu.host import stamp
 from rgpu.plan import Plan
 from rgpu.util.output import reporter
-from rgpu.workspace import Workspace
+from rgpu.workspace import Workspace, require_workspace_env
 
 if TYPE_CHECKING:
-    from rgpu.artifacts.kernels import KernelCrate
-    from rgpu.artifacts.manifest import Artifact
     from rgpu.codegens import Codegen, KernelBuild
     from rgpu.runner import StepRunner
 
@@ -42,9 +45,6 @@ def kernel_crates(ws: Workspace, env: Mapping[str, str]) -> tuple[KernelCrate, .
     """The crates holding the kernels a build compiles: the kernel crate and the crates it
     depends on that declare kernels (artifacts/kernels.py); a dependency's kernels need
     RGPU_WORKSPACE, which tells it whose artifacts to embed (workspace.py)."""
-    from rgpu.artifacts import kernels
-    from rgpu.workspace import require_workspace_env
-
     found = kernels.crates(ws.root, ws.kernel_dir, env)
     kernels.kernels_of(found)  # one namespace of entry points: a name twice is an error
     libraries = [c.package for c in found[1:]]
@@ -56,7 +56,7 @@ def kernel_crates(ws: Workspace, env: Mapping[str, str]) -> tuple[KernelCrate, .
 def _kernel_types(ws: Workspace, env: Mapping[str, str]) -> tuple[str, ...]:
     """The scalar types every crate of kernels names (a library's too: its kernels are
     in the same SPIR-V module)."""
-    from rgpu.artifacts.capabilities import types_in_sources
+    from rgpu.artifacts.capabilities import types_in_sources  # start-up: ~9 ms, spirv only
 
     types: set[str] = set()
     for crate in kernel_crates(ws, env):
@@ -64,8 +64,7 @@ def _kernel_types(ws: Workspace, env: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(sorted(types))
 
 
-def _cargo_lock(ws: Workspace) -> str | None:
-    data = lockfile.read_bytes(ws.root)
+def _text(data: bytes | None) -> str | None:
     try:
         return None if data is None else data.decode("utf-8")
     except UnicodeDecodeError:
@@ -73,8 +72,14 @@ def _cargo_lock(ws: Workspace) -> str | None:
 
 
 def kernel_plan(
-    ws: Workspace, options: Options, codegen: Codegen, env: Mapping[str, str]
+    ws: Workspace,
+    options: Options,
+    codegen: Codegen,
+    env: Mapping[str, str],
+    lock: bytes | None = None,
 ) -> KernelPlan:
+    """``lock``: the workspace's Cargo.lock as the pipeline read it before the build."""
+    # start-up: ~8 ms (codegens, containers, pins) that a build without kernels (cpu) skips
     from rgpu.codegens import KernelBuild
     from rgpu.containers.placement import decide
     from rgpu.toolchains import pins
@@ -92,7 +97,7 @@ def kernel_plan(
         # Only SPIR-V's capabilities follow the source's scalar types; reading the source
         # for the others would be wasted on every build, no-ops included.
         kernel_types=_kernel_types(ws, env) if codegen.artifact_kind == "spirv" else (),
-        cargo_lock=_cargo_lock(ws) if codegen.name == "nvptx" else None,
+        cargo_lock=_text(lock) if codegen.name == "nvptx" else None,
     )
     return KernelPlan(codegen, build, _with_placement_note(codegen.plan(build), build))
 
@@ -102,8 +107,7 @@ def require_ready(kernel: KernelPlan) -> None:
     fix) rather than with a compiler error 200 lines later. Not for container builds (the
     image brings the toolchain), nor for a codegen that installs its own toolchain when the
     user allowed it (--yes)."""
-    from rgpu.codegens import first_failure
-    from rgpu.errors import ToolchainError
+    from rgpu.codegens import first_failure  # start-up: a build without kernels skips it
 
     build, codegen = kernel.build, kernel.codegen
     if build.placement.in_container or (codegen.installs_toolchain and build.options.yes):
@@ -137,7 +141,7 @@ def container_runner(
     where = kernel.build.placement
     if not where.in_container or where.image is None:
         return None
-    from rgpu.config import cache_dir
+    # start-up: ~10 ms (the runner, random, hmac) that a build run here skips
     from rgpu.containers import engine as engines
     from rgpu.containers.runner import ContainerRunner
 
@@ -164,9 +168,7 @@ def checker_identity(kind: str, env: Mapping[str, str]) -> str:
     ptxas is checked again once a ptxas appears, or when it changes (path, size, mtime)."""
     if kind != "ptx":
         return ""
-    import os
-
-    from rgpu.toolchains import tools
+    from rgpu.toolchains import tools  # start-up: shutil and the tool finders, ptx only
 
     ptxas = tools.find_ptxas(env)
     if ptxas is None:
@@ -191,9 +193,6 @@ def _key(kernel: KernelPlan, env: Mapping[str, str]) -> str:
 
 
 def _intact(ws: Workspace, artifacts: Sequence[Artifact]) -> bool:
-    from rgpu.artifacts.manifest import verify
-    from rgpu.errors import ArtifactError
-
     try:
         for artifact in artifacts:
             verify(ws.kernels_dir, artifact)
@@ -224,8 +223,7 @@ def compile_one(ws: Workspace, kernel: KernelPlan, env: Mapping[str, str]) -> li
     codegen, build = kernel.codegen, kernel.build
     name = f"codegen-{codegen.name}"
     dep_infos = codegen.dep_infos(build)
-    from rgpu.errors import CommandFailedError
-    from rgpu.runner import run_plan
+    from rgpu.runner import run_plan  # start-up: ~1 ms that a no-op build skips
 
     stamp.forget(ws.rgpu_dir, name)
     kernel = installed(kernel, env)

@@ -13,23 +13,30 @@ Order of a build, all decided here once:
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from rgpu.backends import Backend
+import click
+
+from rgpu.artifacts import external as ext
+from rgpu.artifacts.kernels import kernels_of, require_linked
+from rgpu.artifacts.manifest import Artifact, read_kernels, read_manifest, write_manifest
+from rgpu.backends import Backend, backends_of, resolve_codegen
+from rgpu.backends import codegens_for as codegens_of_backend
 from rgpu.config import Options
+from rgpu.errors import UsageError
 from rgpu.host import build as host
 from rgpu.host import lockfile
 from rgpu.host import state as build_state
-from rgpu.kernel_build import KernelPlan, kernel_crates, kernel_plan
+from rgpu.kernel_build import KernelPlan, compile_one, kernel_crates, kernel_plan, up_to_date
 from rgpu.plan import Plan
 from rgpu.util.output import reporter
 from rgpu.workspace import Workspace
 
 if TYPE_CHECKING:
-    from rgpu.artifacts.manifest import Artifact
     from rgpu.artifacts.portability import Finding
     from rgpu.codegens import Codegen
 
@@ -59,9 +66,16 @@ class BuildResult(NamedTuple):
 
 
 class BuildPlan(NamedTuple):
+    # The build's options, its CUDA archs resolved on this machine when it needs them.
+    options: Options
     backends: tuple[Backend, ...]
     kernels: tuple[KernelPlan, ...]
     host_plan: Plan
+    # The kernel crate's features the host build turns on (host/build.py).
+    features: tuple[str, ...]
+    # The workspace's Cargo.lock before the build (None: none yet): read once, for the
+    # nvptx codegen's copy and for what the build changed in it (host/lockfile.py).
+    lock: bytes | None
     external: tuple[Path, ...] = ()
     reused_external: tuple[Artifact, ...] = ()
     notes: tuple[str, ...] = ()
@@ -97,23 +111,23 @@ def plan_build(
     *,
     recompile: bool = False,
 ) -> BuildPlan:
-    from rgpu.artifacts import external as ext
-    from rgpu.artifacts.manifest import read_manifest
-
     env = os.environ if env is None else env
     backends = accumulated(ws, asked)
     kinds = needed_kinds(backends)
     ext.check_kinds(external, kinds)
+    if "ptx" in kinds or external:
+        # `native` asks this machine once, here; every codegen reads the result.
+        options = options._replace(cuda_archs=options.cuda_archs.on_this_machine(env))
     given = {ext.kind_of(p) for p in external}
     earlier = [] if recompile else ext.reusable(read_manifest(ws.kernels_dir), set(kinds) - given)
-    archs = _archs(options) if any(a.kind == "ptx" for a in earlier) else None
+    archs = options.cuda_archs.exact if any(a.kind == "ptx" for a in earlier) else None
     remembered = ext.reusable(earlier, set(kinds) - given, archs)
     covered = given | {a.kind for a in remembered}
     notes = [f"embedding --kernel-artifact {p} (checked, not built)" for p in external]
     # A PTX's cubin (artifacts/sass.py) comes and goes with it: one note for both.
     notes += [
         f"no longer embedding {a.source} (given earlier with --kernel-artifact): it is PTX "
-        f"for {a.target}, and the build asks for {', '.join(archs or ())}"
+        f"for {a.target}, and the build asks for {', '.join(a.name for a in archs or ())}"
         for a in earlier
         if a not in remembered and a.kind in kinds
     ]
@@ -123,14 +137,19 @@ def plan_build(
         for a in remembered
         if a.kind in kinds
     ]
+    lock = lockfile.read_bytes(ws.root)
     kernels = [
-        kernel_plan(ws, options, codegen, env)
+        kernel_plan(ws, options, codegen, env, lock)
         for codegen in codegens_for(backends, options, covered)
     ]
+    features = host.features(ws, backends)
     return BuildPlan(
+        options=options,
         backends=backends,
         kernels=tuple(kernels),
-        host_plan=host.host_plan(ws, backends, options.profile),
+        host_plan=host.host_plan(ws, backends, options.profile, features),
+        features=features,
+        lock=lock,
         external=tuple(external),
         reused_external=tuple(remembered),
         notes=tuple(notes),
@@ -141,12 +160,10 @@ def codegens_for(backends: Sequence[Backend], options: Options, covered: set[str
     """The codegen of each backend that needs a kernel artifact not already covered:
     --codegen where it can build that backend, else the backend's default. (The codegen's
     name was checked where it entered: config.resolve or the command line.)"""
-    from rgpu import codegens
-    from rgpu.backends import backends_of, codegens_for
-    from rgpu.errors import UsageError
+    from rgpu import codegens  # start-up: ~1 ms that a build without kernels (cpu) skips
 
     asked = options.codegen
-    if asked is not None and not any(asked in codegens_for(b.name) for b in backends):
+    if asked is not None and not any(asked in codegens_of_backend(b.name) for b in backends):
         names = ", ".join(b.name for b in backends)
         raise UsageError(
             f"codegen `{asked}` builds none of the backends being built ({names})",
@@ -157,9 +174,11 @@ def codegens_for(backends: Sequence[Backend], options: Options, covered: set[str
     for backend in backends:
         if backend.artifact is None or backend.artifact in covered:
             continue
-        own = codegens_for(backend.name)
-        name = asked if asked in own else own[0]
-        chosen.setdefault(name, codegens.get(name))
+        name = resolve_codegen(
+            backend.name, asked if asked in codegens_of_backend(backend.name) else None
+        )
+        if name is not None:
+            chosen.setdefault(name, codegens.get(name))
     return list(chosen.values())
 
 
@@ -175,20 +194,21 @@ def build(
     started = time.perf_counter()
     env = os.environ
     parts = plan_build(ws, options, asked, kernel_artifacts, env, recompile=recompile)
-    features = host.features(ws, parts.backends)
+    options = parts.options
+    features = parts.features
+    # webgpu's programs are built for the browser, by their own steps (web/build.py).
+    web = any(b.host_target for b in parts.backends)
     produced: list[Artifact] = []
     targets: tuple[build_state.Target, ...] = ()
     found: list[dict[str, str]] = []
     if not dry_run:
         for note in parts.notes:
             reporter().info(f"note: {note}")
-        lock_before = lockfile.read_bytes(ws.root)
         try:
             produced = compile_kernels(ws, options, parts, env)
             found = report_portability(produced, options, ws)
-            if any(b.host_target for b in parts.backends):
-                from rgpu.artifacts.manifest import read_manifest
-                from rgpu.web import build as web_build
+            if web:
+                from rgpu.web import build as web_build  # start-up: ~6 ms, webgpu only
 
                 web_build.check_wgsl(ws, read_manifest(ws.kernels_dir), options.require_platforms)
             step = parts.host_plan.steps[0]
@@ -196,13 +216,13 @@ def build(
             previous = build_state.read(ws.rgpu_dir)
             kept = previous.targets if previous else ()
             targets = kept if built is None else tuple(built)
-            if any(b.host_target for b in parts.backends):
-                from rgpu.web import build as web_build
+            if web:
+                from rgpu.web import build as web_build  # start-up: ~6 ms, webgpu only
 
                 web_build.build_pages(ws, options.profile, env, options.yes)
         finally:
             # What cargo moved in the user's Cargo.lock, said even when the build failed.
-            for line in lockfile.changes(lock_before, lockfile.read_bytes(ws.root)):
+            for line in lockfile.changes(parts.lock, lockfile.read_bytes(ws.root)):
                 reporter().info(line)
         build_state.write(
             ws.rgpu_dir,
@@ -229,8 +249,6 @@ def build(
 def libraries_of(ws: Workspace) -> dict[str, str]:
     """Kernel -> the library crate that declares it, from the manifest (the kernel crate's
     own kernels are not in it)."""
-    from rgpu.artifacts.manifest import read_kernels
-
     return {
         k.name: k.package
         for k in read_kernels(ws.kernels_dir) or ()
@@ -245,7 +263,7 @@ def report_portability(
     when that platform is one the project requires."""
     if not any("portability" in a.extra for a in produced):
         return []  # PTX only (or nothing built): naga checked nothing, and the import costs
-    from rgpu.artifacts import portability
+    from rgpu.artifacts import portability  # start-up: ~5 ms, only when naga checked SPIR-V
 
     libraries = libraries_of(ws) if ws is not None else None
     found = portability.findings_of(produced, libraries)
@@ -277,17 +295,12 @@ def compile_kernels(
     then write the kernels directory's manifest."""
     if not parts.kernels and not parts.external and not parts.reused_external:
         if not needed_kinds(parts.backends):
-            from rgpu.artifacts.manifest import write_manifest
-
             # Written before cargo starts, even when empty: `embed_kernels!` would create it
             # during the build otherwise, and cargo (which sees an input newer than its
             # build) would then compile again on the next plain `cargo build`.
             write_manifest(ws.kernels_dir, [])
         return []
-    from rgpu.artifacts import external as ext
-    from rgpu.artifacts.kernels import kernels_of, require_linked
-    from rgpu.artifacts.manifest import read_kernels, read_manifest, write_manifest
-    from rgpu.kernel_build import compile_one, up_to_date
+    # start-up: ~20 ms (tarfile, zipfile, lzma) that a build without kernels (cpu) skips
     from rgpu.toolchains import obtain, tools
 
     previous = read_manifest(ws.kernels_dir)
@@ -318,7 +331,7 @@ def compile_kernels(
             parts.external,
             ws.kernels_dir,
             required=crates[0].kernels if crates else (),
-            cuda_archs=_archs(options),
+            cuda_archs=options.cuda_archs.exact,
             ptxas=tools.find_ptxas(env),
         )
         have = {e for a in external for e in a.entry_points}
@@ -357,22 +370,12 @@ def compile_kernels(
 def asker(env: Mapping[str, str]) -> Callable[[str], bool] | None:
     """A yes/no question to the person at the terminal; None where nobody can answer (stdin
     not a terminal, CI): rustup.can_prompt, as `rgpu toolchain install` decides."""
-    import sys
-
-    from rgpu.toolchains.rustup import can_prompt
+    from rgpu.toolchains.rustup import can_prompt  # start-up: ~3.5 ms, a compile only
 
     if not can_prompt(sys.stdin.isatty(), env):
         return None
 
     def ask(question: str) -> bool:
-        import click
-
         return click.confirm(question, default=False, err=True)
 
     return ask
-
-
-def _archs(options: Options) -> tuple[str, ...]:
-    from rgpu.artifacts.ptx import parse_archs
-
-    return parse_archs(options.cuda_archs)

@@ -10,9 +10,10 @@ import os
 from collections.abc import Mapping
 from typing import Protocol
 
-from rgpu.errors import CommandFailedError
+from rgpu.errors import CommandFailedError, InterruptedByUser
 from rgpu.plan import Plan, Step
 from rgpu.util import cmd
+from rgpu.util.files import write_tree
 from rgpu.util.output import in_github_actions, reporter
 
 
@@ -50,6 +51,7 @@ def _run_step(
         env = step.child_env(os.environ if base_env is None else base_env)
         # Under GitHub Actions, cargo's diagnostics also become annotations (diagnostics.py).
         if in_github_actions(env):
+            # start-up: ~3 ms to import ci.diagnostics; only this path pays it
             from rgpu.ci import diagnostics
 
             if done := diagnostics.run_cargo(step.argv, step.cwd, env):
@@ -67,8 +69,6 @@ def _run_step(
 
 def _write_files(step: Step) -> cmd.Result:
     """A files step: rgpu writes them (no process); says each path and whether it changed."""
-    from rgpu.util.files import write_tree
-
     for rel, written in write_tree(step.cwd, dict(step.files)):
         reporter().status("write" if written else "unchanged", str(step.cwd / rel))
     return cmd.Result((), 0, "", "")
@@ -119,8 +119,6 @@ def _run_together(
     order (their lines would interleave otherwise); the first failure is raised after."""
     import sys
     from concurrent.futures import ThreadPoolExecutor
-
-    from rgpu.errors import InterruptedByUser
 
     env = os.environ if base_env is None else base_env
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from rgpu.artifacts import manifest, ptx, sass
+from rgpu.cuda_archs import Arch
 from rgpu.errors import ArtifactError, UsageError
 from rgpu.util.files import write_bytes_if_changed
 
@@ -65,6 +66,7 @@ def _missing_entries(path: Path, have: Iterable[str], required: Sequence[str]) -
 
 
 def _check_spirv(path: Path, required: Sequence[str]) -> tuple[tuple[str, ...], dict[str, str]]:
+    # start-up: ~2 ms to import artifacts.spirv_module; only this path pays it
     from rgpu.artifacts import spirv_module
 
     info = spirv_module.inspect(path)
@@ -109,7 +111,7 @@ class _Accepted(NamedTuple):
 
 
 def _check_one(
-    path: Path, required: Sequence[str], cuda_archs: Sequence[str], ptxas: str | None
+    path: Path, required: Sequence[str], cuda_archs: Sequence[Arch], ptxas: str | None
 ) -> _Accepted:
     if not path.is_file():
         raise UsageError(f"--kernel-artifact {path}: no such file", "check the path")
@@ -137,7 +139,7 @@ def collect(
     out_dir: Path,
     *,
     required: Sequence[str],
-    cuda_archs: Sequence[str],
+    cuda_archs: Sequence[Arch],
     ptxas: str | None,
 ) -> list[manifest.Artifact]:
     """Check every file in place first; only when all passed, copy each under
@@ -197,13 +199,13 @@ def _one_per_target(accepted: Sequence[_Accepted]) -> None:
 def reusable(
     previous: Sequence[manifest.Artifact],
     kinds: Iterable[str],
-    cuda_archs: Iterable[str] | None = None,
+    cuda_archs: Iterable[Arch] | None = None,
 ) -> list[manifest.Artifact]:
     """External artifacts of an earlier build for these kinds (a PTX's cubin with its
     PTX); with `cuda_archs`, PTX only for an arch still asked for (PTX for an arch dropped
     from cuda-archs is stale)."""
     wanted = set(kinds)
-    archs = None if cuda_archs is None else set(cuda_archs)
+    archs = None if cuda_archs is None else {a.name for a in cuda_archs}
 
     def family(kind: str) -> str:
         return "ptx" if kind == sass.KIND else kind

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from rgpu.errors import ConfigError
+from rgpu.workspace import load_toml
 
 _KERNEL = re.compile(
     r"#\[\s*(?:::)?(?:rgpu\s*::\s*)?kernel\s*(?:\([^\]]*\))?\s*\]"
@@ -117,8 +118,6 @@ class _Graph:
     """Cargo.toml files (path packages) and Cargo.lock (registry packages) of a workspace."""
 
     def __init__(self, root: Path, env: Mapping[str, str]) -> None:
-        from rgpu.workspace import load_toml
-
         self.root = root
         data = load_toml(root / "Cargo.toml")
         self.ws_deps: Mapping[str, Any] = data.get("workspace", {}).get("dependencies", {})
@@ -171,8 +170,6 @@ def crates(root: Path, kernel_dir: Path, env: Mapping[str, str]) -> tuple[Kernel
     [patch] tables too) are read from their Cargo.toml, registry packages from Cargo.lock and
     cargo's unpacked sources. No process is started: a build with nothing to compile stays
     as cheap as before."""
-    from rgpu.workspace import load_toml
-
     graph = _Graph(root, env)
     resolved_root = root.resolve()
     found: list[KernelCrate] = []

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from rgpu.errors import ArtifactError
+from rgpu.util import cmd
+from rgpu.util.files import write_bytes_if_changed
 
 # platform key -> (display name, manifest kind)
 PLATFORMS: dict[str, tuple[str, str]] = {
@@ -147,6 +149,7 @@ def weakened(outcomes: Sequence[Outcome], raw: Path | None) -> list[Outcome]:
     """``outcomes`` with each kernel that has ordered atomics (rust-gpu's module ``raw``,
     spirv_sources.Sources.ordered_atomics) refused where naga translated it: naga would
     run its acquire/release atomics relaxed, a silently different program."""
+    # start-up: ~31 ms to import artifacts.spirv_sources; only this path pays it
     from rgpu.artifacts.spirv_sources import Sources
 
     if raw is None or not any(o.ok for o in outcomes):
@@ -257,6 +260,7 @@ def locate(outcomes: Iterable[Outcome], raw: Path, root: Path) -> dict[str, dict
     "at" and the platforms for the kernels naga refused somewhere, "rounding" for those
     with float arithmetic that reach a platform (ROUNDING says why: "" when no line says
     where)."""
+    # start-up: ~36 ms to import artifacts.spirv_sources; only this path pays it
     from rgpu.artifacts.spirv_sources import Sources, construct_of
 
     outcomes = list(outcomes)
@@ -361,8 +365,8 @@ def describe_outputs(
 ) -> list[Any]:  # fmt: skip
     """Copy the files naga wrote from ``staging`` into ``base`` (only those that changed)
     and describe each as a manifest artifact of kind wgsl/msl/hlsl."""
+    # start-up: ~25 ms to import artifacts.manifest; only this path pays it
     from rgpu.artifacts import manifest
-    from rgpu.util.files import write_bytes_if_changed
 
     found = []
     for o in outcomes:
@@ -420,8 +424,6 @@ def check(
     ``raw`` (rust-gpu's module with its debug lines), say where each refused kernel uses
     what the platform lacks, paths relative to ``root``."""
     import shutil
-
-    from rgpu.util import cmd
 
     if staging.exists():
         shutil.rmtree(staging)

@@ -1,4 +1,4 @@
-"""PTX: CUDA arch names, what a PTX file says about itself (`.version`, `.target`, `.entry`),
+"""PTX: what a PTX file says about itself (`.version`, `.target`, `.entry`),
 and the one check every PTX gets before it is embedded (built or given with
 --kernel-artifact): it is PTX, its target is an arch rgpu knows and was asked for, and ptxas
 assembles it."""
@@ -11,79 +11,16 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
+from rgpu.cuda_archs import Arch
 from rgpu.errors import ArtifactError, UsageError
 from rgpu.util import cmd
 
-# sm_70, sm_90a, sm_100f: the forms `-Ctarget-cpu` and `ptxas -arch` accept.
-_ARCH = re.compile(r"^sm_(\d{2,3})([af]?)$")
 # What reads PTX text is compiled on first use (re caches it): a no-op build reads none.
 _ENTRY_HEAD = r"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+"
 _ENTRY = _ENTRY_HEAD + r"([A-Za-z_$][\w$]*)"
 _TARGET = r"^\s*\.target\s+(\S+?)\s*(?:,|$)"
 _VERSION = r"^\s*\.version\s+(\d+\.\d+)"
 _SHARED = r"^\s*\.shared\s"
-# Every compute capability NVIDIA has shipped (CUDA 13 programming guide, compute
-# capabilities table): PTX for any other `sm_XX` is refused as not a GPU that exists.
-KNOWN_ARCHS = frozenset(
-    "50 52 53 60 61 62 70 72 75 80 86 87 88 89 90 100 101 103 110 120 121".split()
-)
-ARCH_HINT = "use names like sm_75,sm_80,sm_90, or `native` for this machine's GPU"
-
-
-def arch_number(arch: str) -> int:
-    """`sm_86` -> 86; anything but a known CUDA arch is a UsageError."""
-    match = _ARCH.match(arch)
-    if match is None:
-        raise UsageError(f"`{arch}` is not a CUDA arch name", ARCH_HINT)
-    if match.group(1) not in KNOWN_ARCHS:
-        raise UsageError(
-            f"`{arch}` is not a CUDA arch (known: sm_"
-            + ", sm_".join(sorted(KNOWN_ARCHS, key=int))
-            + ")",
-            ARCH_HINT,
-        )
-    return int(match.group(1))
-
-
-def parse_archs(values: Iterable[str], env: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """Comma-separated arch lists -> sorted unique arch names; `native` asks nvidia-smi."""
-    names: list[str] = []
-    for value in values:
-        for part in (p.strip().lower() for p in value.split(",")):
-            if part == "native":
-                names += native_archs(env)
-            elif part:
-                arch_number(part)
-                names.append(part)
-    if not names:
-        raise UsageError("no CUDA arch given", "pass --arch sm_75,sm_80,sm_90 or --arch native")
-    return tuple(sorted(dict.fromkeys(names), key=lambda a: (arch_number(a), a)))
-
-
-def native_archs(env: Mapping[str, str] | None = None) -> list[str]:
-    """The arch of every GPU nvidia-smi lists (compute capability 9.0 -> sm_90)."""
-    hint = "pass the arch instead, e.g. --arch sm_80 (or run on a machine with an NVIDIA GPU)"
-    if cmd.which("nvidia-smi", env) is None:
-        raise UsageError("--arch native needs nvidia-smi, which is not on PATH", hint)
-    result = cmd.run(
-        ["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
-        env=env,
-        capture=True,
-        check=False,
-        echo=False,
-    )
-    caps = [line.strip() for line in result.stdout.splitlines() if line.strip()]
-    if result.returncode != 0 or not caps:
-        raise UsageError("--arch native: nvidia-smi found no GPU", hint)
-    return [arch_of_capability(cap) for cap in caps]
-
-
-def arch_of_capability(cap: str) -> str:
-    """`9.0` -> `sm_90`."""
-    major, _, minor = cap.partition(".")
-    if not (major.isdigit() and minor.isdigit()):
-        raise UsageError(f"unexpected compute capability `{cap}` from nvidia-smi")
-    return f"sm_{int(major)}{int(minor)}"
 
 
 def entry_points(text: str) -> tuple[str, ...]:
@@ -166,8 +103,8 @@ def check(
     env: Mapping[str, str],
     *,
     shown_as: str,
-    expect_arch: str | None = None,
-    allowed_archs: Iterable[str] | None = None,
+    expect_arch: Arch | None = None,
+    allowed_archs: Iterable[Arch] | None = None,
     keep_sass: bool = False,
 ) -> Checked:
     """Everything rgpu checks before a PTX file is embedded; errors name `shown_as`. With
@@ -183,23 +120,24 @@ def check(
             "pass a .ptx file with kernels in it (what `rgpu build --backend cuda` writes)",
         )
     try:
-        arch_number(arch)
+        target = Arch.parse(arch)
     except UsageError as error:
         raise ArtifactError(
             f"{shown_as}: {error.message}",
             "build the PTX for a real GPU arch, e.g. `-Ctarget-cpu=sm_80`",
         ) from None
-    if expect_arch is not None and arch != expect_arch:
+    if expect_arch is not None and target != expect_arch:
         raise ArtifactError(
             f"{shown_as} is PTX for {arch}, but {expect_arch} was asked for",
             f"build it for {expect_arch}, or ask for --arch {arch}",
         )
     allowed = tuple(allowed_archs or ())
-    if allowed and arch not in allowed:
+    if allowed and target not in allowed:
+        names = [a.name for a in allowed]
         raise ArtifactError(
-            f"{shown_as} is PTX for {arch}, but the build asks for {', '.join(allowed)}",
+            f"{shown_as} is PTX for {arch}, but the build asks for {', '.join(names)}",
             f"pass --arch {arch} (or add it to cuda-archs), or give PTX built for "
-            f"{' or '.join(allowed)}",
+            f"{' or '.join(names)}",
         )
     if ptxas is None:
         return Checked(arch, entries, version, "not run: no ptxas found")
@@ -241,3 +179,16 @@ def check_with_ptxas(
             "fix the kernel (or the arch list) and run `rgpu build --backend cuda` again",
         )
     return "accepted"
+
+
+def ptxas_version(ptxas: str, env: Mapping[str, str]) -> str | None:
+    """ptxas's release line ("Cuda compilation tools, release 13.5, V13.5.37"); None when
+    it does not run."""
+    result = cmd.run_quiet([ptxas, "--version"], env)
+    if result is None or result.returncode != 0:
+        return None
+    lines = [ln for ln in result.stdout.splitlines() if "release" in ln]
+    if lines:
+        return lines[-1].strip()
+    rest = result.stdout.strip().splitlines()
+    return rest[-1] if rest else None

@@ -32,9 +32,7 @@ def ptxas_release(ptxas: str | None, env: Mapping[str, str]) -> str:
     release 13.5, V13.5.37"): a driver older than its CUDA may refuse the cubin."""
     if ptxas is None:
         return ""
-    from rgpu.toolchains.tools import ptxas_version
-
-    return ptxas_version(ptxas, env) or os.path.basename(ptxas)
+    return ptx.ptxas_version(ptxas, env) or os.path.basename(ptxas)
 
 
 def embed(

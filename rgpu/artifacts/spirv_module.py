@@ -72,6 +72,7 @@ def spirv_val_argv(path: Path, target: str) -> list[str] | None:
     build and doctor both find it: toolchains.tools.find_tool)."""
     import os
 
+    # start-up: ~10 ms to import toolchains.tools; only this path pays it
     from rgpu.toolchains.tools import find_tool
 
     tool = find_tool("spirv-val", os.environ)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from rgpu.backends import (
+    Backend,
     check_codegen,
     codegen_choices,
     get_backend,
@@ -30,8 +31,13 @@ from rgpu.cli.group import (
     summary_of_failure,
 )
 from rgpu.cli.program_args import ProgramArgsCommand
+from rgpu.config import Options, chosen, parse_platforms, parse_target_platforms
+from rgpu.cuda_archs import CudaArchs
 from rgpu.errors import RgpuError
+from rgpu.host import state
+from rgpu.host.state import Target
 from rgpu.util.output import reporter
+from rgpu.workspace import Workspace
 
 if TYPE_CHECKING:
     from rgpu.host.test import BackendResult
@@ -39,18 +45,13 @@ if TYPE_CHECKING:
 BACKEND_HELP = f"{names_help()}; repeat or comma-separate"
 
 
-def _archs(values: tuple[str, ...]) -> tuple[str, ...] | None:
-    if not values:
-        return None
-    from rgpu.artifacts.ptx import parse_archs
-
-    return parse_archs(values, os.environ)
+def _archs(values: tuple[str, ...]) -> CudaArchs | None:
+    return CudaArchs.parse(values) if values else None
 
 
 def _platforms(values: tuple[str, ...]) -> tuple[str, ...] | None:
     if not values:
         return None
-    from rgpu.config import parse_platforms
 
     return parse_platforms(split_names(values), "--require-platform")
 
@@ -58,16 +59,22 @@ def _platforms(values: tuple[str, ...]) -> tuple[str, ...] | None:
 def _targets(values: tuple[str, ...]) -> tuple[str, ...] | None:
     if not values:
         return None
-    from rgpu.config import parse_target_platforms
 
     return parse_target_platforms(split_names(values), "--target-platform")
 
 
-def last_build_options(ws: Any, release: bool | None) -> Any:
+def _build_first(
+    ws: Workspace, options: Options, backends: Sequence[Backend]
+) -> tuple[Target, ...]:
+    """The build `rgpu run` and `rgpu test` make before they run anything (host/state.Build)."""
+    from rgpu import pipeline  # start-up: pipeline and the codegens only for the build commands
+
+    return pipeline.build(ws, options, backends).targets
+
+
+def last_build_options(ws: Workspace, release: bool | None) -> Options:
     """`rgpu run` and `rgpu test` build what the last build built: its settings (archs,
     codegen, ...; host/state.py), and its profile unless --release/--debug says otherwise."""
-    from rgpu.host import state
-
     options = options_for(ws, profile=profile_of(release))
     return state.again(options, state.read(ws.rgpu_dir), profile_given=release is not None)
 
@@ -166,6 +173,7 @@ def build(
     yes: bool | None,
 ) -> None:
     """Compile the kernels for the backends, then build every binary, example and test."""
+    # start-up: ~81 ms to import pipeline; only this path pays it
     from rgpu import pipeline
 
     ws = load_workspace(directory)
@@ -181,9 +189,6 @@ def build(
         require_platforms=_platforms(require_platforms),
         target_platforms=_targets(target_platforms),
     )
-    from rgpu.config import chosen
-    from rgpu.host import state
-
     options = state.kept_archs(
         options,
         state.read(ws.rgpu_dir),
@@ -246,6 +251,7 @@ def run(
     """Build if needed, then run a binary of the workspace with ARGS.
 
     rgpu's options go before `--`; ARGS, after it, go to the program untouched."""
+    # start-up: ~2 ms to import host.run; only this path pays it
     from rgpu.host.run import run as run_program
 
     ws = load_workspace(directory)
@@ -253,7 +259,20 @@ def run(
     if yes:
         options = options._replace(yes=True)
     chosen = get_backend(backend, "--backend") if backend is not None else None
-    code = run_program(ws, options, chosen, binary, example, args, engine)
+    # start-up: pipeline only for the build commands (asker: a missing download's question)
+    from rgpu.pipeline import asker
+
+    code = run_program(
+        ws,
+        options,
+        chosen,
+        binary,
+        example,
+        args,
+        engine=engine,
+        build=_build_first,
+        ask=asker(os.environ) if engine == "dawn" else None,
+    )
     if code != 0:
         raise ChildExit(code)
 
@@ -264,6 +283,7 @@ def run(
 @json_option("doc.schema.json")
 def doc(directory: Path | None, open_browser: bool, as_json: bool) -> None:
     """Build the kernel API's documentation (rustdoc of the rgpu crates the workspace uses)."""
+    # start-up: ~17 ms to import host.doc; only this path pays it
     from rgpu.host.doc import build_docs
 
     page = build_docs(load_workspace(directory), open_browser)
@@ -287,13 +307,16 @@ def test(
     directory: Path | None, backends: tuple[str, ...], release: bool | None, as_json: bool
 ) -> None:
     """Run the workspace's tests with every backend built in; report each backend."""
+    # start-up: ~52 ms to import host.test; only this path pays it
     from rgpu.host import test as testing
 
     ws = load_workspace(directory)
     options = last_build_options(ws, release)
     asked = parse_backends(backends, "--backend")
     try:
-        results = testing.run_tests(ws, options, asked, stdout_to_stderr=as_json)
+        results = testing.run_tests(
+            ws, options, asked, build=_build_first, stdout_to_stderr=as_json
+        )
     except testing.TestsFailed as failed:
         _report(failed.results, failed.error, as_json)
         summary_of_failure("rgpu test", failed.error)

@@ -13,10 +13,12 @@ from typing import Any, TypeVar
 
 import click
 
-from rgpu import __version__
+from rgpu import __version__, config, workspace
 from rgpu.backends import summary
+from rgpu.config import Options
 from rgpu.errors import RgpuError
-from rgpu.util.output import Reporter, set_reporter
+from rgpu.util.output import Reporter, reporter, set_reporter
+from rgpu.workspace import Workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -66,15 +68,13 @@ def json_option(schema: str) -> Callable[[F], F]:
     )
 
 
-def load_workspace(directory: Path | None) -> Any:
-    from rgpu import workspace
-
+def load_workspace(directory: Path | None) -> Workspace:
     return workspace.load(directory or Path.cwd())
 
 
-def options_for(ws: Any, **cli: Any) -> Any:
-    from rgpu import config
-
+def options_for(ws: Workspace, **cli: Any) -> Options:
+    """The build options: defaults, the workspace's metadata, RGPU_*, then ``cli`` (typed
+    values, None where the command line did not say)."""
     return config.resolve(metadata=ws.metadata, env=os.environ, cli=cli)
 
 
@@ -85,6 +85,7 @@ def profile_of(release: bool | None) -> str | None:
 def step_summary(render: Callable[[Any], str]) -> None:
     """Append to GitHub's step summary; rgpu.ci.summary is imported only under Actions."""
     if os.environ.get("GITHUB_STEP_SUMMARY"):
+        # start-up: ~20 ms to import ci.summary; only this path pays it
         from rgpu.ci import summary
 
         summary.append(render(summary))
@@ -132,8 +133,6 @@ def cli(
     ctx.obj = {"directory": directory, "verbose": False, "quiet": False}
     _set_verbosity(ctx, quiet=quiet, verbose=verbose)
     if old_debug:
-        from rgpu.util.output import reporter
-
         reporter().warn(
             "`rgpu --debug COMMAND` is now `rgpu --traceback COMMAND` (after build, run "
             "and test, --debug picks the debug profile)"

@@ -12,7 +12,7 @@ import click
 
 from rgpu.cli.group import ChildExit, cli
 from rgpu.cli.program_args import HintedUsageError
-from rgpu.errors import ExitCode, InterruptedByUser, Reported, RgpuError, UsageError
+from rgpu.errors import ConfigError, ExitCode, InterruptedByUser, Reported, RgpuError, UsageError
 from rgpu.util.output import reporter
 
 
@@ -91,8 +91,6 @@ def usage_error(exc: click.ClickException) -> UsageError:
 
 def _path_not_utf8(exc: UnicodeEncodeError) -> RgpuError:
     """A path with bytes that are not UTF-8 reached something that must write it as text."""
-    from rgpu.errors import ConfigError
-
     bad = exc.object[exc.start : exc.end]
     return ConfigError(
         f"a path here is not valid UTF-8 ({bad!r}): cargo, rustc and rgpu need UTF-8 paths",

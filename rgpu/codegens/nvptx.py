@@ -24,9 +24,10 @@ from pathlib import Path
 
 from rgpu.artifacts import ptx, sass
 from rgpu.artifacts.manifest import Artifact, describe
+from rgpu.check import Check
 from rgpu.codegens import KernelBuild
 from rgpu.containers.placement import Placement
-from rgpu.doctor.check import Check
+from rgpu.cuda_archs import Arch
 from rgpu.errors import ArtifactError
 from rgpu.plan import Plan, Step
 from rgpu.scaffold import vendor
@@ -99,8 +100,8 @@ def linker_steps(toolchain: NvptxToolchain, cwd: Path) -> tuple[Step, ...]:
     )
 
 
-def target_dir(build: KernelBuild, arch: str) -> Path:
-    return build.workspace.target_dir / "rgpu-nvptx" / arch
+def target_dir(build: KernelBuild, arch: Arch) -> Path:
+    return build.workspace.target_dir / "rgpu-nvptx" / arch.name
 
 
 # rgpu's linker for the kernel crate (`-Clinker`): rustc's llvm-bitcode-linker itself, run
@@ -214,7 +215,7 @@ def lockfile_path_is_stable(rustc_version: str) -> bool:
     return found is not None and (int(found.group(1)), int(found.group(2))) >= (1, 97)
 
 
-def libm_args(build: KernelBuild, arch: str, rustc_version: str = "none") -> tuple[str, ...]:
+def libm_args(build: KernelBuild, arch: Arch, rustc_version: str = "none") -> tuple[str, ...]:
     """cargo's options for the patch (before `--`), or none."""
     patch = libm_patch(build)
     if patch is None:
@@ -245,7 +246,7 @@ def lock_for_patch(lock: str) -> str:
 
 
 def lock_steps(
-    build: KernelBuild, toolchain: NvptxToolchain, archs: tuple[str, ...]
+    build: KernelBuild, toolchain: NvptxToolchain, archs: tuple[Arch, ...]
 ) -> tuple[Step, ...]:
     """The workspace's Cargo.lock copied beside each arch's build (written only when it
     changed), for the libm patch to resolve against. A workspace without one yet gets it
@@ -281,13 +282,13 @@ def lock_steps(
     )
 
 
-def built_ptx(build: KernelBuild, arch: str) -> Path:
+def built_ptx(build: KernelBuild, arch: Arch) -> Path:
     """Where cargo leaves the PTX (kernels are always built with the release profile)."""
     name = f"{build.workspace.kernel_crate_name}.ptx"
     return target_dir(build, arch) / TARGET / "release" / name
 
 
-def artifact_path(build: KernelBuild, arch: str) -> Path:
+def artifact_path(build: KernelBuild, arch: Arch) -> Path:
     return build.out_dir / f"{build.workspace.kernel_crate_name}-{arch}.ptx"
 
 
@@ -298,7 +299,7 @@ def linker_args(build: KernelBuild) -> tuple[str, ...]:
     return () if path is None else (f"-Clinker={path}",)
 
 
-def rustflags(arch: str) -> tuple[str, ...]:
+def rustflags(arch: Arch) -> tuple[str, ...]:
     """Every crate's flags (core's too, so it is built for the same arch). MIR's jump
     threading is off: it copies the code between two branches on the same condition into
     both (`if i < n { load }` ... `if i < n { store }`), and with it the warp's shuffles and
@@ -308,7 +309,7 @@ def rustflags(arch: str) -> tuple[str, ...]:
     return (f"-Ctarget-cpu={arch}", "-Zmir-enable-passes=-JumpThreading")
 
 
-def arch_step(build: KernelBuild, toolchain: NvptxToolchain, arch: str) -> Step:
+def arch_step(build: KernelBuild, toolchain: NvptxToolchain, arch: Arch) -> Step:
     crate_attrs = tuple(f"-Zcrate-attr=feature({f})" for f in CRATE_FEATURES)
     return Step(
         name=f"nvptx-{arch}",
@@ -388,12 +389,12 @@ class NvptxCodegen:
         return found.checks[0].detail
 
     def dep_infos(self, build: KernelBuild) -> list[Path]:
-        archs = ptx.parse_archs(build.options.cuda_archs)
+        archs = build.options.cuda_archs.exact
         return [built_ptx(build, arch).with_suffix(".d") for arch in archs]
 
     def plan(self, build: KernelBuild) -> Plan:
         toolchain: NvptxToolchain = build.toolchain
-        archs = ptx.parse_archs(build.options.cuda_archs)
+        archs = build.options.cuda_archs.exact
         steps = linker_steps(toolchain, build.workspace.root) + linker_step(build)
         steps += lock_steps(build, toolchain, archs)
         steps += tuple(arch_step(build, toolchain, arch) for arch in archs)
@@ -410,7 +411,7 @@ class NvptxCodegen:
         warn_without_ptxas(ptxas)
         release = sass.ptxas_release(ptxas, env)
         produced = []
-        for arch in ptx.parse_archs(build.options.cuda_archs):
+        for arch in build.options.cuda_archs.exact:
             source = built_ptx(build, arch)
             if not source.is_file():
                 raise ArtifactError(
@@ -453,7 +454,7 @@ def with_sass(artifact: Artifact, checked: ptx.Checked, base: Path, release: str
     return [artifact]
 
 
-def built_by(build: KernelBuild, arch: str) -> dict[str, str]:
+def built_by(build: KernelBuild, arch: Arch) -> dict[str, str]:
     """Which route built this PTX (`pinned`, `system` or `image`: toolchains/nvptx_routes.py)
     and the rustc that did, as cargo recorded it in the kernel target directory
     (`.rustc_info.json`, its cache of `rustc -vV`): the manifest says which compiler made

@@ -24,18 +24,18 @@ script runs CudaBuilder once per arch (one rustc_codegen_nvvm build per rev, sha
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from rgpu import __version__
 from rgpu.artifacts import manifest, ptx
+from rgpu.check import Check
 from rgpu.codegens import KernelBuild, standalone
 from rgpu.codegens.spirv import write_step
 from rgpu.config import cache_dir
 from rgpu.containers.placement import Placement, local_llvm
-from rgpu.doctor.check import Check
+from rgpu.cuda_archs import Arch
 from rgpu.errors import ArtifactError, ConfigError, RgpuError
 from rgpu.plan import Plan, Step
 from rgpu.toolchains import rustup, tools
@@ -94,15 +94,14 @@ def nvvm_pin(pin: Pin) -> NvvmPin:
     )
 
 
-def nvvm_arch(arch: str, p: NvvmPin) -> str:
+def nvvm_arch(arch: Arch, p: NvvmPin) -> str:
     """`sm_80` -> `Compute80` (the NvvmArch variant)."""
-    match = re.fullmatch(r"(?:sm_|compute_)(\d+)", arch)
-    if match is None or match.group(1) not in p.archs:
+    if arch.suffix or str(arch.number) not in p.archs:
         raise ConfigError(
             f"CUDA arch `{arch}` is not one rustc_codegen_nvvm can target",
             "use sm_XX with XX one of " + ", ".join(sorted(p.archs, key=int)),
         )
-    return f"Compute{match.group(1)}"
+    return f"Compute{arch.number}"
 
 
 @dataclass(frozen=True)
@@ -147,7 +146,7 @@ def kernel_dir(build: KernelBuild) -> Path:
     return build.workspace.rgpu_dir / "nvvm" / "kernel"
 
 
-def out_path(build: KernelBuild, arch: str) -> Path:
+def out_path(build: KernelBuild, arch: Arch) -> Path:
     return (
         build.workspace.rgpu_dir
         / "nvvm"
@@ -179,7 +178,7 @@ def kernel_files(build: KernelBuild, p: NvvmPin) -> dict[str, str]:
     return {"Cargo.toml": standalone.render(data, "rustc_codegen_nvvm (cuda_builder)")}
 
 
-def builder_files(build: KernelBuild, p: NvvmPin, archs: Sequence[str]) -> dict[str, str]:
+def builder_files(build: KernelBuild, p: NvvmPin, archs: Sequence[Arch]) -> dict[str, str]:
     entry = str(kernel_dir(build))
     watch = [str(build.workspace.kernel_dir), entry]
     rows = [
@@ -265,6 +264,7 @@ class NvvmCodegen:
         full = {**env, **toolchain_env(pin, placement, env)}
         if placement.in_container:
             return NvvmToolchain(nvvm_pin(pin), full)
+        # start-up: <1 ms to import doctor.pins; only this path pays it
         from rgpu.doctor.pins import pin_checks
 
         try:
@@ -286,7 +286,7 @@ class NvvmCodegen:
     def plan(self, build: KernelBuild) -> Plan:
         tc: NvvmToolchain = build.toolchain
         p = tc.pin
-        archs = ptx.parse_archs(build.options.cuda_archs)
+        archs = build.options.cuda_archs.exact
         for arch in archs:
             nvvm_arch(arch, p)  # fail early on archs NvvmArch does not have
         root, cwd = builder_root(build, p), build.workspace.root
@@ -314,7 +314,7 @@ class NvvmCodegen:
             write_step(root, builder_files(build, p, archs), "cuda_builder crate"),
             Step(
                 name="nvvm-build",
-                description=f"kernel -> PTX for {', '.join(archs)} (rustc_codegen_nvvm)",
+                description=f"kernel -> PTX for {', '.join(map(str, archs))} (rustc_codegen_nvvm)",
                 argv=(
                     "cargo",
                     f"+{p.channel}",
@@ -339,6 +339,7 @@ class NvvmCodegen:
         return Plan(steps=steps, notes=notes)
 
     def collect(self, build: KernelBuild) -> list[manifest.Artifact]:
+        # start-up: ~65 ms to import artifacts.sass, codegens.nvptx; only this path pays it
         from rgpu.artifacts import sass
         from rgpu.codegens.nvptx import describe_ptx, warn_without_ptxas, with_sass
 
@@ -347,7 +348,7 @@ class NvvmCodegen:
         warn_without_ptxas(ptxas)
         release = sass.ptxas_release(ptxas, tc.env)
         produced = []
-        for arch in ptx.parse_archs(build.options.cuda_archs):
+        for arch in build.options.cuda_archs.exact:
             file = out_path(build, arch)
             if not file.is_file():
                 raise ArtifactError(f"rustc_codegen_nvvm did not produce {file} ({arch})")

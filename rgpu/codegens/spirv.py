@@ -51,14 +51,15 @@ from rgpu.artifacts import (
     spirv_narrow_memory,
     spirv_pointer_values,
 )
+from rgpu.check import Check
 from rgpu.codegens import KernelBuild, spirv_post, standalone
 from rgpu.config import cache_dir
 from rgpu.containers.placement import Placement
-from rgpu.doctor.check import Check
-from rgpu.errors import ArtifactError, RgpuError
+from rgpu.errors import ArtifactError, RgpuError, ToolMissingError
 from rgpu.plan import CARGO_INSTALL_NOTES, Plan, Step
 from rgpu.toolchains import naga, rustup
 from rgpu.toolchains.pins import Pin
+from rgpu.util import cmd
 from rgpu.util.files import write_bytes_if_changed
 from rgpu.util.platform import executable
 
@@ -130,8 +131,6 @@ def cxx_missing(p: SpirvPin, env: Mapping[str, str]) -> str | None:
     there (CXX, c++, g++, clang++) or rust-gpu's compiler is built already. cargo-gpu keeps
     it in `<cache>/rust-gpu/codegen/<version>/` (Linux: XDG_CACHE_HOME, else ~/.cache)."""
     import sys
-
-    from rgpu.util import cmd
 
     if not sys.platform.startswith("linux"):
         return None  # cargo-gpu's cache is elsewhere there; cc-rs says what it lacks
@@ -235,11 +234,10 @@ class SpirvCodegen:
         a C++ compiler rgpu cannot install: without one, stop now, not minutes later."""
         problem = cxx_missing(spirv_pin(build.pin), env)
         if problem is not None:
-            from rgpu.errors import ToolMissingError
-
             raise ToolMissingError(f"{problem}; stopped before compiling", CXX_FIX)
 
     def checks(self, pin: Pin, toolchain: SpirvToolchain) -> list[Check]:
+        # start-up: <1 ms to import doctor.pins; only this path pays it
         from rgpu.doctor.pins import pin_checks
 
         found = toolchain

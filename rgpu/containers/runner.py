@@ -60,6 +60,7 @@ class Mounts:
 def cargo_home(env: Mapping[str, str]) -> Path:
     if env.get("CARGO_HOME"):
         return Path(env["CARGO_HOME"])
+    # start-up: <1 ms to import util.platform; only this path pays it
     from rgpu.util.platform import home
 
     return home(env) / ".cargo"

@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from rgpu.check import Check, CheckStatus
 from rgpu.config import cache_dir
 from rgpu.containers import engine as engines
 from rgpu.doctor import probes
-from rgpu.doctor.check import Check, CheckStatus
 from rgpu.errors import ContainerError
 from rgpu.toolchains import tools
 from rgpu.toolchains.pins import Pin
@@ -28,7 +28,7 @@ def check_tool(name: str, argv: Sequence[str], env: Mapping[str, str], site: str
     # system toolchain: only cargo itself is a hard requirement.
     level: CheckStatus = "fail" if name == "cargo" else "warn"
     need = ("cargo",) if name == "cargo" else ()
-    result = tools.run_quiet(argv, env)
+    result = cmd.run_quiet(argv, env)
     if result is None:
         return [Check(name, level, f"`{name}` is not on PATH", f"install Rust from {site}", need)]
     if result.returncode != 0:
@@ -137,6 +137,7 @@ def check_web(env: Mapping[str, str]) -> list[Check]:
     --backend webgpu --yes` installs it."""
     from pathlib import Path
 
+    # start-up: ~28 ms to import web.browser, web.build; only this path pays it
     from rgpu.web import browser
     from rgpu.web import build as web_build
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rgpu.toolchains.tools import run_quiet
+from rgpu.util.cmd import run_quiet
 
 GIB = 1024**3
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rgpu.doctor.check import Check
+from rgpu.check import Check
 from rgpu.toolchains.pins import Pin
 from rgpu.toolchains.rustup import Status
 

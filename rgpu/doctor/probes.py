@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from rgpu.toolchains.tools import run_quiet
+from rgpu.util.cmd import run_quiet
 
 # --- CUDA toolkit and driver ---------------------------------------------------------------
 

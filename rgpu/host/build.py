@@ -49,8 +49,17 @@ def feature_args(names: Sequence[str]) -> list[str]:
     return ["--features", ",".join(names)] if names else []
 
 
-def host_step(ws: Workspace, backends: Sequence[Backend], profile: str) -> Step:
+def host_step(
+    ws: Workspace,
+    backends: Sequence[Backend],
+    profile: str,
+    feature_names: Sequence[str] | None = None,
+) -> Step:
+    """The host build's cargo command; ``feature_names``: `features(ws, backends)` when the
+    caller has it already."""
     names = [b.name for b in backends]
+    if feature_names is None:
+        feature_names = features(ws, backends)
     return Step(
         name="host-build",
         description=f"host build ({', '.join(names)}; {profile})",
@@ -60,14 +69,19 @@ def host_step(ws: Workspace, backends: Sequence[Backend], profile: str) -> Step:
             *profile_args(profile),
             "--workspace",
             *TARGETS,
-            *feature_args(features(ws, backends)),
+            *feature_args(feature_names),
         ),
         cwd=ws.root,
     )
 
 
-def host_plan(ws: Workspace, backends: Sequence[Backend], profile: str) -> Plan:
-    return Plan(steps=(host_step(ws, backends, profile),))
+def host_plan(
+    ws: Workspace,
+    backends: Sequence[Backend],
+    profile: str,
+    feature_names: Sequence[str] | None = None,
+) -> Plan:
+    return Plan(steps=(host_step(ws, backends, profile, feature_names),))
 
 
 class ArtifactMessages:
@@ -147,6 +161,7 @@ def run(ws: Workspace, step: Step, env: Mapping[str, str]) -> list[Target] | Non
     inner: CargoMessages | None = None
     message_format = "--message-format=json-render-diagnostics"
     if in_github_actions(child):
+        # start-up: ~3 ms to import ci.diagnostics; only this path pays it
         from rgpu.ci.diagnostics import CargoMessages
 
         inner = CargoMessages(step.cwd, child)

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rgpu.backends import Backend
 from rgpu.config import Options
-from rgpu.errors import UsageError
-from rgpu.host.state import Target
+from rgpu.errors import UsageError, did_you_mean
+from rgpu.host import state as build_state
+from rgpu.host.state import Build, Target
 from rgpu.util import cmd
 from rgpu.util.output import reporter
 from rgpu.workspace import Workspace
@@ -49,7 +50,6 @@ def _named(targets: Sequence[Target], kind: str, name: str) -> Target:
         if target.kind == kind and target.name == name:
             return target
     have = ", ".join(t.name for t in targets if t.kind == kind) or "none"
-    from rgpu.errors import did_you_mean
 
     raise UsageError(
         f"no {kind} named `{name}` in the workspace{did_you_mean(name, have.split(', '))}",
@@ -82,21 +82,25 @@ def run(
     example: str | None,
     args: Sequence[str],
     engine: str | None = None,
+    *,
+    build: Build,
+    ask: Callable[[str], bool] | None = None,
 ) -> int:
-    from rgpu import pipeline
-    from rgpu.host import state as build_state
-
+    """Build (``build``: the pipeline's, passed by the command), then run the program;
+    ``ask``: the question to the person at the terminal a missing download needs."""
     if engine is not None and (backend is None or not backend.host_target):
         raise UsageError(
             f"--engine {engine} picks what runs a webgpu page, and this run is not one",
             f"add --backend webgpu: `rgpu run --backend webgpu --engine {engine}`",
         )
     if backend is not None and backend.host_target:
-        return run_web(ws, options, backend, binary, args, engine or "chromium")
+        return run_web(
+            ws, options, backend, binary, args, engine or "chromium", build=build, ask=ask
+        )
     previous = build_state.read(ws.rgpu_dir)
     asked = [backend] if backend else list(previous.backends if previous else options.backends)
-    result = pipeline.build(ws, options, asked)
-    target = choose(result.targets, ws, binary, example)
+    targets = build(ws, options, asked)
+    target = choose(targets, ws, binary, example)
     env = dict(os.environ)
     if backend is not None:
         env[BACKEND_ENV] = backend.name
@@ -110,19 +114,22 @@ def run_web(
     binary: str | None,
     args: Sequence[str],
     engine: str,
+    *,
+    build: Build,
+    ask: Callable[[str], bool] | None = None,
 ) -> int:
     """`rgpu run --backend webgpu`: the programs built for the browser with the WGSL the
     kernel manifest lists, and the page of `binary` (or the workspace's) served on
     127.0.0.1 and run in headless Chromium, or (`--engine dawn`) run in Node with Dawn
     (web/dawn.py); its output streams here and its status is returned."""
-    from rgpu import pipeline
+    # start-up: ~51 ms to import web.browser, web.build; only this path pays it
     from rgpu.web import browser, dawn
     from rgpu.web import build as web_build
 
     found = None
     if engine == "dawn":  # before the build: a missing download stops it in a second
-        found = dawn.ensure(os.environ, options.yes, pipeline.asker(os.environ))
-    pipeline.build(ws, options, [backend])
+        found = dawn.ensure(os.environ, options.yes, ask)
+    build(ws, options, [backend])
     env = dict(os.environ)
     name = (binary or ws.default_binary or "").replace("-", "_")
     pages = sorted(p for p in web_build.web_dir(ws).iterdir() if (p / "index.html").is_file())

@@ -10,13 +10,15 @@ other kernels or relinks the program.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from rgpu.backends import BACKENDS, Backend
 from rgpu.config import Options
+from rgpu.cuda_archs import CudaArchs
 from rgpu.util.files import write_text_if_changed
+from rgpu.workspace import Workspace
 
 BUILD_STATE = "build.json"
 # The Options fields a build records and `again` restores (profile is State.profile).
@@ -37,6 +39,11 @@ class Target(NamedTuple):
     name: str
     kind: str  # "bin" or "example"
     path: str  # the executable
+
+
+# The build `rgpu run` and `rgpu test` make first (the programs it built): the command passes
+# pipeline.build's, so that host/ imports nothing above it.
+Build = Callable[[Workspace, Options, Sequence[Backend]], Sequence[Target]]
 
 
 class State(NamedTuple):
@@ -69,8 +76,8 @@ class State(NamedTuple):
 
 
 def settings_of(options: Options) -> dict[str, Any]:
-    """The settings a build records (tuples as lists: JSON)."""
-    values = options._asdict()
+    """The settings a build records (tuples as lists, archs as their names: JSON)."""
+    values = {**options._asdict(), "cuda_archs": options.cuda_archs.names()}
     return {k: list(v) if isinstance(v, tuple) else v for k, v in values.items() if k in SETTINGS}
 
 
@@ -85,6 +92,8 @@ def again(options: Options, state: State | None, *, profile_given: bool) -> Opti
         for k, v in state.settings.items()
         if k in SETTINGS and k in options._fields
     }
+    if "cuda_archs" in recorded:
+        recorded["cuda_archs"] = CudaArchs.parse(recorded["cuda_archs"])
     if "docker" in recorded:
         recorded["docker_source"] = "the last build's (target/rgpu/build.json)"
     if not profile_given:
@@ -103,7 +112,7 @@ def kept_archs(options: Options, state: State | None, *, archs_chosen: bool) -> 
     recorded = state.settings.get("cuda_archs")
     if not recorded or not any(b.artifact == "ptx" for b in state.backends):
         return options
-    return options._replace(cuda_archs=tuple(recorded))
+    return options._replace(cuda_archs=CudaArchs.parse(recorded))
 
 
 def read(rgpu_dir: Path) -> State | None:

@@ -131,13 +131,15 @@ def run_tests(
     asked: Sequence[Backend],
     env: Mapping[str, str] | None = None,
     *,
+    build: build_state.Build,
     stdout_to_stderr: bool = False,
 ) -> list[BackendResult]:
     """Build what the last build built (kernels and host; a no-op when nothing changed),
     run the workspace's tests, and return the per-backend results. A failing test run
     raises after the results are known (the caller prints them first). With
-    ``stdout_to_stderr`` the tests' own output goes to stderr (stdout is `--json`'s)."""
-    from rgpu import pipeline
+    ``stdout_to_stderr`` the tests' own output goes to stderr (stdout is `--json`'s).
+    ``build``: the pipeline's, passed by the command."""
+    # start-up: ~2 ms to import runner; only this path pays it
     from rgpu.runner import run_plan
 
     env = os.environ if env is None else env
@@ -151,7 +153,7 @@ def run_tests(
             "with `rgpu test`",
         )
     previous = build_state.read(ws.rgpu_dir)
-    pipeline.build(ws, options, previous.backends if previous else options.backends)
+    build(ws, options, previous.backends if previous else options.backends)
     state = build_state.read(ws.rgpu_dir)
     assert state is not None
     require_built(asked, state)

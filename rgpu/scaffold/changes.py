@@ -69,6 +69,7 @@ def report(
 ) -> None:
     """Status lines (the same words in real and dry runs): one per changed file, created and
     identical files summed up (scaffold/tally.py); with ``verbose`` one per file."""
+    # start-up: <1 ms to import scaffold.tally; only this path pays it
     from rgpu.scaffold import tally
 
     tally.report([(c.word, c.path) for c in changes] + list(extra), verbose=verbose)

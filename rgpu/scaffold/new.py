@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rgpu import __version__
-from rgpu.errors import DestinationError, InterruptedByUser, RgpuError, UsageError
+from rgpu.errors import DestinationError, InterruptedByUser, RgpuError, UsageError, did_you_mean
 from rgpu.resources import templates_dir
 from rgpu.scaffold.naming import validate_crate_name
 from rgpu.scaffold.rollback import Rollback
 from rgpu.scaffold.vendor import vendor_files
-from rgpu.util.files import absolute
+from rgpu.util.files import absolute, is_utf8, shown
 
 JINJA_SUFFIX = ".jinja"
 DEFAULT_TEMPLATE = "bitonic"
@@ -80,8 +80,6 @@ def render_tree(template: Path, out: Path, context: dict[str, str]) -> list[str]
 
 
 def check_utf8(path: Path) -> None:
-    from rgpu.util.files import is_utf8, shown
-
     if not is_utf8(path):
         raise DestinationError(
             f"{shown(path)} is not valid UTF-8: cargo and rustc need UTF-8 paths",
@@ -186,8 +184,6 @@ def new_workspace(
 ) -> tuple[Path, list[FileStatus]]:
     validate_crate_name(name)
     if template not in TEMPLATES:
-        from rgpu.errors import did_you_mean
-
         raise UsageError(
             f"unknown template `{template}`{did_you_mean(template, TEMPLATES)}",
             f"templates: {', '.join(TEMPLATES)} (the default is {DEFAULT_TEMPLATE})",

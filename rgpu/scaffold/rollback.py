@@ -19,6 +19,7 @@ from functools import partial
 from pathlib import Path
 
 from rgpu.util.files import write_atomic
+from rgpu.util.output import reporter
 
 
 @contextlib.contextmanager
@@ -81,8 +82,6 @@ class Rollback:
                 try:
                     step()
                 except OSError as exc:
-                    from rgpu.util.output import reporter
-
                     reporter().warn(f"could not {what}: {exc.strerror or exc}")
             for directory in reversed(self.made_dirs):
                 with contextlib.suppress(OSError):

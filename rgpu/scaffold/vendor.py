@@ -160,6 +160,7 @@ def plan_vendor(
 
 def plan_workspace(root: Path) -> VendorPlan:
     """Read the workspace at ``root`` and plan `rgpu vendor` for it."""
+    # start-up: ~10 ms to import scaffold.project; only this path pays it
     from rgpu.scaffold.project import read_text
 
     manifest_text = read_text(root / MANIFEST, MANIFEST)

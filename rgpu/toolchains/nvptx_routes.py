@@ -23,8 +23,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import NamedTuple
 
+from rgpu.check import Check
 from rgpu.config import cache_dir
-from rgpu.doctor.check import Check
 from rgpu.errors import ConfigError, RgpuError, ToolchainError
 from rgpu.toolchains import apt, rustup, tools
 from rgpu.toolchains.pins import Pin, split_host

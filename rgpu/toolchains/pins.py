@@ -12,7 +12,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from rgpu.errors import ToolchainError
+from rgpu.errors import ToolchainError, did_you_mean
 from rgpu.resources import toolchains_dir as packaged_toolchains_dir
 
 TOOLCHAINS_DIR_ENV = "RGPU_TOOLCHAINS_DIR"
@@ -121,8 +121,6 @@ def load(name: str, env: Mapping[str, str]) -> Pin:
             return pin
     pins = {p.name: p for p in load_all(env)}
     if name not in pins:
-        from rgpu.errors import did_you_mean
-
         raise ToolchainError(
             f"no pinned toolchain `{name}` in {toolchains_dir(env)}"
             f"{did_you_mean(name, tuple(pins))}",

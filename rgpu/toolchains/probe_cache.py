@@ -19,7 +19,9 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from rgpu.config import cache_dir
 from rgpu.util import cmd
+from rgpu.util.files import write_text_if_changed
 
 ENV_KEYS = (
     "PATH", "HOME", "USERPROFILE", "RUSTUP_HOME", "CARGO_HOME", "RUSTUP_TOOLCHAIN", "RUSTC",
@@ -34,6 +36,7 @@ _loaded: dict[Path, dict[str, dict[str, object]]] = {}
 def rustup_home(env: Mapping[str, str]) -> Path:
     if env.get("RUSTUP_HOME"):
         return Path(env["RUSTUP_HOME"])
+    # start-up: <1 ms to import util.platform; only this path pays it
     from rgpu.util.platform import home
 
     return home(env) / ".rustup"  # rustup's default on every system (%USERPROFILE% on Windows)
@@ -76,8 +79,6 @@ def fingerprint(argv: Sequence[str], env: Mapping[str, str], watch: Sequence[Pat
 
 
 def _path(env: Mapping[str, str]) -> Path:
-    from rgpu.config import cache_dir
-
     return cache_dir(env) / CACHE_FILE
 
 
@@ -92,8 +93,6 @@ def _entries(path: Path) -> dict[str, dict[str, object]]:
 
 
 def _save(path: Path, entries: dict[str, dict[str, object]]) -> None:
-    from rgpu.util.files import write_text_if_changed
-
     while len(entries) > MAX_ENTRIES:
         entries.pop(next(iter(entries)))
     with contextlib.suppress(OSError):  # a read-only cache only costs time

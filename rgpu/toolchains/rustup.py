@@ -23,6 +23,7 @@ RUSTUP_HINT = "install rustup from https://rustup.rs, then run `rgpu toolchain i
 
 def _rustup(args: list[str], env: Mapping[str, str]) -> cmd.Result:
     """Run rustup; a missing rustup says how to install it, a failing one says what failed."""
+    # start-up: ~8 ms to import toolchains.probe_cache; only this path pays it
     from rgpu.toolchains import probe_cache
 
     argv = ["rustup", *args]

@@ -19,8 +19,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from rgpu.errors import InterruptedByUser, RgpuError
+from rgpu.artifacts import ptx
+from rgpu.config import cache_dir
 from rgpu.util import cmd
+from rgpu.util.cmd import run_quiet
 from rgpu.util.platform import executable
 
 # Where Rust-CUDA looks for the CUDA toolkit (crates/cust_raw/build/cuda_sdk.rs at the
@@ -158,7 +160,6 @@ def tools_dir(env: Mapping[str, str]) -> Path:
     (RGPU_CACHE_DIR moves both)."""
     if env.get(TOOLS_DIR_ENV):
         return Path(env[TOOLS_DIR_ENV])
-    from rgpu.config import cache_dir
 
     return cache_dir(env) / "tools"
 
@@ -185,7 +186,7 @@ def tool_version(name: str, program: str, env: Mapping[str, str]) -> str | None:
     """What the tool says it is (ptxas: its release line; SPIRV-Tools: the first line of
     `--version`); None when it does not run."""
     if name == "ptxas":
-        return ptxas_version(program, env)
+        return ptx.ptxas_version(program, env)
     result = run_quiet([program, "--version"], env)
     if result is None or result.returncode != 0:
         return None
@@ -223,20 +224,6 @@ PTXAS_HINT = (
 )
 
 
-def run_quiet(
-    argv: Sequence[str], env: Mapping[str, str], timeout: float = 20
-) -> cmd.Result | None:
-    """Run a probe; None when the program is missing or cannot start. Ctrl-C is not a probe
-    that failed (`InterruptedByUser` is no RgpuError, rgpu/errors.py): it stops rgpu with
-    the plain line, the probe being rgpu's own question and not a step the user ran."""
-    try:
-        return cmd.run(argv, env=env, capture=True, check=False, echo=False, timeout=timeout)
-    except InterruptedByUser:
-        raise KeyboardInterrupt from None
-    except RgpuError:
-        return None
-
-
 # --- ptxas -----------------------------------------------------------------------------
 
 
@@ -266,17 +253,6 @@ def find_ptxas(env: Mapping[str, str]) -> str | None:
         if root and (Path(root) / "bin" / ptxas).is_file():
             return str(Path(root) / "bin" / ptxas)
     return cached("ptxas", env)
-
-
-def ptxas_version(ptxas: str, env: Mapping[str, str]) -> str | None:
-    result = run_quiet([ptxas, "--version"], env)
-    if result is None or result.returncode != 0:
-        return None
-    lines = [ln for ln in result.stdout.splitlines() if "release" in ln]
-    if lines:
-        return lines[-1].strip()
-    rest = result.stdout.strip().splitlines()
-    return rest[-1] if rest else None
 
 
 # --- the CUDA toolkit ------------------------------------------------------------------
@@ -361,6 +337,7 @@ def llvm_major(info: Mapping[str, str]) -> int | None:
 
 def _probe(argv: Sequence[str], env: Mapping[str, str]) -> cmd.Result | None:
     """A probe of a system program (its own file is in the fingerprint), remembered."""
+    # start-up: ~4 ms to import toolchains.probe_cache; only this path pays it
     from rgpu.toolchains import probe_cache
 
     started: list[cmd.Result | None] = []

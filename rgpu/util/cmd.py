@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from rgpu.errors import CommandFailedError, InterruptedByUser, ToolMissingError
+from rgpu.errors import CommandFailedError, InterruptedByUser, RgpuError, ToolMissingError
 from rgpu.util.output import reporter
 
 if TYPE_CHECKING:
@@ -398,3 +398,15 @@ def exec_replace(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -
         raise InterruptedByUser(f"interrupted while running {argv[0]}") from exc
     except FileNotFoundError as exc:
         raise ToolMissingError(f"`{argv[0]}` could not be started: {exc}") from exc
+
+
+def run_quiet(argv: Sequence[str], env: Mapping[str, str], timeout: float = 20) -> Result | None:
+    """Run a probe; None when the program is missing or cannot start. Ctrl-C is not a probe
+    that failed (`InterruptedByUser` is no RgpuError, rgpu/errors.py): it stops rgpu with
+    the plain line, the probe being rgpu's own question and not a step the user ran."""
+    try:
+        return run(argv, env=env, capture=True, check=False, echo=False, timeout=timeout)
+    except InterruptedByUser:
+        raise KeyboardInterrupt from None
+    except RgpuError:
+        return None

@@ -37,6 +37,7 @@ CHROMIUM_FLAGS = (
 def find_chromium(env: dict[str, str]) -> str | None:
     """The browser rgpu runs pages in: RGPU_BROWSER, else the first Chromium on PATH, else
     Chrome or Chromium where macOS and Windows install them (util/platform.py)."""
+    # start-up: <1 ms to import util.platform; only this path pays it
     from rgpu.util.platform import browser_paths
 
     chosen = env.get(BROWSER_ENV)
@@ -69,6 +70,7 @@ def page_url(base: str, args: Sequence[str]) -> str:
 def run_page(root: Path, args: Sequence[str], env: dict[str, str]) -> int:
     """Serves `root`, opens its page in headless Chromium with `args`, streams the
     program's output, and returns its exit status."""
+    # start-up: ~50 ms to import web.serve; only this path pays it
     from rgpu.web.serve import PageServer
 
     browser = require_chromium(env)

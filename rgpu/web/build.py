@@ -14,12 +14,14 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from rgpu.artifacts.manifest import Artifact
+from rgpu.artifacts.kernels import find
+from rgpu.artifacts.manifest import Artifact, read_kernels
 from rgpu.config import cache_dir
 from rgpu.errors import ArtifactError, ToolMissingError
 from rgpu.plan import CARGO_INSTALL_NOTES
 from rgpu.util import cmd
 from rgpu.util.files import write_atomic
+from rgpu.util.output import reporter
 from rgpu.util.platform import executable
 from rgpu.web.page import NODE_JS, PAGE_JS, index_html, node_js, page_js
 from rgpu.workspace import Workspace
@@ -103,10 +105,6 @@ def check_wgsl(
     depends on), before a program is built for the browser: a
     warning (the spirv build said why each cannot run on WebGPU; launching one there is an
     `rgpu::Error`), or an error when the project requires WebGPU (`require-platforms`)."""
-    from rgpu.artifacts.kernels import find
-    from rgpu.artifacts.manifest import read_kernels
-    from rgpu.util.output import reporter
-
     listed = read_kernels(ws.kernels_dir)
     names = find(ws.kernel_dir) if listed is None else tuple(k.name for k in listed)
     missing = missing_wgsl(names, artifacts)

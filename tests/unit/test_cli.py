@@ -210,7 +210,7 @@ def test_run_passes_arguments_after_the_double_dash_untouched(
     write_workspace(tmp_path)
     seen: list[tuple[str, ...]] = []
 
-    def fake_run(ws: object, options: object, chosen: object, *rest: object) -> int:
+    def fake_run(ws: object, options: object, chosen: object, *rest: object, **_: object) -> int:
         seen.append(rest[-1])  # type: ignore[arg-type]
         return 0
 

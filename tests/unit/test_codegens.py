@@ -11,8 +11,8 @@ import pytest
 
 from rgpu import backends, codegens
 from rgpu.backends import BACKENDS
+from rgpu.check import Check
 from rgpu.codegens import nvptx, nvvm, spirv, standalone
-from rgpu.doctor.check import Check
 from rgpu.errors import ConfigError, UsageError
 from rgpu.toolchains import pins
 from tests.unit.projects import demo_workspace

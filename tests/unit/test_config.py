@@ -30,7 +30,7 @@ def test_defaults_apply_with_an_empty_environment() -> None:
     assert options.backends == DEFAULTS["backend"] == (BACKENDS["cpu"],)
     assert options.backend.name == "cpu"
     assert options.profile == "release"
-    assert options.cuda_archs == ("sm_75", "sm_80", "sm_90")
+    assert options.cuda_archs.names() == ("sm_75", "sm_80", "sm_90")
     assert options.docker is None and options.docker_source == "default"
     assert options.image is None and options.codegen is None and options.ci_run is None
     assert options.yes is False
@@ -53,7 +53,7 @@ def test_metadata_then_env_then_cli_win_in_order() -> None:
     env = {"RGPU_BUILD_BACKEND": "wgpu", "RGPU_CUDA_ARCHS": "sm_86, sm_90"}
     options = resolve(metadata=metadata, env=env, cli={"backend": (BACKENDS["ash"],)})
     assert options.profile == "debug"
-    assert options.cuda_archs == ("sm_86", "sm_90")
+    assert options.cuda_archs.names() == ("sm_86", "sm_90")
     assert names(options.backends) == ["ash"]
 
 
@@ -143,7 +143,7 @@ def test_cuda_archs_are_validated() -> None:
 
 def test_cuda_archs_are_lowercased_and_native_is_kept() -> None:
     options = resolve(metadata={"cuda-archs": "SM_80,native"}, env={}, cli={})
-    assert options.cuda_archs == ("sm_80", "native")
+    assert options.cuda_archs.names() == ("sm_80", "native")
 
 
 def test_ci_run_is_a_list_of_strings() -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from rgpu.backends import BACKENDS
+from rgpu.check import Check
 from rgpu.doctor import checks as machine
 from rgpu.doctor import devices, probes, report
 from rgpu.doctor import pins as pin_lines
-from rgpu.doctor.check import Check
 from rgpu.errors import ToolchainError
 from rgpu.toolchains import rustup
 from tests.unit.projects import fake_program, pin

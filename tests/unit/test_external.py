@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from rgpu.artifacts import external, manifest, spirv_module
+from rgpu.cuda_archs import Arch
 from rgpu.errors import ArtifactError, UsageError
 from rgpu.toolchains import tools
 from tests.unit.projects import tiny_ptx
@@ -73,7 +74,7 @@ def test_a_bad_ptx_is_refused_before_it_is_copied(tmp_path: Path) -> None:
     mine.write_text("not ptx at all\n")
     out = tmp_path / "kernels"
     with pytest.raises(ArtifactError) as err:
-        external.collect([mine], out, required=(), cuda_archs=("sm_80",), ptxas=None)
+        external.collect([mine], out, required=(), cuda_archs=(Arch(80),), ptxas=None)
     assert err.value.message.startswith(f"--kernel-artifact {mine} is not PTX")
     assert not (out / external.EXTERNAL_DIR / "k.ptx").exists()
 
@@ -92,7 +93,7 @@ def test_ptx_for_an_arch_the_build_does_not_ask_for_is_refused(tmp_path: Path) -
     mine = tmp_path / "k.ptx"
     mine.write_text(tiny_ptx("sm_86"))
     with pytest.raises(ArtifactError, match="but the build asks for sm_80"):
-        external.collect([mine], tmp_path / "out", required=(), cuda_archs=("sm_80",), ptxas=None)
+        external.collect([mine], tmp_path / "out", required=(), cuda_archs=(Arch(80),), ptxas=None)
 
 
 def test_required_entry_points_come_from_the_required_argument(tmp_path: Path) -> None:
@@ -153,9 +154,9 @@ def test_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
         )
 
 
-def artifact(kind: str, codegen: str) -> manifest.Artifact:
+def artifact(kind: str, codegen: str, target: str = "t") -> manifest.Artifact:
     return manifest.Artifact(
-        path=f"{codegen}.{kind}", kind=kind, codegen=codegen, target="t", entry_points=(),
+        path=f"{codegen}.{kind}", kind=kind, codegen=codegen, target=target, entry_points=(),
         size=1, sha256="0",
     )  # fmt: skip
 
@@ -187,10 +188,10 @@ def test_a_ptx_that_ptxas_accepts_brings_its_sass(tmp_path: Path) -> None:
 
 
 def test_an_external_ptxs_cubin_is_reused_and_dropped_with_it() -> None:
-    ptx = artifact("ptx", "external")
-    cubin = artifact("cubin", "external")
+    ptx = artifact("ptx", "external", target="sm_80")
+    cubin = artifact("cubin", "external", target="sm_80")
     previous = [ptx, cubin, artifact("spirv", "external")]
     assert external.reusable(previous, {"ptx"}) == [ptx, cubin]
-    assert external.reusable(previous, {"ptx"}, cuda_archs=("t",)) == [ptx, cubin]
-    assert external.reusable(previous, {"ptx"}, cuda_archs=("sm_90",)) == []
+    assert external.reusable(previous, {"ptx"}, cuda_archs=(Arch(80),)) == [ptx, cubin]
+    assert external.reusable(previous, {"ptx"}, cuda_archs=(Arch(90),)) == []
     assert external.reusable(previous, {"spirv"}) == [previous[2]]

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from rgpu.backends import BACKENDS, parse_backends
+from rgpu.cuda_archs import CudaArchs
 from rgpu.errors import BackendUnavailableError, UsageError
 from rgpu.host import build as host
 from rgpu.host import run as host_run
@@ -280,7 +281,7 @@ def test_build_state_round_trips_and_a_broken_one_reads_as_none(tmp_path: Path) 
 
 
 def test_rgpu_test_and_run_build_again_with_the_last_builds_settings(tmp_path: Path) -> None:
-    built = options(cuda_archs=("sm_90",), codegen="nvvm", docker=True)
+    built = options(cuda_archs=CudaArchs.parse(["sm_90"]), codegen="nvvm", docker=True)
     recorded = state.State(
         backends=(BACKENDS["cuda"],), profile="debug", settings=state.settings_of(built)
     )
@@ -289,7 +290,7 @@ def test_rgpu_test_and_run_build_again_with_the_last_builds_settings(tmp_path: P
     assert back is not None and back.settings["cuda_archs"] == ["sm_90"]
     now = options()  # the defaults: what `rgpu test` resolved before it read build.json
     again = state.again(now, back, profile_given=False)
-    assert (again.cuda_archs, again.codegen, again.docker) == (("sm_90",), "nvvm", True)
+    assert (again.cuda_archs.names(), again.codegen, again.docker) == (("sm_90",), "nvvm", True)
     assert again.profile == "debug" and "last build" in again.docker_source
     assert state.again(now, back, profile_given=True).profile == now.profile  # --release wins
     assert state.again(now, None, profile_given=False) == now  # no build yet

@@ -11,6 +11,7 @@ import pytest
 
 from rgpu.codegens import KernelBuild, nvptx
 from rgpu.containers.placement import Placement
+from rgpu.cuda_archs import Arch
 from rgpu.errors import ArtifactError
 from rgpu.scaffold import vendor
 from rgpu.toolchains import nvptx_routes
@@ -33,7 +34,7 @@ def build(tmp_path: Path, toolchain: nvptx_routes.NvptxToolchain = NIGHTLY,
 def test_arch_step_builds_one_cdylib_per_arch_in_its_own_target_dir(tmp_path: Path) -> None:
     b = build(tmp_path)
     ws = tmp_path / "ws"
-    step = nvptx.arch_step(b, NIGHTLY, "sm_80")
+    step = nvptx.arch_step(b, NIGHTLY, Arch(80))
     assert step.argv == (
         "cargo", "+nightly-2026-11-01", "rustc", "--release", "-p", "demo-kernel", "--lib",
         "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core", "--crate-type", "cdylib",
@@ -60,7 +61,7 @@ def test_libm_is_the_vendored_rgpu_libm_and_the_lock_a_copy_per_arch(tmp_path: P
     shim.mkdir(parents=True)
     (shim / "Cargo.toml").write_text('[package]\nname = "libm"\n', encoding="utf-8")
     assert nvptx.libm_patch(b) == shim
-    steps = nvptx.lock_steps(b, NIGHTLY, ("sm_80", "sm_90"))
+    steps = nvptx.lock_steps(b, NIGHTLY, (Arch(80), Arch(90)))
     assert [(s.cwd.name, dict(s.files)) for s in steps] == [
         ("sm_80", {"Cargo.lock": "# the user's lock\n"}),
         ("sm_90", {"Cargo.lock": "# the user's lock\n"}),
@@ -70,8 +71,8 @@ def test_libm_is_the_vendored_rgpu_libm_and_the_lock_a_copy_per_arch(tmp_path: P
     inside = build(tmp_path, where=CONTAINER)._replace(cargo_lock="x")
     assert nvptx.libm_patch(inside) is None
     assert (
-        nvptx.libm_args(inside, "sm_80") == ()
-        and nvptx.lock_steps(inside, NIGHTLY, ("sm_80",)) == ()
+        nvptx.libm_args(inside, Arch(80)) == ()
+        and nvptx.lock_steps(inside, NIGHTLY, (Arch(80),)) == ()
     )
 
 
@@ -93,9 +94,9 @@ def test_the_lock_copy_drops_a_libm_the_patch_cannot_stand_in_for() -> None:
 
 def test_lockfile_path_needs_its_unstable_flag_before_cargo_1_97(tmp_path: Path) -> None:
     b = build(tmp_path)
-    assert nvptx.libm_args(b, "sm_80", "1.96.0")[0] == "-Zlockfile-path"
-    assert nvptx.libm_args(b, "sm_80", "none")[0] == "-Zlockfile-path"
-    assert nvptx.libm_args(b, "sm_80", "1.101.0-nightly")[0] == "--config"
+    assert nvptx.libm_args(b, Arch(80), "1.96.0")[0] == "-Zlockfile-path"
+    assert nvptx.libm_args(b, Arch(80), "none")[0] == "-Zlockfile-path"
+    assert nvptx.libm_args(b, Arch(80), "1.101.0-nightly")[0] == "--config"
     printed = (
         "warning: flag `-Z lockfile-path` has been stabilized in the 1.97 release, and is no "
         "longer necessary\n  The `lockfile-path` config key is now always available\n\n"
@@ -121,7 +122,7 @@ def test_cargos_note_on_the_patch_in_cores_own_resolve_is_hidden(tmp_path: Path)
     assert cmd.LineFilter(nvptx.LIBM_PATCH_NOTES).text(printed) == (
         "   Compiling demo-kernel v0.1.0 (/w/kernel)\n"
     )
-    step = nvptx.arch_step(build(tmp_path), NIGHTLY, "sm_80")
+    step = nvptx.arch_step(build(tmp_path), NIGHTLY, Arch(80))
     assert step.keep_output and step.hide == nvptx.LIBM_PATCH_NOTES
 
 
@@ -148,9 +149,9 @@ def test_the_plan_writes_rgpus_linker_then_has_one_step_per_arch(tmp_path: Path)
 def test_the_artifacts_go_to_the_kernels_dir_by_arch(tmp_path: Path) -> None:
     b = build(tmp_path)
     kernels = tmp_path / "ws" / "target" / "rgpu" / "kernels"
-    assert nvptx.artifact_path(b, "sm_80") == kernels / "demo_kernel-sm_80.ptx"
+    assert nvptx.artifact_path(b, Arch(80)) == kernels / "demo_kernel-sm_80.ptx"
     release = tmp_path / "ws" / "target" / "rgpu-nvptx" / "sm_90" / nvptx.TARGET / "release"
-    assert nvptx.built_ptx(b, "sm_90") == release / "demo_kernel.ptx"
+    assert nvptx.built_ptx(b, Arch(90)) == release / "demo_kernel.ptx"
     assert nvptx.CODEGEN.dep_infos(b)[1] == release / "demo_kernel.d"
 
 
@@ -242,14 +243,14 @@ def test_a_system_rustc_of_another_llvm_major_fails_with_the_package_to_install(
 
 def test_collect_checks_and_copies_each_archs_ptx_and_embeds_ptxas_sass(tmp_path: Path) -> None:
     b = build(tmp_path, archs="sm_80")
-    source = nvptx.built_ptx(b, "sm_80")
+    source = nvptx.built_ptx(b, Arch(80))
     source.parent.mkdir(parents=True)
     source.write_text(tiny_ptx("sm_80", entry="add_one"))
     found, cubin = nvptx.CODEGEN.collect(b)
     assert (found.path, found.codegen, found.target) == ("demo_kernel-sm_80.ptx", "nvptx", "sm_80")
     assert found.entry_points == ("add_one",)
     assert found.extra == {"ptx_isa": "7.0", "ptxas": "accepted", "route": "pinned"}
-    assert nvptx.artifact_path(b, "sm_80").read_bytes() == source.read_bytes()
+    assert nvptx.artifact_path(b, Arch(80)).read_bytes() == source.read_bytes()
     # The real ptxas's check wrote the SASS: an ELF cubin beside the PTX, naming it.
     assert (cubin.kind, cubin.path, cubin.codegen) == ("cubin", "demo_kernel-sm_80.cubin", "nvptx")
     assert (cubin.target, cubin.entry_points) == ("sm_80", ("add_one",))
@@ -263,7 +264,7 @@ def test_the_manifest_names_the_route_and_the_rustc_cargo_ran(tmp_path: Path) ->
     """cargo's own record of `rustc -vV` in the kernel target directory (.rustc_info.json) is
     the compiler that made the PTX, here or in a container."""
     b = build(tmp_path, nvptx_routes.IMAGE_TOOLCHAIN, archs="sm_80")
-    source = nvptx.built_ptx(b, "sm_80")
+    source = nvptx.built_ptx(b, Arch(80))
     source.parent.mkdir(parents=True)
     source.write_text(tiny_ptx("sm_80", entry="add_one"))
     vv = (
@@ -271,7 +272,7 @@ def test_the_manifest_names_the_route_and_the_rustc_cargo_ran(tmp_path: Path) ->
         "commit-hash: ac68faa20c58\nrelease: 1.96.0\nLLVM version: 22.1.8\n"
     )
     info = {"rustc_fingerprint": 1, "outputs": {"1": {"stdout": "___.ptx\n"}, "2": {"stdout": vv}}}
-    (nvptx.target_dir(b, "sm_80") / ".rustc_info.json").write_text(json.dumps(info))
+    (nvptx.target_dir(b, Arch(80)) / ".rustc_info.json").write_text(json.dumps(info))
     found, _cubin = nvptx.CODEGEN.collect(b)
     assert found.extra["route"] == "image"
     assert found.extra["rustc"] == (
@@ -281,12 +282,12 @@ def test_the_manifest_names_the_route_and_the_rustc_cargo_ran(tmp_path: Path) ->
 
 def test_collect_refuses_ptx_of_the_wrong_arch(tmp_path: Path) -> None:
     b = build(tmp_path, archs="sm_80")
-    source = nvptx.built_ptx(b, "sm_80")
+    source = nvptx.built_ptx(b, Arch(80))
     source.parent.mkdir(parents=True)
     source.write_text(tiny_ptx("sm_75"))
     with pytest.raises(ArtifactError, match="is PTX for sm_75, but sm_80 was asked for"):
         nvptx.CODEGEN.collect(b)
-    assert not nvptx.artifact_path(b, "sm_80").exists()
+    assert not nvptx.artifact_path(b, Arch(80)).exists()
 
 
 def test_collect_without_cargos_output_says_so(tmp_path: Path) -> None:

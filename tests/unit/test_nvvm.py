@@ -17,6 +17,7 @@ import pytest
 
 from rgpu.codegens import KernelBuild, nvvm
 from rgpu.containers.placement import Placement
+from rgpu.cuda_archs import Arch
 from rgpu.errors import ConfigError
 from rgpu.runner import run_step
 from tests.unit.projects import demo_workspace, fake_program, kernel_build, options, pin
@@ -35,9 +36,9 @@ def build(tmp_path: Path, archs: str = "sm_70,sm_80") -> KernelBuild:
 
 
 def test_sm_archs_map_to_nvvm_arch_variants() -> None:
-    assert nvvm.nvvm_arch("sm_80", PIN) == "Compute80"
-    assert nvvm.nvvm_arch("compute_120", PIN) == "Compute120"
-    for arch in ("sm_35", "sm_90a", "gfx90"):
+    assert nvvm.nvvm_arch(Arch(80), PIN) == "Compute80"
+    assert nvvm.nvvm_arch(Arch(120), PIN) == "Compute120"
+    for arch in (Arch(35), Arch(90, "a")):
         with pytest.raises(ConfigError, match=f"`{arch}` is not one rustc_codegen_nvvm"):
             nvvm.nvvm_arch(arch, PIN)
 
@@ -45,9 +46,9 @@ def test_sm_archs_map_to_nvvm_arch_variants() -> None:
 def test_the_nvvm_archs_come_from_the_pins_nvvm_table() -> None:
     assert {"50", "80", "121"} <= PIN.archs
     narrow = dataclasses.replace(PIN, archs=frozenset({"80"}))
-    assert nvvm.nvvm_arch("sm_80", narrow) == "Compute80"
+    assert nvvm.nvvm_arch(Arch(80), narrow) == "Compute80"
     with pytest.raises(ConfigError) as err:
-        nvvm.nvvm_arch("sm_90", narrow)
+        nvvm.nvvm_arch(Arch(90), narrow)
     assert err.value.hint == "use sm_XX with XX one of 80"
 
 
@@ -91,7 +92,7 @@ def test_the_plan_refuses_an_arch_nvvm_arch_lacks_before_anything_runs(tmp_path:
 
 
 def test_the_builder_pins_cuda_builder_with_the_backend_feature(tmp_path: Path) -> None:
-    files = nvvm.builder_files(build(tmp_path), PIN, ("sm_70", "sm_80"))
+    files = nvvm.builder_files(build(tmp_path), PIN, (Arch(70), Arch(80)))
     assert sorted(files) == ["Cargo.toml", "build.rs", "src/main.rs"]
     data = tomllib.loads(files["Cargo.toml"])
     assert data["build-dependencies"]["cuda_builder"] == {
@@ -104,7 +105,7 @@ def test_the_builder_pins_cuda_builder_with_the_backend_feature(tmp_path: Path) 
 
 def test_the_build_script_calls_cuda_builder_once_per_arch(tmp_path: Path) -> None:
     b = build(tmp_path)
-    text = nvvm.builder_files(b, PIN, ("sm_70", "sm_80"))["build.rs"]
+    text = nvvm.builder_files(b, PIN, (Arch(70), Arch(80)))["build.rs"]
     out = tmp_path / "ws" / "target" / "rgpu" / "nvvm" / "out"
     assert "use cuda_builder::{CudaBuilder, NvvmArch};" in text
     assert f'(NvvmArch::Compute70, "{out}/demo_kernel-sm_70.ptx"),' in text
@@ -117,7 +118,7 @@ def test_the_build_script_calls_cuda_builder_once_per_arch(tmp_path: Path) -> No
 @pytest.mark.skipif(shutil.which("rustfmt") is None, reason="rustfmt not installed")
 def test_the_generated_build_script_parses_as_rust(tmp_path: Path) -> None:
     file = tmp_path / "build.rs"
-    file.write_text(nvvm.builder_files(build(tmp_path), PIN, ("sm_80",))["build.rs"])
+    file.write_text(nvvm.builder_files(build(tmp_path), PIN, (Arch(80),))["build.rs"])
     proc = subprocess.run(
         ["rustfmt", "--edition", "2021", "--emit", "stdout", str(file)],
         capture_output=True,

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from rgpu.artifacts import ptx
+from rgpu.cuda_archs import Arch, CudaArchs
 from rgpu.errors import ArtifactError, UsageError
 from rgpu.toolchains.tools import find_ptxas
 from tests.unit.projects import tiny_ptx
@@ -63,34 +64,38 @@ def ptxas() -> str:
 
 def test_default_archs_are_ones_current_ptxas_knows() -> None:
     for arch in ("sm_75", "sm_80", "sm_90"):
-        assert ptx.arch_number(arch) == int(arch[3:])
+        assert Arch.parse(arch).number == int(arch[3:])
 
 
 def test_arch_lists_are_split_checked_and_ordered() -> None:
-    assert ptx.parse_archs(["sm_90,sm_80", " SM_80 ", "sm_100"]) == ("sm_80", "sm_90", "sm_100")
-    assert ptx.parse_archs(["sm_90a"]) == ("sm_90a",)
+    asked = CudaArchs.parse(["sm_90,sm_80", " SM_80 ", "sm_100"])
+    assert [a.name for a in asked.exact] == ["sm_80", "sm_90", "sm_100"]
+    assert CudaArchs.parse(["sm_90a"]).exact == (Arch(90, "a"),)
     with pytest.raises(UsageError, match="not a CUDA arch"):
-        ptx.parse_archs(["compute_80"])
+        CudaArchs.parse(["compute_80"])
     with pytest.raises(UsageError, match="no CUDA arch"):
-        ptx.parse_archs([" , "])
+        CudaArchs.parse([" , "])
 
 
 def test_an_arch_no_gpu_has_is_refused() -> None:
     with pytest.raises(UsageError, match=r"`sm_999` is not a CUDA arch \(known: sm_50"):
-        ptx.arch_number("sm_999")
+        Arch.parse("sm_999")
 
 
 def test_native_without_nvidia_smi_says_what_to_pass() -> None:
+    asked = CudaArchs.parse(["native"])
     with pytest.raises(UsageError, match="nvidia-smi") as error:
-        ptx.parse_archs(["native"], {"PATH": "/nonexistent"})
+        asked.on_this_machine({"PATH": "/nonexistent"})
     assert "--arch sm_80" in (error.value.hint or "")
+    with pytest.raises(RuntimeError):
+        asked.exact  # noqa: B018 (native must be resolved first)
 
 
 def test_compute_capability_to_arch() -> None:
-    assert ptx.arch_of_capability("9.0") == "sm_90"
-    assert ptx.arch_of_capability("12.1") == "sm_121"
+    assert Arch.of_capability("9.0").name == "sm_90"
+    assert Arch.of_capability("12.1").name == "sm_121"
     with pytest.raises(UsageError):
-        ptx.arch_of_capability("nine")
+        Arch.of_capability("nine")
 
 
 def test_ptx_entry_points_target_and_isa_are_parsed() -> None:
@@ -132,12 +137,12 @@ def test_a_target_that_is_not_a_cuda_arch_is_refused(tmp_path: Path) -> None:
 
 
 def test_ptx_for_another_arch_than_expected_is_refused(tmp_path: Path) -> None:
-    message = refusal(write(tmp_path, tiny_ptx("sm_75")), expect_arch="sm_80")
+    message = refusal(write(tmp_path, tiny_ptx("sm_75")), expect_arch=Arch(80))
     assert message == "--kernel-artifact mine.ptx is PTX for sm_75, but sm_80 was asked for"
 
 
 def test_ptx_for_an_arch_the_build_does_not_ask_for_is_refused(tmp_path: Path) -> None:
-    message = refusal(write(tmp_path, tiny_ptx("sm_86")), allowed_archs=("sm_80", "sm_90"))
+    message = refusal(write(tmp_path, tiny_ptx("sm_86")), allowed_archs=(Arch(80), Arch(90)))
     assert "is PTX for sm_86, but the build asks for sm_80, sm_90" in message
 
 
@@ -150,7 +155,7 @@ def test_without_ptxas_the_check_says_it_was_not_run(tmp_path: Path) -> None:
 
 def test_ptxas_accepts_a_valid_tiny_kernel(tmp_path: Path, ptxas: str) -> None:
     path = write(tmp_path, tiny_ptx("sm_80"))
-    checked = ptx.check(path, ptxas, os.environ, shown_as="k.ptx", allowed_archs=("sm_80",))
+    checked = ptx.check(path, ptxas, os.environ, shown_as="k.ptx", allowed_archs=(Arch(80),))
     assert checked == ptx.Checked("sm_80", ("k",), "7.0", "accepted")
 
 

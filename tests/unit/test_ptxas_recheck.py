@@ -11,6 +11,7 @@ import pytest
 
 from rgpu import kernel_build
 from rgpu.codegens import nvptx
+from rgpu.cuda_archs import Arch
 from rgpu.toolchains import tools
 from tests.unit.projects import fake_program, tiny_ptx
 from tests.unit.test_nvptx import build
@@ -38,7 +39,7 @@ def test_the_warning_names_the_file_the_build_wrote(
 ) -> None:
     monkeypatch.setattr(tools, "find_ptxas", lambda env: None)
     b = build(tmp_path, archs="sm_80")
-    source = nvptx.built_ptx(b, "sm_80")
+    source = nvptx.built_ptx(b, Arch(80))
     source.parent.mkdir(parents=True)
     source.write_text(tiny_ptx("sm_80"))
     (artifact,) = nvptx.CODEGEN.collect(b)  # the PTX alone: no ptxas, no SASS
@@ -65,7 +66,7 @@ def test_an_arch_this_ptxas_does_not_know_gets_ptx_only(
     monkeypatch.setattr(tools, "find_ptxas", lambda env: str(ptxas))
     b = build(tmp_path, archs="sm_70,sm_80")
     for arch in ("sm_70", "sm_80"):
-        source = nvptx.built_ptx(b, arch)
+        source = nvptx.built_ptx(b, Arch.parse(arch))
         source.parent.mkdir(parents=True)
         source.write_text(tiny_ptx(arch))
     kinds = [(a.kind, a.target) for a in nvptx.CODEGEN.collect(b)]

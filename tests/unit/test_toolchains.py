@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from rgpu.artifacts import ptx
 from rgpu.errors import ToolchainError, ToolMissingError
 from rgpu.toolchains import nvptx_routes, pins, rustup, tools
 from tests.unit.projects import fake_program
@@ -357,7 +358,7 @@ def test_ptxas_version_is_its_release_line(tmp_path: Path) -> None:
     ptxas = fake_program(
         tmp_path, "ptxas", "echo 'ptxas: NVIDIA'\necho 'Cuda compilation tools, release 13.5'\n"
     )
-    assert tools.ptxas_version(str(ptxas), {}) == "Cuda compilation tools, release 13.5"
+    assert ptx.ptxas_version(str(ptxas), {}) == "Cuda compilation tools, release 13.5"
 
 
 def test_cuda_root_is_the_first_variable_naming_a_directory(tmp_path: Path) -> None:

@@ -172,6 +172,12 @@ def test_rgpu_test_says_precisely_that_webgpu_tests_do_not_run_in_the_browser(
     from rgpu.host.test import run_tests
 
     with pytest.raises(UsageError) as err:
-        run_tests(workspace(tmp_path), cast(Options, None), [BACKENDS["webgpu"]], env={})
+        run_tests(
+            workspace(tmp_path),
+            cast(Options, None),
+            [BACKENDS["webgpu"]],
+            env={},
+            build=lambda *_: pytest.fail("refused before building"),
+        )
     assert "runs only in a browser" in err.value.message
     assert "rgpu run --backend webgpu -- ARGS" in (err.value.hint or "")

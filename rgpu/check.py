@@ -1,4 +1,5 @@
-"""One line of `rgpu doctor`: what was checked, ok/warn/fail, and the fix."""
+"""One line of `rgpu doctor`: what was checked, ok/warn/fail, and the fix. Made by the
+codegens and toolchains (their checks) and by doctor/, so it sits below them all."""
 
 from __future__ import annotations
 
