@@ -231,14 +231,16 @@ impl UnorderedParams {
             items
         };
         let blocks = len.div_ceil(Self::block(items));
-        let groups = if blocks < max_groups { blocks } else { max_groups };
+        let groups = if blocks < max_groups {
+            blocks
+        } else {
+            max_groups
+        };
         Self {
             len,
             groups: if groups < 1 { 1 } else { groups },
             op,
-            flags: kind as u32
-                | if first { ReduceParams::ENCODE } else { 0 }
-                | items << 16,
+            flags: kind as u32 | if first { ReduceParams::ENCODE } else { 0 } | items << 16,
         }
     }
 
