@@ -201,6 +201,8 @@ pub struct UnorderedParams {
     pub flags: u32,
 }
 
+const _: () = assert!(core::mem::size_of::<UnorderedParams>() == 16);
+
 // SAFETY: `#[repr(C)]`, four `u32`s: no padding, every bit pattern is valid.
 unsafe impl bytemuck::Zeroable for UnorderedParams {}
 // SAFETY: as above.
