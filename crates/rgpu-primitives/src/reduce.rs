@@ -269,6 +269,55 @@ fn subgroup_reduce(group: &Group, op: u32, value: u32) -> u32 {
     }
 }
 
+/// One invocation's walk over the input in [`prim_reduce_unordered`]: blocks `first, first +
+/// stride, ..` below `len`, words `thread, thread + 256, ..` of each (`items` of them).
+struct Walk {
+    len: u32,
+    first: u32,
+    stride: u32,
+    items: u32,
+    thread: u32,
+}
+
+impl Walk {
+    /// The invocation's words, `map`ped, reduced by `op` from `identity`.
+    #[inline(always)]
+    fn reduce(
+        &self,
+        input: &[u32],
+        map: KeyMap,
+        identity: u32,
+        op: impl Fn(u32, u32) -> u32,
+    ) -> u32 {
+        let (len, items, t) = (self.len, self.items, self.thread);
+        let mut value = identity;
+        let mut base = self.first;
+        while base < len {
+            let left = len - base;
+            // All the round's loads first, so they are in flight together; past the end or
+            // past `items` the identity (one scalar store per element, as in `prim_reduce`).
+            let mut loaded = [0u32; MAX_ITEMS as usize];
+            rgpu::unroll!(J in 0..8 => {
+                let offset = J as u32 * THREADS + t;
+                loaded[J] = if (J as u32) < items && offset < left {
+                    // SAFETY: base + offset < len <= input.len() (the kernel checked).
+                    map.encode(unsafe { *input.get_unchecked((base + offset) as usize) })
+                } else {
+                    identity
+                };
+            });
+            rgpu::unroll!(J in 0..8 => {
+                value = op(value, loaded[J]);
+            });
+            if left <= self.stride {
+                break; // (and `base + stride` stays below 2^32)
+            }
+            base += self.stride;
+        }
+        value
+    }
+}
+
 /// The order-free reduction (SUM, MIN, MAX) of `input`'s first `params.len` words, one word
 /// per workgroup to `partials[group]` (`groups = params.groups`). Workgroup `g` reads
 /// blocks `g, g + groups, ..` of `256 * items` words, thread `t` words `t, t + 256, ..` of
@@ -295,39 +344,31 @@ pub fn prim_reduce_unordered(
     {
         return; // not the host's launch
     }
-    let len = params.len;
     let items = params.items();
-    let encode = params.flags & ReduceParams::ENCODE != 0
-        && (op == ReduceParams::MIN || op == ReduceParams::MAX);
-    let t = group.thread();
     let block = UnorderedParams::block(items);
-    let stride = block * params.groups;
-    let mut value = identity(op);
-    let mut base = group.id() * block;
-    while base < len {
-        let left = len - base;
-        // All the round's loads first, so they are in flight together; past the end or
-        // past `items` the operation's identity (one scalar store per element, as in
-        // `prim_reduce`).
-        let mut loaded = [0u32; MAX_ITEMS as usize];
-        rgpu::unroll!(J in 0..8 => {
-            let offset = J as u32 * THREADS + t;
-            loaded[J] = if (J as u32) < items && offset < left {
-                // SAFETY: base + offset < len <= input.len() (checked above).
-                let raw = unsafe { *input.get_unchecked((base + offset) as usize) };
-                if encode { map.encode(raw) } else { raw }
-            } else {
-                identity(op)
-            };
-        });
-        rgpu::unroll!(J in 0..8 => {
-            value = combine(op, value, loaded[J]);
-        });
-        if left <= stride {
-            break; // (and `base + stride` stays below 2^32)
-        }
-        base += stride;
-    }
+    let walk = Walk {
+        len: params.len,
+        first: group.id() * block,
+        stride: block * params.groups,
+        items,
+        thread: group.thread(),
+    };
+    // The first level's MIN/MAX encode the words; otherwise the map that leaves them as
+    // they are (no branch per word).
+    let map = if params.flags & ReduceParams::ENCODE != 0 && op != ReduceParams::SUM {
+        map
+    } else {
+        KeyMap::new(KeyKind::U32, Order::Ascending)
+    };
+    // One loop per operation: no branch on the operation per word.
+    let value = if op == ReduceParams::MIN {
+        walk.reduce(input, map, u32::MAX, u32::min)
+    } else if op == ReduceParams::MAX {
+        walk.reduce(input, map, 0, u32::max)
+    } else {
+        walk.reduce(input, map, 0, u32::wrapping_add)
+    };
+    let t = group.thread();
     // Every invocation leaves the loop together with its workgroup (`base` is the
     // workgroup's): the subgroup operations below see whole subgroups.
     let value = subgroup_reduce(&group, op, value);
