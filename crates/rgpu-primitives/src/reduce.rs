@@ -294,17 +294,19 @@ impl Walk {
         let mut base = self.first;
         while base < len {
             let left = len - base;
-            // All the round's loads first, so they are in flight together; past the end or
-            // past `items` the identity (one scalar store per element, as in `prim_reduce`).
+            // All the round's loads first, without a branch, so they are in flight together
+            // (a load behind its own branch, its word combined at once, waits for the word):
+            // past the end or past `items` a load of word `base` (in bounds, and one cached
+            // word for the subgroup) whose word is replaced by the identity.
             let mut loaded = [0u32; MAX_ITEMS as usize];
             rgpu::unroll!(J in 0..8 => {
                 let offset = J as u32 * THREADS + t;
-                loaded[J] = if (J as u32) < items && offset < left {
-                    // SAFETY: base + offset < len <= input.len() (the kernel checked).
-                    map.encode(unsafe { *input.get_unchecked((base + offset) as usize) })
-                } else {
-                    identity
-                };
+                let wanted = (J as u32) < items && offset < left;
+                let index = if wanted { base + offset } else { base };
+                // SAFETY: index < len <= input.len() (the kernel checked): base < len, and
+                // base + offset < len where it is wanted.
+                let word = map.encode(unsafe { *input.get_unchecked(index as usize) });
+                loaded[J] = if wanted { word } else { identity };
             });
             rgpu::unroll!(J in 0..8 => {
                 value = op(value, loaded[J]);
