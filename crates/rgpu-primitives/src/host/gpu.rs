@@ -448,22 +448,20 @@ pub struct ReducePlan {
 /// The order-free reduction's plan on each backend: the one table of the choice (SUM_F32
 /// keeps its fixed-order kernel everywhere). The GPUs: 1024 workgroups of 256 threads fill
 /// an H200 (132 SMs of 2048 threads: 1056) and are few enough that the second launch is
-/// one workgroup's 1024 words; 8 loads a thread keep 32 bytes a thread in flight. The cpu
-/// backend (kernels run natively, with `Primitives::with_kernels`) and the CPU rasterizers
-/// behind WebGPU in a browser (SwiftShader) take fewer, shorter rounds.
+/// one workgroup's 1024 words; 8 loads a thread keep 32 bytes a thread in flight (the
+/// kernel issues 8 loads a round whatever `items` is: fewer only means fewer words a
+/// round). WebGPU (SwiftShader in the tests) the same; the cpu backend (kernels run
+/// natively, with `Primitives::with_kernels`) 64 workgroups, a few per core. Not yet
+/// measured on a GPU: the H200's numbers belong here when they are.
 pub fn reduce_plan(backend: Backend) -> ReducePlan {
     match backend {
-        Backend::Cuda | Backend::Ash | Backend::Wgpu => ReducePlan {
+        Backend::Cuda | Backend::Ash | Backend::Wgpu | Backend::WebGpu => ReducePlan {
             groups: 1024,
             items: 8,
         },
-        Backend::WebGpu => ReducePlan {
-            groups: 1024,
-            items: 4,
-        },
         Backend::Cpu => ReducePlan {
             groups: 64,
-            items: 4,
+            items: 8,
         },
     }
 }
