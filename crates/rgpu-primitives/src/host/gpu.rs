@@ -493,25 +493,22 @@ pub fn reduce_words(
         while first || len > 1 {
             let name = names[levels.len() % names.len()];
             let from = levels.last().unwrap_or(input);
-            let groups = if op == ReduceParams::SUM_F32 {
-                let params = ReduceParams::new(len, op, kind, first);
-                let mut out = s.take(name, params.tiles as usize)?;
-                let launched = l.run("prim_reduce", &mut |d| {
-                    prim_reduce(d, params.tiles, params, from, &mut out)
-                });
-                levels.push(out);
-                launched?;
-                params.tiles
+            let fixed = ReduceParams::new(len, op, kind, first);
+            let free = UnorderedParams::new(len, plan.groups, plan.items, op, kind, first);
+            let f32_sum = op == ReduceParams::SUM_F32;
+            let groups = if f32_sum { fixed.tiles } else { free.groups };
+            let mut out = s.take(name, groups as usize)?;
+            let launched = if f32_sum {
+                l.run("prim_reduce", &mut |d| {
+                    prim_reduce(d, groups, fixed, from, &mut out)
+                })
             } else {
-                let params = UnorderedParams::new(len, plan.groups, plan.items, op, kind, first);
-                let mut out = s.take(name, params.groups as usize)?;
-                let launched = l.run("prim_reduce_unordered", &mut |d| {
-                    prim_reduce_unordered(d, params.groups, params, from, &mut out)
-                });
-                levels.push(out);
-                launched?;
-                params.groups
+                l.run("prim_reduce_unordered", &mut |d| {
+                    prim_reduce_unordered(d, groups, free, from, &mut out)
+                })
             };
+            levels.push(out);
+            launched?;
             len = groups;
             first = false;
         }

@@ -303,15 +303,9 @@ fn order_free_reductions_match_plain_rust_at_the_edges_with_every_plan() {
 /// then one workgroup's); the f32 sum keeps the fixed-order kernel.
 #[test]
 fn integer_reductions_take_the_order_free_kernel_and_f32_sums_the_fixed_order() {
-    use std::sync::{Arc, Mutex};
     let device = cpu();
     let mut prims = Primitives::with_kernels(&device);
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = Arc::clone(&seen);
-    prims.set_launch_hook(Some(std::boxed::Box::new(move |name, launch| {
-        log.lock().unwrap().push(name);
-        launch()
-    })));
+    let seen = record_launches(&mut prims);
     let words: Vec<u32> = (0..70_001).collect();
     prims.sum(&words).unwrap();
     let floats: Vec<f32> = words.iter().map(|&w| w as f32).collect();
@@ -423,17 +417,24 @@ fn bad_input_is_an_error_that_writes_nothing() {
     }
 }
 
-#[test]
-fn a_launch_hook_runs_every_launch_by_name() {
-    use std::sync::{Arc, Mutex};
-    let device = cpu();
-    let mut prims = Primitives::with_kernels(&device);
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = Arc::clone(&seen);
+/// The names of the kernels `prims` launches from now on, as its launch hook sees them.
+fn record_launches(
+    prims: &mut Primitives,
+) -> std::sync::Arc<std::sync::Mutex<Vec<&'static str>>> {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = std::sync::Arc::clone(&seen);
     prims.set_launch_hook(Some(std::boxed::Box::new(move |name, launch| {
         log.lock().unwrap().push(name);
         launch()
     })));
+    seen
+}
+
+#[test]
+fn a_launch_hook_runs_every_launch_by_name() {
+    let device = cpu();
+    let mut prims = Primitives::with_kernels(&device);
+    let seen = record_launches(&mut prims);
     let mut keys: Vec<u32> = (0..5000).rev().collect();
     prims.sort_keys(&mut keys, Order::Ascending).unwrap();
     assert!(keys.windows(2).all(|w| w[0] < w[1]));
