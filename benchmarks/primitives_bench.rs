@@ -12,7 +12,9 @@
 //!   `Device::timed`, through `Primitives::set_launch_hook`: a sync per launch, so the
 //!   `bench` lines of such a run are not the primitives' own times)
 //! One line per (backend, op, size): `bench backend=B op=O n=2^P ms=MEDIAN min=MIN
-//! max=MAX gbs=G`, where G counts each element once (n * element bytes / time); with
+//! max=MAX gbs=G`, where G counts each element once (n * element bytes / time; `copy_u32`,
+//! the bandwidth reference of the reductions, counts each element's read and write: n * 8
+//! bytes / time, so a reduction's G over copy's is its fraction of a copy's bandwidth); with
 //! BENCH_KERNELS, one line per kernel after it: `kernel backend=B op=O n=2^P name=K
 //! ms=MEAN_PER_RUN launches=PER_RUN`.
 
@@ -24,7 +26,7 @@ use rayon::prelude::*;
 use rgpu::{Backend, Buffer, Device};
 use rgpu_primitives::{Order, Primitives, Reduction, ScanAlgorithm};
 
-const OPS: [&str; 12] = [
+const OPS: [&str; 14] = [
     "sort_u32",
     "sort_f32",
     "sort_u64",
@@ -36,7 +38,9 @@ const OPS: [&str; 12] = [
     "reduce_sum_u32",
     "reduce_sum_f32",
     "reduce_max_f32",
+    "reduce_min_i32",
     "histogram_256",
+    "copy_u32",
 ];
 
 fn var(name: &str, default: &str) -> String {
@@ -341,6 +345,33 @@ fn bench_op(
             let input: Buffer<f32> = device.upload(&floats)?;
             let max = || prims.reduce(&input, Reduction::Max).map(drop);
             (time_call(clock, runs, max)?, 4)
+        }
+        "reduce_min_i32" => {
+            let ints: Vec<i32> = words.iter().map(|&w| w as i32).collect();
+            let input: Buffer<i32> = device.upload(&ints)?;
+            let min = || prims.reduce(&input, Reduction::Min).map(drop);
+            (time_call(clock, runs, min)?, 4)
+        }
+        // The bandwidth reference: rgpu-primitives' plain copy kernel (one word an
+        // invocation), device time; bytes read and written both count. Checked.
+        "copy_u32" => {
+            let input: Buffer<u32> = device.upload(&words)?;
+            let mut output: Buffer<u32> = device.zeros(n)?;
+            let s = time_device(
+                clock,
+                runs,
+                &mut output,
+                |_| Ok(()),
+                |output| rgpu_primitives::words::prim_copy(device, n as u32, &input, output),
+            )?;
+            if output.read()? != words {
+                return Err(rgpu::Error::Argument {
+                    kernel: "prim_copy",
+                    param: "dst",
+                    reason: format!("the copy of {n} words differs from its source"),
+                });
+            }
+            (s, 8)
         }
         "histogram_256" => {
             let values: Vec<u32> = words.iter().map(|w| w & 0xff).collect();

@@ -5,7 +5,8 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o primitives_cub benchmarks/primitives_cub.cu
 //   ./primitives_cub [16 18 20 22 24 26]
 // Prints `bench backend=cub op=OP n=2^P ms=MEDIAN min=MIN max=MAX gbs=G`, G = n * element
-// bytes / time (each element counted once).
+// bytes / time (each element counted once; `copy_u32`, a plain copy kernel beside them as
+// the bandwidth reference, counts each word's read and write: n * 8 bytes / time).
 #include <cub/cub.cuh>
 
 #include <algorithm>
@@ -74,6 +75,12 @@ static void report(const char* op, int p, size_t bytes, Stats s) {
   printf("bench backend=cub op=%s n=2^%d ms=%.3f min=%.3f max=%.3f gbs=%.1f\n", op, p, s.median, s.min,
          s.max, gbs);
   fflush(stdout);
+}
+
+// The bandwidth reference: one word a thread, as rgpu-primitives' `prim_copy`.
+__global__ void copy_u32(const uint32_t* __restrict__ src, uint32_t* __restrict__ dst, size_t n) {
+  size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) dst[i] = src[i];
 }
 
 struct Temp {
@@ -200,6 +207,21 @@ int main(int argc, char** argv) {
              size_t b = temp.bytes;
              cub::DeviceReduce::Max(temp.ptr, b, fin, fout, ni);
              CHECK(cudaMemcpy(&hostf, fout, 4, cudaMemcpyDeviceToHost));
+           }));
+
+    int* ikeep = reinterpret_cast<int*>(keep32);
+    int* iout = reinterpret_cast<int*>(out32);
+    int hosti;
+    cub::DeviceReduce::Min(nullptr, need, ikeep, iout, ni);
+    temp.ensure(need);
+    report("reduce_min_i32", p, n * 4, timed_host(runs, [&] {
+             size_t b = temp.bytes;
+             cub::DeviceReduce::Min(temp.ptr, b, ikeep, iout, ni);
+             CHECK(cudaMemcpy(&hosti, iout, 4, cudaMemcpyDeviceToHost));
+           }));
+    (void)hosti;
+    report("copy_u32", p, n * 8, timed(runs, nothing, [&] {
+             copy_u32<<<unsigned((n + 255) / 256), 256>>>(keep32, out32, n);
            }));
 
     // Histogram of 256 bins over values 0..255 (HistogramEven, levels 0..256).

@@ -77,7 +77,7 @@ set -uo pipefail
 cd "$(dirname "$0")"
 SIZES=${1:-16,18,20,22,24,26}
 OPS=${OPS:-"sort_u32 sort_f32 sort_u64 sort_pairs_u32 exclusive_scan_u32 inclusive_scan_u32
-  exclusive_scan_u32_reduce_then_scan inclusive_scan_u32_reduce_then_scan reduce_sum_u32 reduce_sum_f32 reduce_max_f32 histogram_256"}
+  exclusive_scan_u32_reduce_then_scan inclusive_scan_u32_reduce_then_scan reduce_sum_u32 reduce_sum_f32 reduce_max_f32 reduce_min_i32 histogram_256 copy_u32"}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 # Each (backend, op) in a process of its own: in one long Vulkan process the bench's
 # host-side resets (uploads between timed runs) leave the GPU idle long enough for NVIDIA's
@@ -88,6 +88,16 @@ for backend in cuda ash wgpu; do
     BENCH_BACKENDS=$backend BENCH_OPS=$op BENCH_SIZES=$SIZES ./primitives_bench
   done
 done
+# Each reduction's kernels on their own (BENCH_KERNELS=1: every launch inside its own
+# Device::timed), beside the plain copy: the order-free reductions' device bandwidth as a
+# fraction of the copy's (`kernel ... name=prim_reduce_unordered`, `bench ... op=copy_u32`).
+if [ -z "${SKIP_KERNELS:-}" ]; then
+  for backend in cuda ash wgpu; do
+    for op in reduce_sum_u32 reduce_min_i32 reduce_max_f32 reduce_sum_f32; do
+      BENCH_KERNELS=1 BENCH_BACKENDS=$backend BENCH_OPS=$op BENCH_SIZES=$SIZES ./primitives_bench
+    done
+  done
+fi
 if command -v nvcc >/dev/null; then
   nvcc -O3 -std=c++17 -arch=sm_90 -o primitives_cub primitives_cub.cu && ./primitives_cub ${SIZES//,/ }
 else

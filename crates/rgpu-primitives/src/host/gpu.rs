@@ -15,7 +15,7 @@ use crate::radix::{
     counts_len, prim_radix_downsweep, prim_radix_downsweep_pairs, prim_radix_scan,
     prim_radix_upsweep, RadixParams, PASSES, RADIX, RADIX_BITS,
 };
-use crate::reduce::{prim_reduce, ReduceParams};
+use crate::reduce::{prim_reduce, prim_reduce_unordered, ReduceParams, UnorderedParams};
 use crate::scan::{
     prim_scan, prim_scan_downsweep, prim_scan_partials, prim_scan_upsweep, state_len, ScanParams,
     FALLBACKS,
@@ -433,20 +433,54 @@ pub fn scan_words(
     scan_words_by(s, input, output, params, algorithm).map(|_| ())
 }
 
+/// How the order-free reduction (`prim_reduce_unordered`: integer SUM, MIN, MAX) runs on a
+/// backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReducePlan {
+    /// Workgroups of the first launch at most (fewer when the input has fewer blocks of
+    /// `256 * items` words); each strides over the input, and the second launch (one
+    /// workgroup) reduces their words.
+    pub groups: u32,
+    /// Loads in flight per thread and round, 1 to `reduce::MAX_ITEMS`.
+    pub items: u32,
+}
+
+/// The order-free reduction's plan on each backend: the one table of the choice (SUM_F32
+/// keeps its fixed-order kernel everywhere). The GPUs: 1024 workgroups of 256 threads fill
+/// an H200 (132 SMs of 2048 threads: 1056) and are few enough that the second launch is
+/// one workgroup's 1024 words; 8 loads a thread keep 32 bytes a thread in flight (the
+/// kernel issues 8 loads a round whatever `items` is: fewer only means fewer words a
+/// round). WebGPU (SwiftShader in the tests) the same; the cpu backend (kernels run
+/// natively, with `Primitives::with_kernels`) 64 workgroups, a few per core. Not yet
+/// measured on a GPU: the H200's numbers belong here when they are.
+pub fn reduce_plan(backend: Backend) -> ReducePlan {
+    match backend {
+        Backend::Cuda | Backend::Ash | Backend::Wgpu | Backend::WebGpu => ReducePlan {
+            groups: 1024,
+            items: 8,
+        },
+        Backend::Cpu => ReducePlan {
+            groups: 64,
+            items: 8,
+        },
+    }
+}
+
 /// The reduction of `input`'s words by `op` (raw: MIN/MAX give the encoded word), or None
-/// for no words.
+/// for no words: SUM_F32 in its fixed order, the others by `plan`.
 pub fn reduce_words(
     s: &mut Scratch,
     input: &Buffer<u32>,
     op: u32,
     kind: KeyKind,
+    plan: ReducePlan,
 ) -> Result<Option<u32>, Error> {
     let mut len = input.len() as u32;
     if len == 0 {
         return Ok(None);
     }
     let l = s.launcher();
-    // Level by level: the tiles' results of one level are the next level's words.
+    // Level by level: the workgroups' results of one level are the next level's words.
     let mut levels: Vec<Buffer<u32>> = Vec::new();
     let names = [
         "reduce level 0",
@@ -457,15 +491,25 @@ pub fn reduce_words(
     let result = (|| {
         let mut first = true;
         while first || len > 1 {
-            let params = ReduceParams::new(len, op, kind, first);
             let name = names[levels.len() % names.len()];
-            let mut out = s.take(name, params.tiles as usize)?;
             let from = levels.last().unwrap_or(input);
-            l.run("prim_reduce", &mut |d| {
-                prim_reduce(d, params.tiles, params, from, &mut out)
-            })?;
+            let fixed = ReduceParams::new(len, op, kind, first);
+            let free = UnorderedParams::new(len, plan.groups, plan.items, op, kind, first);
+            let f32_sum = op == ReduceParams::SUM_F32;
+            let groups = if f32_sum { fixed.tiles } else { free.groups };
+            let mut out = s.take(name, groups as usize)?;
+            let launched = if f32_sum {
+                l.run("prim_reduce", &mut |d| {
+                    prim_reduce(d, groups, fixed, from, &mut out)
+                })
+            } else {
+                l.run("prim_reduce_unordered", &mut |d| {
+                    prim_reduce_unordered(d, groups, free, from, &mut out)
+                })
+            };
             levels.push(out);
-            len = params.tiles;
+            launched?;
+            len = groups;
             first = false;
         }
         let last = levels.last().expect("one level at least");

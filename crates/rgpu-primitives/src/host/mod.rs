@@ -19,7 +19,7 @@ use bytemuck::Pod;
 use rgpu::{Backend, Buffer, Device, Error, Input, InputOutput};
 
 pub use data::{Elements, Place, Source};
-pub use gpu::{scan_algorithm, LaunchHook, ScanAlgorithm};
+pub use gpu::{reduce_plan, scan_algorithm, LaunchHook, ReducePlan, ScanAlgorithm};
 
 use crate::key::{KeyKind, KeyMap, Order};
 use crate::radix::RADIX_BITS;
@@ -179,6 +179,7 @@ pub struct Primitives {
     host_wide: Vec<u64>,
     kernels: bool,
     scan: Option<ScanAlgorithm>,
+    reduce: Option<ReducePlan>,
 }
 
 impl Primitives {
@@ -189,6 +190,7 @@ impl Primitives {
             host_wide: Vec::new(),
             kernels: false,
             scan: None,
+            reduce: None,
         }
     }
 
@@ -197,6 +199,13 @@ impl Primitives {
     #[doc(hidden)]
     pub fn set_scan_algorithm(&mut self, algorithm: Option<ScanAlgorithm>) {
         self.scan = algorithm;
+    }
+
+    /// The order-free reductions run `plan` instead of [`reduce_plan`]'s for the device (the
+    /// tests take several, down to one workgroup of one load a thread); `None` goes back.
+    #[doc(hidden)]
+    pub fn set_reduce_plan(&mut self, plan: Option<ReducePlan>) {
+        self.reduce = plan;
     }
 
     /// The single-pass scan's launches with `params` (flags and spins as the tests set
@@ -439,9 +448,10 @@ impl Primitives {
             }
         } else {
             let device = self.device().clone();
+            let plan = self.reduce.unwrap_or_else(|| reduce_plan(device.backend()));
             let scratch = &mut self.scratch;
             let raw = on_device_ref(&device, input.source(), |words: &Buffer<u32>| {
-                gpu::reduce_words(scratch, words, op, kind)
+                gpu::reduce_words(scratch, words, op, kind, plan)
             })?;
             match op {
                 ReduceParams::MIN | ReduceParams::MAX => raw.map(|w| map.decode(w)),

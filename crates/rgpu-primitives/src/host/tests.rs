@@ -222,6 +222,100 @@ fn reductions_match_plain_rust_and_float_sums_agree_bit_for_bit() {
     assert_eq!(kernels.sum(&Vec::<u32>::new()).unwrap(), 0);
 }
 
+/// Lengths at the order-free reduction's edges: none, one, two, a subgroup less one (32,
+/// 64, 128 lanes), a block (256 threads x 1..8 loads) and a tile around, past 2^20, and
+/// lengths that are a multiple of nothing.
+const REDUCE_SIZES: [usize; 17] = [
+    0,
+    1,
+    2,
+    31,
+    63,
+    127,
+    255,
+    767,
+    2047,
+    2049,
+    4095,
+    4096,
+    4097,
+    3 * 4096 + 17,
+    70_001,
+    (1 << 20) + 123,
+    1_000_003,
+];
+
+/// The plans the order-free reduction is tested with: the backend's, one workgroup of one
+/// load a thread (every round its own), and a few workgroups striding over many rounds.
+fn reduce_plans(backend: Backend) -> [ReducePlan; 4] {
+    [
+        reduce_plan(backend),
+        ReducePlan {
+            groups: 1,
+            items: 1,
+        },
+        ReducePlan {
+            groups: 3,
+            items: 8,
+        },
+        ReducePlan {
+            groups: 7,
+            items: 3,
+        },
+    ]
+}
+
+/// The order-free reduction (the kernels on the cpu backend: subgroups of one lane) gives
+/// plain Rust's result for every op and word type at the edge lengths, with every plan.
+#[test]
+fn order_free_reductions_match_plain_rust_at_the_edges_with_every_plan() {
+    let device = cpu();
+    let mut prims = Primitives::with_kernels(&device);
+    for plan in reduce_plans(Backend::Cpu) {
+        prims.set_reduce_plan(Some(plan));
+        for n in REDUCE_SIZES {
+            let words: Vec<u32> = random(n as u64 + 5, n).iter().map(|r| *r as u32).collect();
+            let ints: Vec<i32> = words.iter().map(|&w| w as i32).collect();
+            let fl = floats(n, n as u64 + 9);
+            let what = std::format!("{plan:?}, {n} words");
+            let sum = words.iter().fold(0u32, |a, &b| a.wrapping_add(b));
+            assert_eq!(prims.sum(&words).unwrap(), sum, "sum u32, {what}");
+            assert_eq!(prims.sum(&ints).unwrap(), sum as i32, "sum i32, {what}");
+            let min = prims.reduce(&words, Reduction::Min).unwrap();
+            assert_eq!(min, words.iter().copied().min(), "min u32, {what}");
+            let max = prims.reduce(&words, Reduction::Max).unwrap();
+            assert_eq!(max, words.iter().copied().max(), "max u32, {what}");
+            let min = prims.reduce(&ints, Reduction::Min).unwrap();
+            assert_eq!(min, ints.iter().copied().min(), "min i32, {what}");
+            let max = prims.reduce(&ints, Reduction::Max).unwrap();
+            assert_eq!(max, ints.iter().copied().max(), "max i32, {what}");
+            let min = prims.reduce(&fl, Reduction::Min).unwrap().map(f32::to_bits);
+            let want = fl.iter().copied().min_by(f32::total_cmp).map(f32::to_bits);
+            assert_eq!(min, want, "min f32, {what}");
+            let max = prims.reduce(&fl, Reduction::Max).unwrap().map(f32::to_bits);
+            let want = fl.iter().copied().max_by(f32::total_cmp).map(f32::to_bits);
+            assert_eq!(max, want, "max f32, {what}");
+        }
+    }
+}
+
+/// An integer reduction is the order-free kernel's two launches (the workgroups' words,
+/// then one workgroup's); the f32 sum keeps the fixed-order kernel.
+#[test]
+fn integer_reductions_take_the_order_free_kernel_and_f32_sums_the_fixed_order() {
+    let device = cpu();
+    let mut prims = Primitives::with_kernels(&device);
+    let seen = record_launches(&mut prims);
+    let words: Vec<u32> = (0..70_001).collect();
+    prims.sum(&words).unwrap();
+    let floats: Vec<f32> = words.iter().map(|&w| w as f32).collect();
+    prims.reduce(&floats, Reduction::Max).unwrap();
+    assert_eq!(*seen.lock().unwrap(), ["prim_reduce_unordered"; 4]);
+    seen.lock().unwrap().clear();
+    prims.sum(&floats).unwrap();
+    assert_eq!(*seen.lock().unwrap(), ["prim_reduce"; 2]);
+}
+
 #[test]
 fn histograms_count_the_values_below_the_bin_count() {
     let device = cpu();
@@ -323,17 +417,24 @@ fn bad_input_is_an_error_that_writes_nothing() {
     }
 }
 
-#[test]
-fn a_launch_hook_runs_every_launch_by_name() {
-    use std::sync::{Arc, Mutex};
-    let device = cpu();
-    let mut prims = Primitives::with_kernels(&device);
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = Arc::clone(&seen);
+/// The names of the kernels `prims` launches from now on, as its launch hook sees them.
+fn record_launches(
+    prims: &mut Primitives,
+) -> std::sync::Arc<std::sync::Mutex<Vec<&'static str>>> {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = std::sync::Arc::clone(&seen);
     prims.set_launch_hook(Some(std::boxed::Box::new(move |name, launch| {
         log.lock().unwrap().push(name);
         launch()
     })));
+    seen
+}
+
+#[test]
+fn a_launch_hook_runs_every_launch_by_name() {
+    let device = cpu();
+    let mut prims = Primitives::with_kernels(&device);
+    let seen = record_launches(&mut prims);
     let mut keys: Vec<u32> = (0..5000).rev().collect();
     prims.sort_keys(&mut keys, Order::Ascending).unwrap();
     assert!(keys.windows(2).all(|w| w[0] < w[1]));
