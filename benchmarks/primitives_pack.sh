@@ -60,6 +60,8 @@ lib = ws / "kernel" / "src" / "lib.rs"
 lib.write_text(lib.read_text() + "\nuse rgpu_primitives as _;\n")
 EOF
 fi
+# The workspace's vendored crates are this checkout's, also when it was made by an earlier run.
+"$RGPU" vendor -C "$WS" -q
 cp "$REPO/benchmarks/primitives_bench.rs" "$WS/examples/primitives_bench.rs"
 if [ "$BACKENDS" != cpu ]; then
   "$RGPU" build -C "$WS" --backend "$BACKENDS" --arch "$ARCH" --yes
