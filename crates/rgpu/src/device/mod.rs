@@ -424,7 +424,7 @@ pub fn run_items<F: FnMut(Item)>(ids: Ids, count: u32, mut f: F) {
         }
     }
     #[cfg(rgpu_codegen = "spirv")]
-    run_items_strided(ids, count, f);
+    run_items_strided(ids, count, &mut f);
 }
 
 /// `run_items` where the grid may have fewer workgroups than the items need (SPIR-V: the
