@@ -490,8 +490,10 @@ fn load(backend: Backend) {
 }
 
 /// An allocation larger than the device is `Error::OutOfMemory` (or `TooLarge`), never a
-/// panic or an abort, and the device works afterwards. `RGPU_LOAD_FILL=1`: also fill the
-/// device with 256 MiB buffers until it refuses one.
+/// panic or an abort, and the device works afterwards. `RGPU_LOAD_FILL=1`: also fill a GPU
+/// with 256 MiB buffers until it refuses one (not the cpu: Linux gives zeroed host memory
+/// lazily, so the buffers would take no memory until touched, and touching them would wake
+/// the OOM killer, not return an error).
 fn too_much_memory(device: &Device) {
     let backend = device.backend();
     let memory = device.info().memory.unwrap_or(1 << 40);
@@ -502,7 +504,7 @@ fn too_much_memory(device: &Device) {
         "{backend}: {e:#?}"
     );
     eprintln!("{backend}: {e}");
-    if std::env::var("RGPU_LOAD_FILL").as_deref() == Ok("1") {
+    if std::env::var("RGPU_LOAD_FILL").as_deref() == Ok("1") && backend != Backend::Cpu {
         let mut held = Vec::new();
         let chunk = (256 << 20) / 4;
         let e = loop {
