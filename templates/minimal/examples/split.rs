@@ -127,7 +127,7 @@ fn split(devices: &[Device], x: &[f32], y: &mut [f32], args: &Args) -> Result<Ve
             let percent = (count + 1) * 100 / total;
             if !args.json && (percent >= shown + 10 || count + 1 == total) {
                 shown = percent;
-                eprintln!("progress: {}/{total} chunks ({percent}%)", count + 1);
+                rgpu::eprintln!("progress: {}/{total} chunks ({percent}%)", count + 1);
             }
         }
         threads
@@ -143,7 +143,7 @@ fn split(devices: &[Device], x: &[f32], y: &mut [f32], args: &Args) -> Result<Ve
 fn run(args: &Args) -> Result<(), String> {
     let (mut devices, skipped) = Device::options().select_all().map_err(|e| e.to_string())?;
     for why in skipped.iter().filter(|s| s.backend.is_built()) {
-        eprintln!("notice: {why}; trying the next backend");
+        rgpu::eprintln!("notice: {why}; trying the next backend");
     }
     if args.list {
         for device in &devices {
@@ -213,7 +213,7 @@ fn main() -> ExitCode {
     match parse_args().and_then(|args| run(&args)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("error: {message}");
+            rgpu::eprintln!("error: {message}");
             ExitCode::FAILURE
         }
     }
