@@ -271,7 +271,7 @@ def run(
         args,
         engine=engine,
         build=_build_first,
-        ask=asker(os.environ) if engine == "dawn" else None,
+        ask=asker(os.environ),
     )
     if code != 0:
         raise ChildExit(code)
