@@ -20,6 +20,12 @@
 #   cuda, ash, wgpu and wgpu through naga;
 # - the runtime's cuda tests (crates/rgpu-runtime/tests/cuda.rs, RUNTIME_CUDA_TESTS: the
 #   binary `cargo test -p rgpu-runtime --features cuda --no-run` prints) with a GPU required;
+# - the runtime's reliability tests (crates/rgpu-runtime/tests/reliability.rs,
+#   RUNTIME_RELIABILITY_TESTS: `cargo test -p rgpu-runtime --features cuda,wgpu,ash --test
+#   reliability --no-run`; its GLSL fixtures compiled here, RUNTIME_FIXTURES: the directory
+#   of `*.fixture.spv` a run of those tests here left, e.g. crates/target/tmp/rgpu-runtime-fixtures):
+#   an endless kernel on cuda, ash and wgpu is a timeout naming it and its process exits;
+#   8 threads of mixed launches on one device, each checked; the GPUs filled until they refuse;
 # - the sort demo's parity tests (its tests/parity.rs, PARITY_TESTS: special values, odd
 #   lengths, both algorithms, against Rust's sort) on every backend built in, each required,
 #   then on wgpu through naga.
@@ -46,6 +52,12 @@ if [ "${1:-}" = "--pack" ]; then
   fi
   if [ -n "${RUNTIME_CUDA_TESTS:-}" ] && [ -x "$RUNTIME_CUDA_TESTS" ]; then
     cp "$RUNTIME_CUDA_TESTS" "$DIR/runtime-cuda-tests"; echo "packed $RUNTIME_CUDA_TESTS as runtime-cuda-tests"
+  fi
+  if [ -n "${RUNTIME_RELIABILITY_TESTS:-}" ] && [ -x "$RUNTIME_RELIABILITY_TESTS" ] \
+    && [ -f "${RUNTIME_FIXTURES:-}/spin.fixture.spv" ]; then
+    cp "$RUNTIME_RELIABILITY_TESTS" "$DIR/runtime-reliability-tests"
+    mkdir -p "$DIR/runtime-fixtures" && cp "$RUNTIME_FIXTURES"/*.fixture.spv "$DIR/runtime-fixtures/"
+    echo "packed $RUNTIME_RELIABILITY_TESTS as runtime-reliability-tests (fixtures from $RUNTIME_FIXTURES)"
   fi
   exit 0
 fi
@@ -152,4 +164,10 @@ fi
 if [ -x "$DIR/runtime-cuda-tests" ]; then
   RGPU_REQUIRE_CUDA=1 timeout 300 "$DIR/runtime-cuda-tests" --test-threads=1 > "$OUT/runtime_cuda_tests.txt" 2>&1
   say "runtime cuda tests exited $?: $(grep '^test result' "$OUT/runtime_cuda_tests.txt" | tail -1)"
+fi
+if [ -x "$DIR/runtime-reliability-tests" ]; then
+  RGPU_FIXTURE_DIR=$DIR/runtime-fixtures RGPU_REQUIRE_VULKAN=1 RGPU_LOAD_LAUNCHES=10000 RGPU_LOAD_FILL=1 \
+    timeout 600 "$DIR/runtime-reliability-tests" --test-threads=1 --nocapture > "$OUT/runtime_reliability_tests.txt" 2>&1
+  say "runtime reliability tests exited $?: $(grep '^test result' "$OUT/runtime_reliability_tests.txt" | tail -1)"
+  grep -E 'exited 0 after|did not exit|launches in|full after' "$OUT/runtime_reliability_tests.txt" | sed 's/^/    /' | tee -a "$SUMMARY"
 fi

@@ -331,18 +331,21 @@ fn rgpu_device_chooses_the_device_and_never_opens_another() {
 /// The Vulkan driver here, listed twice: a FIXTURE of the driver list (not of a driver) that
 /// makes this machine one with two Vulkan devices. `None` without lavapipe's manifest.
 fn two_vulkan_devices() -> Option<String> {
-    let icd = std::path::Path::new("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json");
-    if !icd.is_file() {
+    // Mesa names it lvp_icd.x86_64.json (Debian 12's 22.3) or lvp_icd.json (Mesa 25).
+    let names = ["lvp_icd.x86_64.json", "lvp_icd.json"];
+    let dir = std::path::Path::new("/usr/share/vulkan/icd.d");
+    let Some(icd) = names.iter().map(|n| dir.join(n)).find(|p| p.is_file()) else {
         assert!(
             std::env::var("RGPU_REQUIRE_VULKAN").as_deref() != Ok("1"),
-            "RGPU_REQUIRE_VULKAN=1, but lavapipe's {} is missing",
-            icd.display()
+            "RGPU_REQUIRE_VULKAN=1, but lavapipe's manifest ({}) is not in {}",
+            names.join(" or "),
+            dir.display()
         );
-        eprintln!("skipped: no lavapipe manifest at {}", icd.display());
+        eprintln!("skipped: no lavapipe manifest in {}", dir.display());
         return None;
-    }
+    };
     let copy = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("second_lvp_icd.json");
-    std::fs::copy(icd, &copy).unwrap();
+    std::fs::copy(&icd, &copy).unwrap();
     Some(format!("{}:{}", icd.display(), copy.display()))
 }
 

@@ -66,7 +66,13 @@ pub(crate) struct Lost(OnceLock<Error>);
 )]
 impl Lost {
     /// Marks the device lost with `error` (the first one wins) and returns that first one.
+    /// A timeout also makes the process exit without waiting for the kernel
+    /// (`common::runaway`).
     pub(crate) fn set(&self, error: Error) -> Error {
+        #[cfg(any(feature = "wgpu", feature = "ash", feature = "cuda"))]
+        if matches!(error, Error::Timeout { .. }) {
+            super::runaway::exit_without_driver_handlers();
+        }
         let _ = self.0.set(error);
         self.0.get().cloned().expect("set above")
     }

@@ -5,7 +5,7 @@
 //! and webgpu backends share (`wgpu_device.rs`: the device, its buffers and pipelines), and
 //! waiting for a future (`wait.rs`: blocking natively, JSPI in a browser), and waiting for the GPU on
 //! the Vulkan and CUDA backends by polling first (`spin.rs`), and launch timeouts and lost devices
-//! (`deadline.rs`).
+//! (`deadline.rs`), and how a process whose kernel timed out still exits (`runaway.rs`).
 
 #[cfg(any(feature = "cuda", feature = "wgpu", feature = "ash"))]
 pub(crate) mod copy;
@@ -17,6 +17,8 @@ pub(crate) mod deadline;
     all(feature = "webgpu", target_arch = "wasm32")
 ))]
 pub(crate) mod launch;
+#[cfg(any(feature = "wgpu", feature = "ash", feature = "cuda"))]
+pub(crate) mod runaway;
 #[cfg(any(feature = "wgpu", feature = "ash", feature = "cuda"))]
 pub(crate) mod spin;
 #[cfg(any(feature = "wgpu", feature = "ash"))]

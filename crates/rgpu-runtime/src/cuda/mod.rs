@@ -510,6 +510,21 @@ impl Api for CudaDevice {
     }
 }
 
+impl Drop for CudaDevice {
+    fn drop(&mut self) {
+        if self.lost.is_lost() {
+            // A kernel may still run (a timeout) or the context is broken: unloading a
+            // module, freeing pinned memory and releasing the context wait for the GPU,
+            // forever after a kernel that never ends (seen on the H200: the dropping thread
+            // spun in the driver). Leaked instead, as the buffers are; the process's end
+            // frees them (`common::runaway`).
+            std::mem::forget(std::mem::take(&mut *self.state()));
+            std::mem::forget(std::mem::take(&mut *self.staging()));
+            std::mem::forget(Arc::clone(&self.stream));
+        }
+    }
+}
+
 impl CudaDevice {
     /// The error of a failed driver call: `Error::DeviceLost` with the driver's text (and
     /// the device marked lost) for a sticky error, else the call and the driver's text.
