@@ -3,7 +3,9 @@
 //! (so every backend, the cpu backend included, must match it bit for bit).
 //!
 //! Usage: `user-kernels [--sizes small|large] [--backends cpu,cuda,wgpu,ash]
-//!         [--kernels saxpy,...] [--reps N] [--check-only]`
+//!         [--kernels saxpy,...] [--reps N] [--check-only] [--list]`
+//!
+//! `--list` prints the kernels of `--sizes`, one a line, and runs nothing.
 //!
 //! One JSON object per line on stdout: a `reference` line per case (its SHA-256, which the
 //! CUDA C++ twins compare against), then one line per case and backend with the device time
@@ -25,7 +27,7 @@ use sha2::{Digest, Sha256};
 use cases::Case;
 
 const USAGE: &str = "usage: user-kernels [--sizes small|large] [--backends cpu,cuda,wgpu,ash] \
-                     [--kernels saxpy,...] [--reps N] [--check-only]";
+                     [--kernels saxpy,...] [--reps N] [--check-only] [--list]";
 
 struct Args {
     sizes: String,
@@ -33,6 +35,7 @@ struct Args {
     kernels: Option<Vec<String>>,
     reps: usize,
     check_only: bool,
+    list: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -42,6 +45,7 @@ fn parse_args() -> Result<Args, String> {
         kernels: None,
         reps: 20,
         check_only: false,
+        list: false,
     };
     let mut words = std::env::args().skip(1);
     while let Some(word) = words.next() {
@@ -63,6 +67,7 @@ fn parse_args() -> Result<Args, String> {
                     .map_err(|e| format!("--reps: {e}"))?
             }
             "--check-only" => args.check_only = true,
+            "--list" => args.list = true,
             other => return Err(format!("unknown argument `{other}`; {USAGE}")),
         }
     }
@@ -217,6 +222,16 @@ fn main() -> ExitCode {
     };
     if let Some(kernels) = &args.kernels {
         all.retain(|c| kernels.iter().any(|k| k == c.kernel()));
+    }
+    if args.list {
+        let mut names: Vec<&str> = Vec::new();
+        for case in &all {
+            if !names.contains(&case.kernel()) {
+                names.push(case.kernel());
+            }
+        }
+        println!("{}", names.join("\n"));
+        return ExitCode::SUCCESS;
     }
     let mut failed = false;
     let mut references = Vec::with_capacity(all.len());
