@@ -167,8 +167,8 @@ pub fn scan_tile_offsets(group: Group, tile_sums: Global<u32>, totals: Shared<u3
     let mut base = 0u32;
     while base < n {
         let i = base + group.thread();
-        // SAFETY: i < n; invocation `thread` alone reads and writes element i this round.
         let value = if i < n {
+            // SAFETY: i < n; invocation `thread` alone reads and writes element i this round.
             unsafe { tile_sums.read(i) }
         } else {
             0
@@ -199,8 +199,8 @@ pub fn scan_tiles(
     let mut round = 0;
     while round < SCAN_ROUNDS {
         let i = base + round * THREADS + group.thread();
-        // SAFETY: i < n.
         let value = if i < n {
+            // SAFETY: i < n.
             unsafe { x.load_unchecked(i) }
         } else {
             0
