@@ -88,6 +88,26 @@ pub(crate) trait Api: Sized {
         let _ = memory;
     }
 
+    /// How a copy from a buffer of `from` (a device of this backend) to this device goes.
+    fn copy_path(&self, from: &Self) -> CopyPath {
+        let _ = from;
+        CopyPath::Host
+    }
+
+    /// New memory holding the first `bytes` bytes of `src`, a buffer of `from` (a device of
+    /// this backend), copied after the launches queued on `from` without going through host
+    /// memory; `None` where the backend has no such path (the caller reads back and
+    /// uploads).
+    fn copy_from_device(
+        &self,
+        from: &Self,
+        src: &Self::Memory,
+        bytes: usize,
+    ) -> Option<Result<Self::Memory, Error>> {
+        let _ = (from, src, bytes);
+        None
+    }
+
     /// The bytes of memory the host reaches directly (the cpu backend's), else `None`.
     fn host_bytes(memory: &Self::Memory) -> Option<&[u8]> {
         let _ = memory;
@@ -202,5 +222,32 @@ impl<B: DeviceBuffer> Arg<'_, B> {
             Arg::In(src) => src.bytes(),
             Arg::InOut(dst) => dst.bytes(),
         }
+    }
+}
+
+/// How `Device::copy_from` moves a buffer's bytes from one device to another
+/// (`Device::copy_path`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyPath {
+    /// Both are the same GPU: a copy inside its memory.
+    SameDevice,
+    /// GPU to GPU directly (CUDA peer access: NVLink or PCIe), the host not involved.
+    Peer,
+    /// The driver copies GPU to GPU itself, staging through host memory (CUDA without peer
+    /// access between the two).
+    DriverStaged,
+    /// rgpu reads the buffer back into host memory and uploads it (Vulkan, the cpu, two
+    /// backends).
+    Host,
+}
+
+impl std::fmt::Display for CopyPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CopyPath::SameDevice => "same device (a copy inside its memory)",
+            CopyPath::Peer => "peer (GPU to GPU, peer access)",
+            CopyPath::DriverStaged => "staged by the driver through host memory (no peer access)",
+            CopyPath::Host => "through host memory (read back, then uploaded)",
+        })
     }
 }

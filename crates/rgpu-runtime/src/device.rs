@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use bytemuck::Pod;
 
+use crate::api::CopyPath;
 use crate::backend::{Backend, Skipped, BACKEND_VAR};
-use crate::buffer::Buffer;
+use crate::buffer::{Buffer, RawBuffer};
 use crate::cpu::CpuDevice;
 use crate::devices::{CpuDevices, DeviceChoice, DeviceInfo, DeviceType, Wanted};
 use crate::error::Error;
@@ -177,11 +178,34 @@ impl Device {
         self.inner.kind.kernel_stats()
     }
 
-    /// A copy on this device of `buffer`, which may belong to any device of any backend:
-    /// read back to host memory (after the launches queued on its device), then uploaded
-    /// here. How data moves between devices.
+    /// A copy on this device of `buffer`, which may belong to any device of any backend,
+    /// made after the launches queued on its device: how data moves between devices.
+    /// Between two CUDA devices the bytes go GPU to GPU (peer access where the two allow
+    /// it, else the driver stages them) and the call returns once they are copied; every
+    /// other pair reads the buffer back to host memory and uploads it here. `copy_path`
+    /// says which.
     pub fn copy_from<T: Pod>(&self, buffer: &Buffer<T>) -> Result<Buffer<T>, Error> {
+        let raw = &buffer.raw;
+        let from = &raw.device.kind;
+        if let Some(memory) = self
+            .inner
+            .kind
+            .copy_from_device(from, &raw.memory, raw.bytes)
+        {
+            let raw = RawBuffer {
+                device: Arc::clone(&self.inner),
+                bytes: raw.bytes,
+                memory: memory?,
+            };
+            return Ok(Buffer::from_raw(raw, buffer.len()));
+        }
         self.upload(&buffer.read()?)
+    }
+
+    /// How `copy_from` moves a buffer of `from` to this device: `CopyPath::SameDevice`,
+    /// `Peer` or `DriverStaged` between CUDA devices, else `Host`.
+    pub fn copy_path(&self, from: &Device) -> CopyPath {
+        self.inner.kind.copy_path(&from.inner.kind)
     }
 
     /// Waits for every launch queued so far. Between chunks of a long computation, it is

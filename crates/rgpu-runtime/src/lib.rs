@@ -41,6 +41,7 @@ mod webgpu;
 #[cfg(feature = "wgpu")]
 mod wgpu;
 
+pub use api::CopyPath;
 pub use backend::{Backend, Skipped, BACKEND_VAR};
 pub use buffer::{Buffer, Input, InputOutput};
 pub use bytemuck::Pod;

@@ -3,7 +3,7 @@
 //! operation is one `match` that hands the call to the backend's `Api` implementation; the
 //! backends themselves never see these enums.
 
-use crate::api::{Api, Arg, DeviceBuffer, MemoryOf};
+use crate::api::{Api, Arg, CopyPath, DeviceBuffer, MemoryOf};
 use crate::backend::{backends, Backend};
 use crate::devices::{DeviceInfo, Wanted};
 use crate::error::Error;
@@ -134,6 +134,31 @@ macro_rules! define_registry {
                     (DeviceKind::$variant(d), Memory::$variant(m)) => d.release(m),)*
                     #[allow(unreachable_patterns)]
                     _ => {}
+                }
+            }
+
+            pub(crate) fn copy_path(&self, from: &DeviceKind) -> CopyPath {
+                match (self, from) {
+                    $(#[cfg($($cfg)*)]
+                    (DeviceKind::$variant(d), DeviceKind::$variant(f)) => d.copy_path(f),)*
+                    #[allow(unreachable_patterns)]
+                    _ => CopyPath::Host,
+                }
+            }
+
+            pub(crate) fn copy_from_device(
+                &self,
+                from: &DeviceKind,
+                src: &Memory,
+                bytes: usize,
+            ) -> Option<Result<Memory, Error>> {
+                match (self, from, src) {
+                    $(#[cfg($($cfg)*)]
+                    (DeviceKind::$variant(d), DeviceKind::$variant(f), Memory::$variant(m)) => d
+                        .copy_from_device(f, m, bytes)
+                        .map(|r| r.map(Memory::$variant)),)*
+                    #[allow(unreachable_patterns)]
+                    _ => None,
                 }
             }
 

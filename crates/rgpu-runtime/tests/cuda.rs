@@ -9,7 +9,7 @@ mod fixtures;
 use std::process::Command;
 
 use rgpu_runtime::__private::{launch, Access, Arg, Artifact, BufferInfo, KernelInfo, Mode};
-use rgpu_runtime::{Backend, Device, Error, Input, InputOutput};
+use rgpu_runtime::{Backend, CopyPath, Device, Error, Input, InputOutput};
 
 /// FIXTURE: `saxpy(p: {count, len_0, len_1, a}, x: *const f32, y: *mut f32)`, grid-striding,
 /// and `reverse_tiles(p: {count, len_0}, data: *mut u32)`, 256 threads reversing each tile
@@ -413,6 +413,71 @@ fn transfers_round_trip_through_pinned_staging() {
         down * 1e3,
         gbps(len * 4, down)
     );
+}
+
+/// `Device::copy_from` between CUDA devices: two devices opened on one GPU (the same
+/// context: `SameDevice`), and every ordered pair of GPUs where there are several (`Peer`
+/// or `DriverStaged`, as the driver says), exact after a launch queued on the source, with
+/// the GB/s of a 256 MiB copy (best of 5) beside a read-back-and-upload of the same bytes.
+#[test]
+fn copies_between_cuda_devices_go_gpu_to_gpu() {
+    let Some(first) = open() else {
+        return;
+    };
+    let again = Device::open(Backend::Cuda).unwrap();
+    let mut devices = vec![first, again];
+    devices.extend(Device::open_all(Backend::Cuda).unwrap().into_iter().skip(1));
+    for (to_index, to) in devices.iter().enumerate() {
+        for (from_index, from) in devices.iter().enumerate() {
+            if to_index == from_index {
+                continue;
+            }
+            let path = to.copy_path(from);
+            if to_index < 2 && from_index < 2 {
+                assert_eq!(path, CopyPath::SameDevice);
+            } else {
+                assert!(
+                    matches!(path, CopyPath::Peer | CopyPath::DriverStaged),
+                    "{path}"
+                );
+            }
+            for len in [0usize, 1, 1000, (1 << 20) + 3] {
+                let x: Vec<f32> = (0..len).map(|i| i as f32).collect();
+                let mut y = from.upload(&vec![1.0f32; len]).unwrap();
+                // Queued on `from`; the copy must come after it.
+                saxpy(from, &ARTIFACTS, len as u32, &x[..], &mut y, 2.0).unwrap();
+                let copy = to.copy_from(&y).unwrap();
+                let want: Vec<f32> = x.iter().map(|v| 2.0 * v + 1.0).collect();
+                assert!(copy.read().unwrap() == want, "{len} elements, {path}");
+                drop(y); // the copy is its own memory
+                assert!(copy.read().unwrap() == want);
+            }
+            if to_index == 0 || from_index == 0 {
+                let bytes = 1usize << 28;
+                let src = from.zeros::<u8>(bytes).unwrap();
+                let (mut direct, mut host) = (f64::MAX, f64::MAX);
+                for _ in 0..5 {
+                    let start = std::time::Instant::now();
+                    let copy = to.copy_from(&src).unwrap();
+                    direct = direct.min(start.elapsed().as_secs_f64());
+                    drop(copy);
+                    let start = std::time::Instant::now();
+                    let copy = to.upload(&src.read().unwrap()).unwrap();
+                    to.sync().unwrap();
+                    host = host.min(start.elapsed().as_secs_f64());
+                    drop(copy);
+                }
+                eprintln!(
+                    "cuda {from_index} -> {to_index} ({path}): 256 MiB in {:.2} ms ({:.1} GB/s); \
+                     through host memory {:.2} ms ({:.1} GB/s)",
+                    direct * 1e3,
+                    gbps(bytes, direct),
+                    host * 1e3,
+                    gbps(bytes, host)
+                );
+            }
+        }
+    }
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::process::Command;
 
 use rgpu_runtime::__private::{launch, Arg, KernelInfo};
 use rgpu_runtime::{
-    Backend, Device, DeviceChoice, DeviceType, Error, Input, InputOutput, DEVICE_VAR,
+    Backend, CopyPath, Device, DeviceChoice, DeviceType, Error, Input, InputOutput, DEVICE_VAR,
 };
 
 /// `saxpy`'s launcher description (no kernel code is embedded: the launches here fail
@@ -184,6 +184,13 @@ fn data_moves_between_devices_through_the_host() {
     let data: Vec<f32> = (0..300_001).map(|i| i as f32 * 0.25).collect();
     let mut buffer = devices[0].upload(&data).unwrap();
     for device in devices.iter().cycle().skip(1).take(devices.len()) {
+        let from = devices
+            .iter()
+            .find(|d| d.backend() == buffer.backend())
+            .unwrap();
+        if device.backend() != from.backend() {
+            assert_eq!(device.copy_path(from), CopyPath::Host);
+        }
         buffer = device.copy_from(&buffer).unwrap();
         assert_eq!(buffer.backend(), device.backend());
     }
@@ -416,6 +423,8 @@ fn two_devices_child() {
                  Device::copy_from) or pass a host slice"
             )
         );
+        // Vulkan has no GPU-to-GPU path in rgpu: the copy goes through host memory.
+        assert_eq!(devices[1].copy_path(&devices[0]), CopyPath::Host);
         let on_1 = devices[1].copy_from(&on_0).unwrap();
         assert!(on_1.read().unwrap() == data);
         assert_eq!(

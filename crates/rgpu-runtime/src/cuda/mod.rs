@@ -11,6 +11,7 @@
 //! reads, host-slice outputs and `sync` wait for the stream. Uploads and downloads go
 //! through the device's pinned staging memory (`staging`), in overlapping chunks.
 
+mod peer;
 mod ptx;
 mod staging;
 
@@ -26,7 +27,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
-use crate::api::{About, Api, Arg, Dst, MemoryOf, Src};
+use crate::api::{About, Api, Arg, CopyPath, Dst, MemoryOf, Src};
 use crate::backend::Backend;
 use crate::common::deadline::{launch_timeout, Lost};
 use crate::common::launch::{host_inputs, host_outputs, Limits};
@@ -301,6 +302,19 @@ impl Api for CudaDevice {
             .iter()
             .map(|key| function_stats(key.1, &state.functions[key], self.warp_size))
             .collect()
+    }
+
+    fn copy_path(&self, from: &Self) -> CopyPath {
+        peer::path(self, from)
+    }
+
+    fn copy_from_device(
+        &self,
+        from: &Self,
+        src: &CudaMemory,
+        bytes: usize,
+    ) -> Option<Result<CudaMemory, Error>> {
+        Some(peer::copy(self, from, src, bytes))
     }
 
     /// A new buffer holding `data`.

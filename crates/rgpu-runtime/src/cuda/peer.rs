@@ -1,0 +1,99 @@
+//! Copies between two CUDA devices without rgpu staging them through host memory:
+//! `cuMemcpyPeerAsync`, with peer access enabled where the two GPUs allow it (NVLink or
+//! PCIe); where they do not, the driver stages the copy itself. Both devices opened on one
+//! GPU share its primary context: the copy stays inside its memory.
+
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{result, sys, CudaContext, DevicePtr, DevicePtrMut};
+
+use super::{CudaDevice, CudaMemory, BACKEND};
+use crate::api::{Api, CopyPath};
+use crate::error::Error;
+
+/// The peer contexts each context has enabled access to (`cuCtxEnablePeerAccess` says
+/// "already enabled" the second time, and costs a driver call).
+static ENABLED: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+fn context(device: &CudaDevice) -> &Arc<CudaContext> {
+    device.stream.context()
+}
+
+/// How a copy from `from` to `to` goes.
+pub(super) fn path(to: &CudaDevice, from: &CudaDevice) -> CopyPath {
+    let (to_ctx, from_ctx) = (context(to), context(from));
+    if to_ctx.cu_ctx() == from_ctx.cu_ctx() {
+        return CopyPath::SameDevice;
+    }
+    let mut can = 0;
+    // SAFETY: two device handles the driver gave; `can` outlives the call.
+    let asked =
+        unsafe { sys::cuDeviceCanAccessPeer(&mut can, to_ctx.cu_device(), from_ctx.cu_device()) };
+    if asked == sys::CUresult::CUDA_SUCCESS && can == 1 {
+        CopyPath::Peer
+    } else {
+        CopyPath::DriverStaged
+    }
+}
+
+/// Lets `to`'s context read `from`'s memory directly (once per pair).
+fn enable_peer_access(to: &Arc<CudaContext>, from: &Arc<CudaContext>) -> Result<(), Error> {
+    let key = (to.cu_ctx() as usize, from.cu_ctx() as usize);
+    let mut enabled = ENABLED.lock().unwrap_or_else(|e| e.into_inner());
+    if enabled.contains(&key) {
+        return Ok(());
+    }
+    to.bind_to_thread()
+        .map_err(|e| Error::api_call(BACKEND, "making the context current", e))?;
+    // SAFETY: `from`'s context is alive (its device holds it); `to`'s is current.
+    let r = unsafe { sys::cuCtxEnablePeerAccess(from.cu_ctx(), 0) };
+    match r {
+        sys::CUresult::CUDA_SUCCESS | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {
+            enabled.push(key);
+            Ok(())
+        }
+        e => Err(Error::api_call(
+            BACKEND,
+            "enabling peer access",
+            result::DriverError(e),
+        )),
+    }
+}
+
+/// A copy on `to` of the first `bytes` bytes of `src` (memory of `from`), after the launches
+/// queued on `from`; returns once the copy is done, so `src` may be freed or changed after.
+pub(super) fn copy(
+    to: &CudaDevice,
+    from: &CudaDevice,
+    src: &CudaMemory,
+    bytes: usize,
+) -> Result<CudaMemory, Error> {
+    from.sync()?;
+    let mut dst = to.zeros(bytes, 1)?;
+    if bytes == 0 {
+        return Ok(dst);
+    }
+    let (to_ctx, from_ctx) = (context(to), context(from));
+    if path(to, from) == CopyPath::Peer {
+        enable_peer_access(to_ctx, from_ctx)?;
+    }
+    {
+        let (d, _written) = dst.slice.device_ptr_mut(&to.stream);
+        let (s, _read) = src.slice.device_ptr(&from.stream);
+        // SAFETY: both allocations hold at least `bytes` bytes (`dst` was made so, `src` is
+        // the buffer's memory) and stay alive until `to.sync()` below has waited for the copy.
+        unsafe {
+            result::memcpy_peer_async(
+                to_ctx.cu_ctx(),
+                d,
+                from_ctx.cu_ctx(),
+                s,
+                bytes,
+                to.stream.cu_stream(),
+            )
+        }
+        .map_err(|e| to.failed("copying from another CUDA device (cuMemcpyPeerAsync)", e))?;
+    }
+    to.sync()?;
+    Ok(dst)
+}
