@@ -103,6 +103,12 @@ impl fmt::Display for Error {
                 f,
                 "kernel `{kernel}` failed to launch on {backend}: {reason}"
             ),
+            // A method's arguments (`Collective::all_reduce`), not a kernel's.
+            Error::Argument {
+                kernel,
+                param,
+                reason,
+            } if kernel.contains("::") => write!(f, "`{kernel}`, argument `{param}`: {reason}"),
             Error::Argument {
                 kernel,
                 param,

@@ -9,7 +9,9 @@ mod fixtures;
 use std::process::Command;
 
 use rgpu_runtime::__private::{launch, Access, Arg, Artifact, BufferInfo, KernelInfo, Mode};
-use rgpu_runtime::{Backend, CopyPath, Device, Error, Input, InputOutput};
+use rgpu_runtime::{
+    Backend, Buffer, Collective, CopyPath, Device, Error, Input, InputOutput, ReduceOp,
+};
 
 /// FIXTURE: `saxpy(p: {count, len_0, len_1, a}, x: *const f32, y: *mut f32)`, grid-striding,
 /// and `reverse_tiles(p: {count, len_0}, data: *mut u32)`, 256 threads reversing each tile
@@ -478,6 +480,93 @@ fn copies_between_cuda_devices_go_gpu_to_gpu() {
             }
         }
     }
+}
+
+/// `Collective` over every GPU, once each: NCCL (the GPU machine has libnccl.so.2), each
+/// operation exact after a launch queued on every device, and two openings of one GPU
+/// refused (NCCL takes each GPU once). With one GPU NCCL runs one rank; with several, the
+/// bus bandwidth of a 256 MiB f32 all-reduce (best of 5) is printed.
+#[test]
+fn collectives_over_the_gpus_go_through_nccl() {
+    let Some(first) = open() else {
+        return;
+    };
+    let twice = [first.clone(), Device::open(Backend::Cuda).unwrap()];
+    let e = Collective::new(&twice)
+        .err()
+        .expect("two openings of one GPU");
+    assert!(e.to_string().contains("are the same GPU"), "{e}");
+    let devices = Device::open_all(Backend::Cuda).unwrap();
+    let group = Collective::new(&devices).unwrap();
+    let n = devices.len();
+    eprintln!("cuda: {n} GPUs, collectives through {}", group.engine());
+    assert!(group.engine().starts_with("NCCL 2."), "{}", group.engine());
+    let len = 1_000_003usize;
+    let ones = vec![1.0f32; len];
+    // Rank r: y = 2 * x + 1 with x = i + r (a launch queued before the collective).
+    let mut y: Vec<Buffer<f32>> = devices
+        .iter()
+        .enumerate()
+        .map(|(r, d)| {
+            let x: Vec<f32> = (0..len).map(|i| (i % 1000 + r) as f32).collect();
+            let mut y = d.upload(&ones).unwrap();
+            saxpy(d, &ARTIFACTS, len as u32, &x[..], &mut y, 2.0).unwrap();
+            y
+        })
+        .collect();
+    group.all_reduce(&mut y, ReduceOp::Sum).unwrap();
+    let want: Vec<f32> = (0..len)
+        .map(|i| (0..n).map(|r| 2.0 * (i % 1000 + r) as f32 + 1.0).sum())
+        .collect();
+    for b in &y {
+        assert!(b.read().unwrap() == want, "all_reduce sum");
+    }
+    let mut u: Vec<Buffer<u32>> = devices
+        .iter()
+        .enumerate()
+        .map(|(r, d)| d.upload(&vec![r as u32 + 7; 1000]).unwrap())
+        .collect();
+    group.all_reduce(&mut u, ReduceOp::Max).unwrap();
+    assert!(u
+        .iter()
+        .all(|b| b.read().unwrap() == vec![n as u32 + 6; 1000]));
+    group.broadcast(&mut u, 0).unwrap();
+    let parts: Vec<Buffer<i32>> = devices
+        .iter()
+        .enumerate()
+        .map(|(r, d)| d.upload(&[-(r as i32); 5]).unwrap())
+        .collect();
+    let mut gathered: Vec<Buffer<i32>> = devices.iter().map(|d| d.zeros(5 * n).unwrap()).collect();
+    group.all_gather(&parts, &mut gathered).unwrap();
+    let all: Vec<i32> = (0..n).flat_map(|r| vec![-(r as i32); 5]).collect();
+    assert!(gathered.iter().all(|b| b.read().unwrap() == all));
+    let wide: Vec<Buffer<f64>> = devices
+        .iter()
+        .map(|d| d.upload(&vec![0.5f64; 8 * n]).unwrap())
+        .collect();
+    let mut parts_out: Vec<Buffer<f64>> = devices.iter().map(|d| d.zeros(8).unwrap()).collect();
+    group
+        .reduce_scatter(&wide, &mut parts_out, ReduceOp::Sum)
+        .unwrap();
+    assert!(parts_out
+        .iter()
+        .all(|b| b.read().unwrap() == vec![0.5 * n as f64; 8]));
+    let len = 1usize << 26;
+    let mut big: Vec<Buffer<f32>> = devices.iter().map(|d| d.zeros(len).unwrap()).collect();
+    let mut best = f64::MAX;
+    for _ in 0..5 {
+        let start = std::time::Instant::now();
+        group.all_reduce(&mut big, ReduceOp::Sum).unwrap();
+        devices.iter().for_each(|d| d.sync().unwrap());
+        best = best.min(start.elapsed().as_secs_f64());
+    }
+    // NCCL's bus bandwidth of an all-reduce: bytes * 2 (n - 1) / n over the time.
+    let bus = (len * 4) as f64 * 2.0 * (n as f64 - 1.0) / n as f64;
+    eprintln!(
+        "cuda: all_reduce of 256 MiB f32 on {n} GPUs: {:.3} ms, bus bandwidth {:.1} GB/s",
+        best * 1e3,
+        bus / best / 1e9
+    );
 }
 
 #[test]

@@ -4,10 +4,11 @@
 
 pub use rgpu_runtime::{
     args, eprint, eprintln, fence, print, println, program, testing, Atomic, AtomicScope,
-    AtomicWord, Backend, Buffer, CopyPath, Device, DeviceChoice, DeviceFacts, DeviceInfo,
-    DeviceOptions, DeviceScope, DeviceType, Error, Global, Group, Input, InputOutput, Instant,
-    Item, KernelStats, LaneValue, Pod, Shared, Skipped, Stat, StatValue, SubgroupBits,
-    SubgroupValue, Word, WorkgroupScope, BACKEND_VAR, CPU_THREADS_VAR, DEVICE_VAR,
+    AtomicWord, Backend, Buffer, Collective, CopyPath, Device, DeviceChoice, DeviceFacts,
+    DeviceInfo, DeviceOptions, DeviceScope, DeviceType, Error, Global, Group, Input, InputOutput,
+    Instant, Item, KernelStats, LaneValue, Pod, ReduceOp, Reducible, Shared, Skipped, Stat,
+    StatValue, SubgroupBits, SubgroupValue, Word, WorkgroupScope, BACKEND_VAR, CPU_THREADS_VAR,
+    DEVICE_VAR,
 };
 
 /// What the expansions of `#[rgpu::kernel]` use on the host.

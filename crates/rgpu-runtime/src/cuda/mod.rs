@@ -11,6 +11,7 @@
 //! reads, host-slice outputs and `sync` wait for the stream. Uploads and downloads go
 //! through the device's pinned staging memory (`staging`), in overlapping chunks.
 
+pub(crate) mod nccl;
 mod peer;
 mod ptx;
 mod staging;

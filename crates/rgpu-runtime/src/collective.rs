@@ -1,0 +1,297 @@
+//! Collective operations over the devices of one process: all-reduce, broadcast,
+//! all-gather and reduce-scatter on one `Buffer` per device. Over CUDA devices (each GPU
+//! once) they are NCCL's, loaded at run time as the driver is (`cuda/nccl.rs`): queued on
+//! each device's stream after its launches, GPU to GPU. Over any other devices (Vulkan, the
+//! cpu, a mix of backends) rgpu reads every buffer back, combines them in host memory and
+//! writes the results: `Collective::engine` says which.
+
+use bytemuck::Pod;
+
+use crate::buffer::Buffer;
+use crate::device::Device;
+use crate::error::Error;
+
+/// How `all_reduce` and `reduce_scatter` combine the devices' elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceOp {
+    /// The sum (wrapping for integers, as NCCL's).
+    Sum,
+    /// The smallest.
+    Min,
+    /// The largest.
+    Max,
+}
+
+/// An element type collectives work on: `u32`, `i32`, `f32`, `f64`.
+pub trait Reducible: Pod + PartialOrd {
+    /// The type's name in NCCL's terms.
+    #[doc(hidden)]
+    const KIND: ElementKind;
+    /// `a` and `b` combined by `op`.
+    fn combine(op: ReduceOp, a: Self, b: Self) -> Self;
+}
+
+/// The element types `Reducible` covers.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElementKind {
+    U32,
+    I32,
+    F32,
+    F64,
+}
+
+macro_rules! reducible {
+    ($t:ty, $kind:ident, $add:expr) => {
+        impl Reducible for $t {
+            const KIND: ElementKind = ElementKind::$kind;
+            fn combine(op: ReduceOp, a: Self, b: Self) -> Self {
+                match op {
+                    ReduceOp::Sum => $add(a, b),
+                    ReduceOp::Min => {
+                        if b < a {
+                            b
+                        } else {
+                            a
+                        }
+                    }
+                    ReduceOp::Max => {
+                        if b > a {
+                            b
+                        } else {
+                            a
+                        }
+                    }
+                }
+            }
+        }
+    };
+}
+
+reducible!(u32, U32, u32::wrapping_add);
+reducible!(i32, I32, i32::wrapping_add);
+reducible!(f32, F32, |a: f32, b: f32| a + b);
+reducible!(f64, F64, |a: f64, b: f64| a + b);
+
+/// The devices of one process that take part in collective operations, in rank order.
+pub struct Collective {
+    devices: Vec<Device>,
+    #[cfg(feature = "cuda")]
+    nccl: Option<crate::cuda::nccl::Comms>,
+}
+
+impl Collective {
+    /// The devices `devices` (rank i is `devices[i]`). CUDA devices only, each GPU once:
+    /// NCCL's communicators (`Error::Unavailable` saying how to install NCCL when its
+    /// library is missing); any other set: rgpu's host path.
+    pub fn new(devices: &[Device]) -> Result<Collective, Error> {
+        if devices.is_empty() {
+            return Err(argument(
+                "Collective::new",
+                "devices",
+                "no devices: pass one per rank".into(),
+            ));
+        }
+        #[cfg(feature = "cuda")]
+        let nccl = if devices
+            .iter()
+            .all(|d| d.backend() == crate::backend::Backend::Cuda)
+        {
+            Some(crate::cuda::nccl::Comms::new(devices)?)
+        } else {
+            None
+        };
+        Ok(Collective {
+            devices: devices.to_vec(),
+            #[cfg(feature = "cuda")]
+            nccl,
+        })
+    }
+
+    /// How many devices take part.
+    pub fn len(&self) -> usize {
+        self.devices.len()
+    }
+
+    /// Whether no device takes part (never: `new` refuses that).
+    pub fn is_empty(&self) -> bool {
+        self.devices.is_empty()
+    }
+
+    /// What moves the data: "NCCL 2.28.3" or "host memory (rgpu reads back and uploads)".
+    pub fn engine(&self) -> String {
+        #[cfg(feature = "cuda")]
+        if let Some(nccl) = &self.nccl {
+            return nccl.name();
+        }
+        "host memory (rgpu reads back and uploads)".into()
+    }
+
+    /// Every device's buffer becomes the elementwise `op` of all of them (equal lengths).
+    /// NCCL queues it after each device's launches; the host path returns when done.
+    pub fn all_reduce<T: Reducible>(
+        &self,
+        buffers: &mut [Buffer<T>],
+        op: ReduceOp,
+    ) -> Result<(), Error> {
+        let len = self.check("Collective::all_reduce", "buffers", buffers, None)?;
+        #[cfg(feature = "cuda")]
+        if let Some(nccl) = &self.nccl {
+            return nccl.all_reduce(&self.devices, buffers, len, op);
+        }
+        let total = combined(&read_all(buffers)?, len, op);
+        buffers.iter_mut().try_for_each(|b| b.write(&total))
+    }
+
+    /// Every device's buffer becomes a copy of rank `root`'s (equal lengths).
+    pub fn broadcast<T: Reducible>(
+        &self,
+        buffers: &mut [Buffer<T>],
+        root: usize,
+    ) -> Result<(), Error> {
+        let len = self.check("Collective::broadcast", "buffers", buffers, None)?;
+        if root >= self.len() {
+            let reason = format!(
+                "rank {root} of {} devices: pass 0..{}",
+                self.len(),
+                self.len()
+            );
+            return Err(argument("Collective::broadcast", "root", reason));
+        }
+        #[cfg(feature = "cuda")]
+        if let Some(nccl) = &self.nccl {
+            return nccl.broadcast(&self.devices, buffers, len, root);
+        }
+        let data = buffers[root].read()?;
+        let _ = len;
+        buffers.iter_mut().try_for_each(|b| b.write(&data))
+    }
+
+    /// Each device's `outputs` buffer (`len()` times an input's length) becomes every
+    /// rank's input, in rank order.
+    pub fn all_gather<T: Reducible>(
+        &self,
+        inputs: &[Buffer<T>],
+        outputs: &mut [Buffer<T>],
+    ) -> Result<(), Error> {
+        let len = self.check("Collective::all_gather", "inputs", inputs, None)?;
+        self.check(
+            "Collective::all_gather",
+            "outputs",
+            outputs,
+            Some(len * self.len()),
+        )?;
+        #[cfg(feature = "cuda")]
+        if let Some(nccl) = &self.nccl {
+            return nccl.all_gather(&self.devices, inputs, outputs, len);
+        }
+        let all: Vec<T> = read_all(inputs)?.concat();
+        outputs.iter_mut().try_for_each(|b| b.write(&all))
+    }
+
+    /// Rank i's `outputs` buffer (an input's length / `len()`) becomes part i of the
+    /// elementwise `op` of every rank's input.
+    pub fn reduce_scatter<T: Reducible>(
+        &self,
+        inputs: &[Buffer<T>],
+        outputs: &mut [Buffer<T>],
+        op: ReduceOp,
+    ) -> Result<(), Error> {
+        let len = self.check("Collective::reduce_scatter", "inputs", inputs, None)?;
+        if len % self.len() != 0 {
+            let reason = format!(
+                "{len} elements do not split into {} equal parts: pad the inputs",
+                self.len()
+            );
+            return Err(argument("Collective::reduce_scatter", "inputs", reason));
+        }
+        let part = len / self.len();
+        self.check("Collective::reduce_scatter", "outputs", outputs, Some(part))?;
+        #[cfg(feature = "cuda")]
+        if let Some(nccl) = &self.nccl {
+            return nccl.reduce_scatter(&self.devices, inputs, outputs, part, op);
+        }
+        let total = combined(&read_all(inputs)?, len, op);
+        outputs
+            .iter_mut()
+            .zip(total.chunks(part.max(1)))
+            .try_for_each(|(b, chunk)| b.write(chunk))
+    }
+
+    /// One buffer per device, on that device, all of one length (`want`, or the first's):
+    /// that length.
+    fn check<T: Pod>(
+        &self,
+        what: &'static str,
+        param: &'static str,
+        buffers: &[Buffer<T>],
+        want: Option<usize>,
+    ) -> Result<usize, Error> {
+        if buffers.len() != self.len() {
+            let reason = format!(
+                "{} buffers for {} devices: pass one per device, in rank order",
+                buffers.len(),
+                self.len()
+            );
+            return Err(argument(what, param, reason));
+        }
+        let len = want.unwrap_or(buffers[0].len());
+        for (rank, (buffer, device)) in buffers.iter().zip(&self.devices).enumerate() {
+            if buffer.raw.device.id != device.inner.id {
+                return Err(Error::WrongDevice {
+                    expected: format!("rank {rank}'s {}", device.inner.label()),
+                    found: buffer.raw.device.label(),
+                });
+            }
+            if buffer.len() != len {
+                let reason = format!(
+                    "rank {rank}'s buffer has {} elements where {len} are needed",
+                    buffer.len()
+                );
+                return Err(argument(what, param, reason));
+            }
+        }
+        Ok(len)
+    }
+}
+
+fn argument(what: &'static str, param: &'static str, reason: String) -> Error {
+    Error::Argument {
+        kernel: what,
+        param,
+        reason,
+    }
+}
+
+fn read_all<T: Pod>(buffers: &[Buffer<T>]) -> Result<Vec<Vec<T>>, Error> {
+    buffers.iter().map(Buffer::read).collect()
+}
+
+/// The elementwise `op` of `parts` (rank order).
+fn combined<T: Reducible>(parts: &[Vec<T>], len: usize, op: ReduceOp) -> Vec<T> {
+    let mut total = parts[0].clone();
+    for part in &parts[1..] {
+        for (t, &v) in total.iter_mut().zip(part) {
+            *t = T::combine(op, *t, v);
+        }
+    }
+    debug_assert_eq!(total.len(), len);
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_op_combines_as_nccl_does() {
+        assert_eq!(u32::combine(ReduceOp::Sum, u32::MAX, 2), 1);
+        assert_eq!(i32::combine(ReduceOp::Min, -3, 2), -3);
+        assert_eq!(f32::combine(ReduceOp::Max, -0.5, 2.5), 2.5);
+        assert_eq!(f64::combine(ReduceOp::Sum, 0.25, 0.5), 0.75);
+        let parts = vec![vec![1u32, 5, 9], vec![4, 2, 9], vec![0, 7, 1]];
+        assert_eq!(combined(&parts, 3, ReduceOp::Sum), vec![5, 14, 19]);
+        assert_eq!(combined(&parts, 3, ReduceOp::Min), vec![0, 2, 1]);
+        assert_eq!(combined(&parts, 3, ReduceOp::Max), vec![4, 7, 9]);
+    }
+}

@@ -1,0 +1,263 @@
+//! `Collective` over CUDA devices: NCCL, loaded at run time (`libnccl.so.2`, found as the
+//! driver is: the library search path; NVIDIA's `nvidia-nccl-cu12`/`-cu13` wheels carry it).
+//! One communicator per device from `ncclCommInitAll` (the devices of one process, each GPU
+//! once); each operation is queued on every device's stream inside one NCCL group, after
+//! the launches queued there, and returns without waiting (a read of a buffer waits).
+
+use std::ffi::c_void;
+use std::sync::Mutex;
+
+use bytemuck::Pod;
+use cudarc::driver::{DevicePtr, DevicePtrMut};
+use cudarc::nccl::{result, sys};
+
+use super::{CudaDevice, CudaMemory, BACKEND};
+use crate::buffer::Buffer;
+use crate::collective::{ElementKind, ReduceOp, Reducible};
+use crate::device::Device;
+use crate::error::Error;
+use crate::registry::{DeviceKind, Memory};
+
+/// One NCCL communicator per device, in rank order.
+pub(crate) struct Comms {
+    comms: Vec<sys::ncclComm_t>,
+    version: i32,
+    /// NCCL's communicators are used by one thread at a time.
+    busy: Mutex<()>,
+}
+
+// SAFETY: a communicator may be used from any thread, one at a time (`busy`).
+unsafe impl Send for Comms {}
+// SAFETY: as above: every use holds `busy`.
+unsafe impl Sync for Comms {}
+
+fn cuda(device: &Device) -> &CudaDevice {
+    match &device.inner.kind {
+        DeviceKind::Cuda(d) => d,
+        #[allow(unreachable_patterns)]
+        _ => unreachable!("Collective uses NCCL for CUDA devices only"),
+    }
+}
+
+fn memory<T: Pod>(buffer: &Buffer<T>) -> &CudaMemory {
+    match &buffer.raw.memory {
+        Memory::Cuda(m) => m,
+        #[allow(unreachable_patterns)]
+        _ => unreachable!("checked: the buffer is on its CUDA device"),
+    }
+}
+
+fn memory_mut<T: Pod>(buffer: &mut Buffer<T>) -> &mut CudaMemory {
+    match &mut buffer.raw.memory {
+        Memory::Cuda(m) => m,
+        #[allow(unreachable_patterns)]
+        _ => unreachable!("checked: the buffer is on its CUDA device"),
+    }
+}
+
+fn data_type(kind: ElementKind) -> sys::ncclDataType_t {
+    match kind {
+        ElementKind::U32 => sys::ncclDataType_t::ncclUint32,
+        ElementKind::I32 => sys::ncclDataType_t::ncclInt32,
+        ElementKind::F32 => sys::ncclDataType_t::ncclFloat32,
+        ElementKind::F64 => sys::ncclDataType_t::ncclFloat64,
+    }
+}
+
+fn red_op(op: ReduceOp) -> sys::ncclRedOp_t {
+    match op {
+        ReduceOp::Sum => sys::ncclRedOp_t::ncclSum,
+        ReduceOp::Min => sys::ncclRedOp_t::ncclMin,
+        ReduceOp::Max => sys::ncclRedOp_t::ncclMax,
+    }
+}
+
+fn failed(what: &str, e: result::NcclError) -> Error {
+    Error::api_call(BACKEND, &format!("NCCL's {what}"), format!("{e:?}"))
+}
+
+impl Comms {
+    pub(crate) fn new(devices: &[Device]) -> Result<Comms, Error> {
+        // SAFETY: only tries to open the library.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(Error::unavailable(
+                BACKEND,
+                "NCCL's library (libnccl.so.2) is not on the library search path: install \
+                 it (pip install nvidia-nccl-cu12, then add its nvidia/nccl/lib folder to \
+                 LD_LIBRARY_PATH; or NVIDIA's libnccl2 package); without it collectives \
+                 run only over non-CUDA devices, through host memory",
+            ));
+        }
+        let mut ordinals = Vec::with_capacity(devices.len());
+        for (rank, device) in devices.iter().enumerate() {
+            let d = cuda(device);
+            d.lost.check()?;
+            let ordinal = d.stream.context().ordinal() as i32;
+            if let Some(other) = ordinals.iter().position(|&o| o == ordinal) {
+                return Err(Error::Argument {
+                    kernel: "Collective::new",
+                    param: "devices",
+                    reason: format!(
+                        "ranks {other} and {rank} are the same GPU (CUDA device {ordinal}): \
+                         NCCL takes each GPU once; open each GPU once (Device::open_all)"
+                    ),
+                });
+            }
+            ordinals.push(ordinal);
+        }
+        let mut comms = vec![std::ptr::null_mut(); devices.len()];
+        // SAFETY: `comms` holds one slot per ordinal; the ordinals are CUDA devices.
+        unsafe {
+            result::comm_init_all(comms.as_mut_ptr(), ordinals.len() as i32, ordinals.as_ptr())
+        }
+        .map_err(|e| failed("ncclCommInitAll", e))?;
+        let version = result::get_nccl_version().map_err(|e| failed("ncclGetVersion", e))?;
+        Ok(Comms {
+            comms,
+            version,
+            busy: Mutex::new(()),
+        })
+    }
+
+    /// "NCCL 2.28.3" (NCCL's version code: major * 10000 + minor * 100 + patch).
+    pub(crate) fn name(&self) -> String {
+        let v = self.version;
+        format!("NCCL {}.{}.{}", v / 10000, v / 100 % 100, v % 100)
+    }
+
+    /// Queues `call(rank, device, comm, stream)` for every rank inside one NCCL group.
+    fn each(
+        &self,
+        devices: &[Device],
+        what: &str,
+        mut call: impl FnMut(
+            usize,
+            &CudaDevice,
+            sys::ncclComm_t,
+            sys::cudaStream_t,
+        ) -> Result<(), result::NcclError>,
+    ) -> Result<(), Error> {
+        let _busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
+        for device in devices {
+            cuda(device).lost.check()?;
+        }
+        result::group_start().map_err(|e| failed("ncclGroupStart", e))?;
+        let mut first_error = None;
+        for (rank, device) in devices.iter().enumerate() {
+            let d = cuda(device);
+            let stream = d.stream.cu_stream() as sys::cudaStream_t;
+            if let Err(e) = call(rank, d, self.comms[rank], stream) {
+                first_error.get_or_insert(e);
+            }
+        }
+        let ended = result::group_end();
+        match (first_error, ended) {
+            (Some(e), _) | (None, Err(e)) => Err(failed(what, e)),
+            _ => Ok(()),
+        }
+    }
+
+    pub(crate) fn all_reduce<T: Reducible>(
+        &self,
+        devices: &[Device],
+        buffers: &mut [Buffer<T>],
+        len: usize,
+        op: ReduceOp,
+    ) -> Result<(), Error> {
+        let (dtype, op) = (data_type(T::KIND), red_op(op));
+        self.each(devices, "ncclAllReduce", |rank, d, comm, stream| {
+            let (p, _w) = memory_mut(&mut buffers[rank])
+                .slice
+                .device_ptr_mut(&d.stream);
+            let p = p as *mut c_void;
+            // SAFETY: `p` holds `len` elements of `T` on this rank's device (checked).
+            unsafe { result::all_reduce(p, p, len, dtype, op, comm, stream) }.map(drop)
+        })
+    }
+
+    pub(crate) fn broadcast<T: Reducible>(
+        &self,
+        devices: &[Device],
+        buffers: &mut [Buffer<T>],
+        len: usize,
+        root: usize,
+    ) -> Result<(), Error> {
+        let dtype = data_type(T::KIND);
+        self.each(devices, "ncclBroadcast", |rank, d, comm, stream| {
+            let (p, _w) = memory_mut(&mut buffers[rank])
+                .slice
+                .device_ptr_mut(&d.stream);
+            let p = p as *mut c_void;
+            // SAFETY: as in all_reduce.
+            unsafe { result::broadcast(p, p, len, dtype, root as i32, comm, stream) }.map(drop)
+        })
+    }
+
+    pub(crate) fn all_gather<T: Reducible>(
+        &self,
+        devices: &[Device],
+        inputs: &[Buffer<T>],
+        outputs: &mut [Buffer<T>],
+        len: usize,
+    ) -> Result<(), Error> {
+        let dtype = data_type(T::KIND);
+        self.each(devices, "ncclAllGather", |rank, d, comm, stream| {
+            let (s, _r) = memory(&inputs[rank]).slice.device_ptr(&d.stream);
+            let (r, _w) = memory_mut(&mut outputs[rank])
+                .slice
+                .device_ptr_mut(&d.stream);
+            // SAFETY: `s` holds `len` elements, `r` `len` per rank (checked).
+            unsafe {
+                result::all_gather(
+                    s as *const c_void,
+                    r as *mut c_void,
+                    len,
+                    dtype,
+                    comm,
+                    stream,
+                )
+            }
+            .map(drop)
+        })
+    }
+
+    pub(crate) fn reduce_scatter<T: Reducible>(
+        &self,
+        devices: &[Device],
+        inputs: &[Buffer<T>],
+        outputs: &mut [Buffer<T>],
+        part: usize,
+        op: ReduceOp,
+    ) -> Result<(), Error> {
+        let (dtype, op) = (data_type(T::KIND), red_op(op));
+        self.each(devices, "ncclReduceScatter", |rank, d, comm, stream| {
+            let (s, _r) = memory(&inputs[rank]).slice.device_ptr(&d.stream);
+            let (r, _w) = memory_mut(&mut outputs[rank])
+                .slice
+                .device_ptr_mut(&d.stream);
+            // SAFETY: `s` holds `part` elements per rank, `r` `part` (checked).
+            unsafe {
+                result::reduce_scatter(
+                    s as *const c_void,
+                    r as *mut c_void,
+                    part,
+                    dtype,
+                    op,
+                    comm,
+                    stream,
+                )
+            }
+            .map(drop)
+        })
+    }
+}
+
+impl Drop for Comms {
+    fn drop(&mut self) {
+        for &comm in &self.comms {
+            // SAFETY: made by ncclCommInitAll, destroyed once, here. Errors have nobody to
+            // go to.
+            let _ = unsafe { result::comm_destroy(comm) };
+        }
+    }
+}
