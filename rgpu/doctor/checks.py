@@ -124,8 +124,31 @@ def check_driver(env: Mapping[str, str]) -> list[Check]:
             detail,
             None if ok else "check `nvidia-smi -L`",
             ("cuda-run",),
+        ),
+        *check_several_gpus(),
+    ]
+
+
+def check_several_gpus() -> list[Check]:
+    """NCCL for `Collective` over CUDA GPUs, and which GPUs reach each other directly
+    (`Device::copy_from`'s `CopyPath::Peer`)."""
+    nccl = probes.nccl_version()
+    checks = [
+        Check("nccl", "ok", f"NCCL {nccl[1]} ({nccl[0]}): collectives over the CUDA GPUs")
+        if nccl
+        else Check(
+            "nccl",
+            "warn",
+            "NCCL's library (libnccl.so.2) does not load: Collective over CUDA GPUs needs it",
+            "pip install nvidia-nccl-cu12 and add its nvidia/nccl/lib folder to "
+            "LD_LIBRARY_PATH, or install NVIDIA's libnccl2 package",
         )
     ]
+    peers = probes.cuda_peers()
+    if peers is not None:
+        shown = ", ".join(f"{a}->{b}" for a, b in peers) or "none (copies staged by the driver)"
+        checks.append(Check("gpu peers", "ok", f"peer access between CUDA devices: {shown}"))
+    return checks
 
 
 # --- WebGPU in a browser ---------------------------------------------------------------------

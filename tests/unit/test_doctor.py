@@ -199,3 +199,17 @@ def test_render_lists_each_backends_devices_or_why_it_has_none() -> None:
     assert "devices cuda: none: no CUDA driver (libcuda.so.1 does not load)" in lines
     assert "devices cpu: 0: AMD EPYC (CPU)" in lines
     assert found.to_dict()["devices"]["cpu"]["devices"][0]["name"] == "AMD EPYC"
+
+
+def test_nccl_and_gpu_peers_lines_say_what_collectives_and_copies_can_use() -> None:
+    # This machine: NCCL loads or not, and no second CUDA GPU (no peer line).
+    found = probes.nccl_version()
+    (nccl, *rest) = machine.check_several_gpus()
+    assert nccl.name == "nccl"
+    if found is None:
+        assert nccl.status == "warn" and "libnccl.so.2" in nccl.detail
+        assert nccl.fix is not None and "nvidia-nccl-cu12" in nccl.fix
+    else:
+        assert nccl.status == "ok" and nccl.detail.startswith(f"NCCL {found[1]} ({found[0]})")
+    if probes.cuda_peers() is None:
+        assert rest == []
