@@ -73,12 +73,27 @@ reducible!(i32, I32, i32::wrapping_add);
 reducible!(f32, F32, |a: f32, b: f32| a + b);
 reducible!(f64, F64, |a: f64, b: f64| a + b);
 
-/// The devices of one process that take part in collective operations, in rank order.
+/// The devices that take part in collective operations: all of them in one process
+/// (`new`), or this process's one device of a job of several processes (`join`,
+/// `from_env`).
 pub struct Collective {
+    /// This process's devices, in rank order.
     devices: Vec<Device>,
+    /// How many ranks the job has (all processes').
+    ranks: usize,
     #[cfg(feature = "cuda")]
     nccl: Option<crate::cuda::nccl::Comms>,
 }
+
+/// The variables `Collective::from_env` reads: NCCL's unique id (`Collective::unique_id`, made
+/// once by the launcher), and the rank and the job's size as torchrun (`RANK`, `WORLD_SIZE`),
+/// Open MPI (`OMPI_COMM_WORLD_RANK`, `..._SIZE`) or PMI (`PMI_RANK`, `PMI_SIZE`) set them.
+pub const NCCL_ID_VAR: &str = "RGPU_NCCL_ID";
+const RANK_VARS: [(&str, &str); 3] = [
+    ("RANK", "WORLD_SIZE"),
+    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
+    ("PMI_RANK", "PMI_SIZE"),
+];
 
 impl Collective {
     /// The devices `devices` (rank i is `devices[i]`). CUDA devices only, each GPU once:
@@ -103,19 +118,83 @@ impl Collective {
         };
         Ok(Collective {
             devices: devices.to_vec(),
+            ranks: devices.len(),
             #[cfg(feature = "cuda")]
             nccl,
         })
     }
 
-    /// How many devices take part.
-    pub fn len(&self) -> usize {
-        self.devices.len()
+    /// A new NCCL unique id, as text for the launcher to give every process of a job
+    /// (`RGPU_NCCL_ID`, or `join`'s `id`). Made once per job, by one process.
+    pub fn unique_id() -> Result<String, Error> {
+        #[cfg(feature = "cuda")]
+        return crate::cuda::nccl::unique_id();
+        #[cfg(not(feature = "cuda"))]
+        Err(Error::NotBuilt {
+            backend: crate::backend::Backend::Cuda,
+        })
     }
 
-    /// Whether no device takes part (never: `new` refuses that).
+    /// Joins a job of `ranks` processes as rank `rank`, on `device` (a CUDA device: NCCL),
+    /// with the job's unique id (`unique_id`, from the launcher). Waits for every rank to
+    /// join, at most the device's launch timeout (`RGPU_LAUNCH_TIMEOUT_MS`): a rank that
+    /// never comes is `Error::Timeout`, not a hang.
+    pub fn join(device: &Device, rank: usize, ranks: usize, id: &str) -> Result<Collective, Error> {
+        if rank >= ranks {
+            let reason = format!("rank {rank} of a job of {ranks}: ranks count from 0");
+            return Err(argument("Collective::join", "rank", reason));
+        }
+        #[cfg(feature = "cuda")]
+        if device.backend() == crate::backend::Backend::Cuda {
+            let nccl = crate::cuda::nccl::Comms::join(device, rank, ranks, id)?;
+            return Ok(Collective {
+                devices: vec![device.clone()],
+                ranks,
+                nccl: Some(nccl),
+            });
+        }
+        let _ = id;
+        Err(Error::unavailable(
+            device.backend(),
+            "collectives across processes need NCCL: join with a CUDA device",
+        ))
+    }
+
+    /// `join` with what the launcher set: `RGPU_NCCL_ID`, and the rank and job size of
+    /// torchrun, Open MPI or PMI (`RANK`/`WORLD_SIZE`, `OMPI_COMM_WORLD_RANK`/`_SIZE`,
+    /// `PMI_RANK`/`PMI_SIZE`).
+    pub fn from_env(device: &Device) -> Result<Collective, Error> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let Some(id) = var(NCCL_ID_VAR) else {
+            return Err(Error::Config {
+                reason: format!(
+                    "{NCCL_ID_VAR} is not set: the launcher makes one id per job \
+                     (Collective::unique_id) and gives it to every process"
+                ),
+            });
+        };
+        let Some((rank, size)) = RANK_VARS
+            .iter()
+            .find_map(|(r, s)| Some((*r, var(r)?, *s, var(s)?)))
+            .map(|(r, rank, s, size)| (number(r, &rank), number(s, &size)))
+        else {
+            return Err(Error::Config {
+                reason: "no rank is set: set RANK and WORLD_SIZE (as torchrun does), or run \
+                         under mpirun (OMPI_COMM_WORLD_RANK, PMI_RANK)"
+                    .into(),
+            });
+        };
+        Collective::join(device, rank?, size?, &id)
+    }
+
+    /// How many ranks take part (all processes' devices).
+    pub fn len(&self) -> usize {
+        self.ranks
+    }
+
+    /// Whether no rank takes part (never: `new` and `join` refuse that).
     pub fn is_empty(&self) -> bool {
-        self.devices.is_empty()
+        self.ranks == 0
     }
 
     /// What moves the data: "NCCL 2.28.3" or "host memory (rgpu reads back and uploads)".
@@ -227,11 +306,11 @@ impl Collective {
         buffers: &[Buffer<T>],
         want: Option<usize>,
     ) -> Result<usize, Error> {
-        if buffers.len() != self.len() {
+        if buffers.len() != self.devices.len() {
             let reason = format!(
                 "{} buffers for {} devices: pass one per device, in rank order",
                 buffers.len(),
-                self.len()
+                self.devices.len()
             );
             return Err(argument(what, param, reason));
         }
@@ -253,6 +332,13 @@ impl Collective {
         }
         Ok(len)
     }
+}
+
+/// `value` of variable `name` as a count.
+fn number(name: &str, value: &str) -> Result<usize, Error> {
+    value.trim().parse().map_err(|_| Error::Config {
+        reason: format!("{name}={value:?} is not a number"),
+    })
 }
 
 fn argument(what: &'static str, param: &'static str, reason: String) -> Error {

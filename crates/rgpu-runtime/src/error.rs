@@ -154,6 +154,17 @@ impl fmt::Display for Error {
             Error::NoKernelStats { backend, reason } => {
                 write!(f, "{backend}: no per-kernel statistics: {reason}")
             }
+            // A collective's wait for the other ranks (`Collective::join`), not a kernel.
+            Error::Timeout {
+                backend,
+                kernel,
+                after_ms,
+            } if kernel.contains("::") => write!(
+                f,
+                "`{kernel}` on {backend} waited {after_ms} ms (the launch timeout) and not \
+                 every rank came: start every process of the job with the same RGPU_NCCL_ID \
+                 and its own rank, or raise the limit (RGPU_LAUNCH_TIMEOUT_MS)"
+            ),
             Error::Timeout {
                 backend,
                 kernel,

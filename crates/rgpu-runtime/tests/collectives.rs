@@ -187,3 +187,53 @@ fn bad_input_is_a_clear_error() {
     let e = text(group.all_gather(&even, &mut short).unwrap_err());
     assert!(e.contains("where 8 are needed"), "{e}");
 }
+
+#[test]
+fn a_job_of_several_processes_needs_nccl_and_says_what_to_set() {
+    let cpu = Device::open(Backend::Cpu).unwrap();
+    let e = Collective::join(&cpu, 0, 2, "00")
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("collectives across processes need NCCL: join with a CUDA device"),
+        "{e}"
+    );
+    let e = Collective::join(&cpu, 2, 2, "00")
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("rank 2 of a job of 2: ranks count from 0"),
+        "{e}"
+    );
+    // The variables: only this test reads or sets them.
+    for var in [
+        rgpu_runtime::NCCL_ID_VAR,
+        "RANK",
+        "WORLD_SIZE",
+        "OMPI_COMM_WORLD_RANK",
+        "PMI_RANK",
+    ] {
+        std::env::remove_var(var);
+    }
+    let e = Collective::from_env(&cpu).err().unwrap().to_string();
+    assert!(e.contains("RGPU_NCCL_ID is not set"), "{e}");
+    std::env::set_var(rgpu_runtime::NCCL_ID_VAR, "ab");
+    let e = Collective::from_env(&cpu).err().unwrap().to_string();
+    assert!(
+        e.contains("set RANK and WORLD_SIZE (as torchrun does)"),
+        "{e}"
+    );
+    std::env::set_var("RANK", "one");
+    std::env::set_var("WORLD_SIZE", "2");
+    let e = Collective::from_env(&cpu).err().unwrap().to_string();
+    assert!(e.contains("RANK=\"one\" is not a number"), "{e}");
+    std::env::set_var("RANK", "1");
+    let e = Collective::from_env(&cpu).err().unwrap().to_string();
+    assert!(e.contains("need NCCL"), "{e}");
+    if !Backend::Cuda.is_built() {
+        let e = Collective::unique_id().unwrap_err();
+        assert!(matches!(e, Error::NotBuilt { .. }), "{e}");
+    }
+}

@@ -569,6 +569,40 @@ fn collectives_over_the_gpus_go_through_nccl() {
     );
 }
 
+/// A job of processes: one process joins as rank 0 of 1 with a fresh unique id and
+/// all-reduces; a job of 2 whose second rank never comes is `Error::Timeout` within the
+/// device's launch timeout, not a hang.
+#[test]
+fn a_job_of_processes_joins_through_nccls_unique_id() {
+    let Some(device) = open() else {
+        return;
+    };
+    let id = Collective::unique_id().unwrap();
+    assert_eq!(id.len(), 256);
+    let group = Collective::join(&device, 0, 1, &id).unwrap();
+    assert_eq!(group.len(), 1);
+    let mut one = vec![device.upload(&[3u32, 4, 5]).unwrap()];
+    group.all_reduce(&mut one, ReduceOp::Sum).unwrap();
+    assert_eq!(one[0].read().unwrap(), vec![3, 4, 5]);
+    let (patient, _) = Device::options()
+        .backend(Backend::Cuda)
+        .launch_timeout(std::time::Duration::from_millis(1500))
+        .select()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let id = Collective::unique_id().unwrap();
+    let e = Collective::join(&patient, 0, 2, &id)
+        .err()
+        .expect("rank 1 never comes");
+    let took = started.elapsed();
+    assert!(matches!(e, Error::Timeout { .. }), "{e}");
+    assert!(e.to_string().contains("not every rank came"), "{e}");
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+    eprintln!("cuda: {e} (after {took:?})");
+    let e = Collective::join(&device, 0, 1, "not an id").err().unwrap();
+    assert!(e.to_string().contains("is not the 256 hex digits"), "{e}");
+}
+
 #[test]
 fn a_write_waits_for_the_launches_queued_before_it() {
     let Some(device) = open() else {

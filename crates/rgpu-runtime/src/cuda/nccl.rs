@@ -76,18 +76,104 @@ fn failed(what: &str, e: result::NcclError) -> Error {
     Error::api_call(BACKEND, &format!("NCCL's {what}"), format!("{e:?}"))
 }
 
+/// NCCL's library loads, or the error that says how to install it.
+fn library() -> Result<(), Error> {
+    // SAFETY: only tries to open the library.
+    if unsafe { sys::is_culib_present() } {
+        return Ok(());
+    }
+    Err(Error::unavailable(
+        BACKEND,
+        "NCCL's library (libnccl.so.2) is not on the library search path: install it (pip \
+         install nvidia-nccl-cu12, then add its nvidia/nccl/lib folder to LD_LIBRARY_PATH; \
+         or NVIDIA's libnccl2 package); without it collectives run only over non-CUDA \
+         devices, through host memory",
+    ))
+}
+
+/// A new job's unique id as 256 hex digits.
+pub(crate) fn unique_id() -> Result<String, Error> {
+    library()?;
+    let id = result::get_uniqueid().map_err(|e| failed("ncclGetUniqueId", e))?;
+    Ok(id
+        .internal
+        .iter()
+        .map(|&b| format!("{:02x}", b as u8))
+        .collect())
+}
+
+fn parse_id(text: &str) -> Result<sys::ncclUniqueId, Error> {
+    let text = text.trim();
+    let bad = || Error::Config {
+        reason: format!(
+            "the NCCL id {:?}... is not the 256 hex digits Collective::unique_id makes: give \
+             every process the launcher's id unchanged",
+            text.chars().take(16).collect::<String>()
+        ),
+    };
+    if text.len() != 256 || !text.is_ascii() {
+        return Err(bad());
+    }
+    let mut id = sys::ncclUniqueId { internal: [0; 128] };
+    for (i, byte) in id.internal.iter_mut().enumerate() {
+        let pair = &text[2 * i..2 * i + 2];
+        *byte = u8::from_str_radix(pair, 16).map_err(|_| bad())? as ::core::ffi::c_char;
+    }
+    Ok(id)
+}
+
 impl Comms {
+    /// Rank `rank` of a job of `ranks` processes on `device`; waits for the others at most
+    /// the device's launch timeout (NCCL's init blocks until every rank has come: it is left
+    /// waiting on a thread of its own then).
+    pub(crate) fn join(
+        device: &Device,
+        rank: usize,
+        ranks: usize,
+        id: &str,
+    ) -> Result<Comms, Error> {
+        library()?;
+        let id = parse_id(id)?;
+        let d = cuda(device);
+        d.lost.check()?;
+        let ctx = std::sync::Arc::clone(d.stream.context());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let made = ctx
+                .bind_to_thread()
+                .map_err(|e| format!("{e:?}"))
+                .and_then(|()| {
+                    let mut comm = std::ptr::null_mut();
+                    // SAFETY: `comm` receives the communicator; this thread's context is the
+                    // device's.
+                    unsafe { result::comm_init_rank(&mut comm, ranks as i32, id, rank as i32) }
+                        .map(|_| comm as usize)
+                        .map_err(|e| format!("{e:?}"))
+                });
+            let _ = tx.send(made);
+        });
+        let limit = d
+            .timeout
+            .unwrap_or(std::time::Duration::from_secs(u64::MAX / 4));
+        let comm = match rx.recv_timeout(limit) {
+            Ok(Ok(comm)) => comm as sys::ncclComm_t,
+            Ok(Err(e)) => {
+                return Err(Error::api_call(BACKEND, "NCCL's ncclCommInitRank", e));
+            }
+            Err(_) => {
+                return Err(Error::timeout(BACKEND, "Collective::join", limit));
+            }
+        };
+        let version = result::get_nccl_version().map_err(|e| failed("ncclGetVersion", e))?;
+        Ok(Comms {
+            comms: vec![comm],
+            version,
+            busy: Mutex::new(()),
+        })
+    }
+
     pub(crate) fn new(devices: &[Device]) -> Result<Comms, Error> {
-        // SAFETY: only tries to open the library.
-        if !unsafe { sys::is_culib_present() } {
-            return Err(Error::unavailable(
-                BACKEND,
-                "NCCL's library (libnccl.so.2) is not on the library search path: install \
-                 it (pip install nvidia-nccl-cu12, then add its nvidia/nccl/lib folder to \
-                 LD_LIBRARY_PATH; or NVIDIA's libnccl2 package); without it collectives \
-                 run only over non-CUDA devices, through host memory",
-            ));
-        }
+        library()?;
         let mut ordinals = Vec::with_capacity(devices.len());
         for (rank, device) in devices.iter().enumerate() {
             let d = cuda(device);
