@@ -15,6 +15,8 @@ use core::marker::PhantomData;
 use super::{Ids, Word};
 
 mod atomic;
+#[cfg(rgpu_checked)]
+mod fault;
 pub use atomic::{atomic_add_f32, fence, AtomicOps, Ptr};
 
 /// Every lane of the warp (subgroup operations are called in uniform control flow).
@@ -346,7 +348,8 @@ impl<T: Copy> Global<T> {
 }
 
 /// Kernels cannot unwind: a panic (an index out of bounds) aborts the kernel, and the host
-/// sees a launch failure.
+/// sees a launch failure. (A checked build's handler records the fault instead: `fault`.)
+#[cfg(not(rgpu_checked))]
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
     // SAFETY: `trap` aborts the kernel.
