@@ -1,0 +1,128 @@
+"""Checked launches (`rgpu build --checked`, rgpu/checked.py) end to end with the real cargo:
+a kernel reading `x[item.index() + 1]` (one past the end on the last item), then a correct
+launch. On cpu the fault is an `rgpu::Error` naming the kernel and the place, and the device
+gives the next launch's right result; the checked PTX records the fault in `RGPU_FAULT` and
+has no `trap`, the release PTX is the same before and after a checked build; the SPIR-V
+backends are refused with the reason. The cuda run itself is scripts/checked-gpu.sh (GPU)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TARGET_DIR, run_rgpu
+from tests.integration.conftest import assert_clean_failure, kernels_dir
+
+SHIFT = """
+
+/// Reads one past its own item: on the last item, out of range.
+#[rgpu::kernel]
+pub fn shift(item: rgpu::Item, x: &[f32], #[item] y: &mut f32) {
+    *y = x[item.index() as usize + 1];
+}
+"""
+PROGRAM = """//! `shift` out of range, then `saxpy`.
+fn main() {
+    let (device, _) = rgpu::Device::select().expect("a device");
+    let n = 64u32;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let mut y = vec![0.0f32; n as usize];
+    match kernel::shift(&device, n, &x, &mut y) {
+        Ok(()) => println!("shift: no error"),
+        Err(e) => println!("shift: error: {e}"),
+    }
+    let mut z = vec![1.0f32; n as usize];
+    kernel::saxpy(&device, n, 2.0, &x, &mut z).expect("saxpy");
+    let right = z.iter().zip(&x).all(|(z, x)| *z == 2.0 * x + 1.0);
+    println!("saxpy after: {}", if right { "right" } else { "WRONG" });
+}
+"""
+LINE = "kernel/src/lib.rs:20:10"
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    parent = tmp_path_factory.mktemp("checked")
+    run_rgpu("new", "checkeddemo", "--template", "minimal", "--dir", str(parent))
+    root = parent / "checkeddemo"
+    with (root / "kernel" / "src" / "lib.rs").open("a", encoding="utf-8") as lib:
+        lib.write(SHIFT)
+    (root / "src" / "bin").mkdir(parents=True)
+    (root / "src" / "bin" / "checked_fault.rs").write_text(PROGRAM, encoding="utf-8")
+    return root
+
+
+def fault_program(backend: str) -> str:
+    env = {**os.environ, "RGPU_BACKEND": backend}
+    proc = subprocess.run(
+        [str(TARGET_DIR / "release" / "checked_fault")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_cpu_release_panics_and_checked_returns_the_error(ws: Path) -> None:
+    run_rgpu("build", "-C", str(ws))
+    released = subprocess.run(
+        [str(TARGET_DIR / "release" / "checked_fault")],
+        env={**os.environ, "RGPU_BACKEND": "cpu"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert released.returncode != 0 and "index out of bounds" in released.stderr
+    assert "checked" not in json.loads((kernels_dir(ws) / "manifest.json").read_text())
+
+    run_rgpu("build", "-C", str(ws), "--checked")
+    assert json.loads((kernels_dir(ws) / "manifest.json").read_text())["checked"] is True
+    out = fault_program("cpu")
+    assert out.splitlines() == [
+        f"shift: error: kernel `shift` failed on cpu at {LINE}: index out of bounds: the len "
+        f"is 64 but the index is 64 (checked launch): fix the index at {LINE}, or keep it "
+        "below the buffer's length",
+        "saxpy after: right",
+    ], out
+
+
+def ptx(ws: Path) -> str:
+    (file,) = sorted(kernels_dir(ws).glob("*-sm_90.ptx"))
+    return file.read_text(encoding="utf-8")
+
+
+def test_checked_ptx_records_the_fault_and_release_ptx_is_unchanged(ws: Path) -> None:
+    build = ("build", "-C", str(ws), "--backend", "cuda", "--arch", "sm_90")
+    run_rgpu(*build)
+    release = ptx(ws)
+    assert "RGPU_FAULT" not in release and "trap;" in release
+    run_rgpu(*build, "--checked")
+    checked = ptx(ws)
+    assert ".visible .global .align 4 .b8 RGPU_FAULT[404];" in checked
+    assert "trap;" not in checked
+    # The bounds check's call still leads to the panic handler, which records and exits.
+    assert "panic_bounds_check" in checked and "atom.relaxed.gpu.cas.b32" in checked
+    run_rgpu(*build)
+    assert ptx(ws) == release
+    # The manifest of the release build says nothing of checking.
+    assert "checked" not in json.loads((kernels_dir(ws) / "manifest.json").read_text())
+
+
+def test_spirv_backends_are_refused_with_the_reason(ws: Path) -> None:
+    proc = run_rgpu("build", "-C", str(ws), "--backend", "wgpu", "--checked", check=False)
+    assert_clean_failure(proc, 9)
+    assert "not available for wgpu" in proc.stderr and "cpu, cuda" in proc.stderr
+    nvvm = run_rgpu(
+        "build", "-C", str(ws), "--backend", "cuda", "--codegen", "nvvm", "--checked",
+        check=False,
+    )  # fmt: skip
+    assert_clean_failure(nvvm, 9)
+    assert "codegen nvvm" in nvvm.stderr
