@@ -1,0 +1,64 @@
+//! Checked launches on the cpu backend (`__private::cpu::checked`, what the launchers of a
+//! kernel crate built with `rgpu build --checked` call): a kernel's out-of-range index on one
+//! of the device's worker threads is `Error::OutOfRange` naming the kernel, the place and
+//! core's message, printed nowhere; the device runs the next launch right; and outside a
+//! checked launch a kernel's panic is the caller's panic, as before.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use rgpu_runtime::__private::cpu::{checked, run_groups_on, run_items_on};
+use rgpu_runtime::{Backend, Device, Error, Group, Item};
+
+#[test]
+fn a_checked_launch_returns_the_kernels_panic_and_the_device_goes_on() {
+    let device = Device::cpu_with_threads(4).unwrap();
+    let data = [1u32, 2, 3, 4];
+    let line = line!() + 3;
+    let error = checked(true, || {
+        run_items_on(&device, "shift", 4, 64, &|item: Item| {
+            std::hint::black_box(data[item.index() as usize + 1]);
+        })
+    })
+    .unwrap_err();
+    let Error::OutOfRange {
+        backend,
+        kernels,
+        location,
+        message,
+    } = &error
+    else {
+        panic!("{error:#?}");
+    };
+    assert_eq!(
+        (*backend, kernels.as_slice()),
+        (Backend::Cpu, &["shift"][..])
+    );
+    assert_eq!(location, &format!("{}:{line}:34", file!()));
+    assert_eq!(
+        message,
+        "index out of bounds: the len is 4 but the index is 4"
+    );
+    assert!(error.to_string().starts_with(&format!(
+        "kernel `shift` failed on cpu at {location}: index out of bounds"
+    )));
+
+    // The next launch, checked or not, runs every item.
+    let sum = AtomicU32::new(0);
+    checked(true, || {
+        run_groups_on(&device, "sum", 4, 8, 0, &|g: Group, _: *mut u8| {
+            sum.fetch_add(g.id() + 1, Ordering::Relaxed);
+        })
+    })
+    .unwrap();
+    // Each of the 8 threads of each workgroup adds its group's number.
+    assert_eq!(sum.load(Ordering::Relaxed), 8 * (1 + 2 + 3 + 4));
+
+    // Unchecked: the caller's panic, as a release build has it.
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+        run_items_on(&device, "shift", 4, 64, &|item: Item| {
+            std::hint::black_box(data[item.index() as usize + 1]);
+        })
+    }));
+    assert!(outcome.is_err());
+}
