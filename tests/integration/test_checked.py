@@ -41,7 +41,7 @@ fn main() {
     println!("saxpy after: {}", if right { "right" } else { "WRONG" });
 }
 """
-LINE = "kernel/src/lib.rs:20:10"
+LINE = "kernel/src/lib.rs:21:10"
 
 
 @pytest.fixture(scope="module")
