@@ -44,9 +44,9 @@ fn main() {
 LINE = "kernel/src/lib.rs:21:10"
 
 
-@pytest.fixture(scope="module")
-def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    parent = tmp_path_factory.mktemp("checked")
+def checked_workspace(parent: Path) -> Path:
+    """The minimal template with `shift` and the program `checked_fault` (also the GPU
+    tier's: tests/gpu/test_checked_gpu.py)."""
     run_rgpu("new", "checkeddemo", "--template", "minimal", "--dir", str(parent))
     root = parent / "checkeddemo"
     with (root / "kernel" / "src" / "lib.rs").open("a", encoding="utf-8") as lib:
@@ -54,6 +54,11 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "src" / "bin").mkdir(parents=True)
     (root / "src" / "bin" / "checked_fault.rs").write_text(PROGRAM, encoding="utf-8")
     return root
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return checked_workspace(tmp_path_factory.mktemp("checked"))
 
 
 def fault_program(backend: str) -> str:
