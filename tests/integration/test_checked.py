@@ -93,8 +93,8 @@ def test_cpu_release_panics_and_checked_returns_the_error(ws: Path) -> None:
     out = fault_program("cpu")
     assert out.splitlines() == [
         f"shift: error: kernel `shift` failed on cpu at {LINE}: index out of bounds: the len "
-        f"is 64 but the index is 64 (checked launch): fix the index at {LINE}, or keep it "
-        "below the buffer's length",
+        f"is 64 but the index is 64 (checked launch): fix the kernel at {LINE} (keep the "
+        "index below the buffer's length)",
         "saxpy after: right",
     ], out
 

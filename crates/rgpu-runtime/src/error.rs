@@ -195,10 +195,15 @@ impl fmt::Display for Error {
                         names.join(", ")
                     ),
                 };
+                let fix = if message.contains("out of bounds") || message.contains("out of range") {
+                    "keep the index below the buffer's length"
+                } else {
+                    "the kernel panicked there"
+                };
                 write!(
                     f,
                     "{who} failed on {backend} at {location}: {message} (checked launch): fix \
-                     the index at {location}, or keep it below the buffer's length"
+                     the kernel at {location} ({fix})"
                 )
             }
         }
