@@ -9,10 +9,10 @@
 #          bash scripts/checked-gpu.sh --cost     # what a checked build costs (user kernels)
 #
 # The fault test runs `checked_fault` (tests/integration/test_checked.py's workspace, built
-# `rgpu build --backend cuda --arch sm_90 --checked`): its kernel `shift` reads
+# `rgpu build --backend cuda --arch sm_90 --checked`): its kernel `read_past_end` reads
 # `x[item.index() + 1]` (one past the end on the last of 64 items), then `saxpy` runs. It
 # passes when the cuda run prints
-#   shift: error: kernel `shift` failed on cuda at kernel/src/lib.rs:LINE:COL: index out of
+#   read_past_end: error: kernel `read_past_end` failed on cuda at kernel/src/lib.rs:LINE:COL: index out of
 #   bounds: the len is 64 but the index is 64 (checked launch): ...
 #   saxpy after: right
 # and exits 0: the fault is an Error and the CUDA context is usable after it (a release
@@ -64,11 +64,11 @@ fi
 out=$(RGPU_BACKEND=cuda timeout 120 "$DIR/checked_fault" 2>&1); rc=$?
 echo "$out"
 ok=1
-echo "$out" | grep -q "^shift: error: kernel \`shift\` failed on cuda at kernel/src/lib.rs:[0-9]*:[0-9]*: index out of bounds: the len is 64 but the index is 64" || ok=0
+echo "$out" | grep -q "^read_past_end: error: kernel \`read_past_end\` failed on cuda at kernel/src/lib.rs:[0-9]*:[0-9]*: index out of bounds: the len is 64 but the index is 64" || ok=0
 echo "$out" | grep -qx "saxpy after: right" || ok=0
 [ "$rc" = 0 ] || ok=0
 SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ -x "$SAN" ]; then
-  RGPU_BACKEND=cuda timeout 300 "$SAN" --tool memcheck "$DIR/checked_fault" 2>&1 | grep -E "ERROR SUMMARY|^shift|^saxpy"
+  RGPU_BACKEND=cuda timeout 300 "$SAN" --tool memcheck "$DIR/checked_fault" 2>&1 | grep -E "ERROR SUMMARY|^read_past_end|^saxpy"
 fi
 if [ "$ok" = 1 ]; then echo "checked-gpu: PASS"; else echo "checked-gpu: FAIL (exit $rc)"; exit 1; fi

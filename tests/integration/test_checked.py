@@ -21,19 +21,19 @@ SHIFT = """
 
 /// Reads one past its own item: on the last item, out of range.
 #[rgpu::kernel]
-pub fn shift(item: rgpu::Item, x: &[f32], #[item] y: &mut f32) {
+pub fn read_past_end(item: rgpu::Item, x: &[f32], #[item] y: &mut f32) {
     *y = x[item.index() as usize + 1];
 }
 """
-PROGRAM = """//! `shift` out of range, then `saxpy`.
+PROGRAM = """//! `read_past_end` out of range, then `saxpy`.
 fn main() {
     let (device, _) = rgpu::Device::select().expect("a device");
     let n = 64u32;
     let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let mut y = vec![0.0f32; n as usize];
-    match kernel::shift(&device, n, &x, &mut y) {
-        Ok(()) => println!("shift: no error"),
-        Err(e) => println!("shift: error: {e}"),
+    match kernel::read_past_end(&device, n, &x, &mut y) {
+        Ok(()) => println!("read_past_end: no error"),
+        Err(e) => println!("read_past_end: error: {e}"),
     }
     let mut z = vec![1.0f32; n as usize];
     kernel::saxpy(&device, n, 2.0, &x, &mut z).expect("saxpy");
@@ -45,7 +45,7 @@ LINE = "kernel/src/lib.rs:21:10"
 
 
 def checked_workspace(parent: Path) -> Path:
-    """The minimal template with `shift` and the program `checked_fault` (also the GPU
+    """The minimal template with `read_past_end` and the program `checked_fault` (also the GPU
     tier's: tests/gpu/test_checked_gpu.py)."""
     run_rgpu("new", "checkeddemo", "--template", "minimal", "--dir", str(parent))
     root = parent / "checkeddemo"
@@ -92,9 +92,9 @@ def test_cpu_release_panics_and_checked_returns_the_error(ws: Path) -> None:
     assert json.loads((kernels_dir(ws) / "manifest.json").read_text())["checked"] is True
     out = fault_program("cpu")
     assert out.splitlines() == [
-        f"shift: error: kernel `shift` failed on cpu at {LINE}: index out of bounds: the len "
-        f"is 64 but the index is 64 (checked launch): fix the kernel at {LINE} (keep the "
-        "index below the buffer's length)",
+        f"read_past_end: error: kernel `read_past_end` failed on cpu at {LINE}: index out "
+        f"of bounds: the len is 64 but the index is 64 (checked launch): fix the kernel at "
+        f"{LINE} (keep the index below the buffer's length)",
         "saxpy after: right",
     ], out
 

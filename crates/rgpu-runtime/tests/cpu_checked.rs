@@ -16,7 +16,7 @@ fn a_checked_launch_returns_the_kernels_panic_and_the_device_goes_on() {
     let data = [1u32, 2, 3, 4];
     let line = line!() + 3;
     let error = checked(true, || {
-        run_items_on(&device, "shift", 4, 64, &|item: Item| {
+        run_items_on(&device, "read_past_end", 4, 64, &|item: Item| {
             std::hint::black_box(data[item.index() as usize + 1]);
         })
     })
@@ -32,7 +32,7 @@ fn a_checked_launch_returns_the_kernels_panic_and_the_device_goes_on() {
     };
     assert_eq!(
         (*backend, kernels.as_slice()),
-        (Backend::Cpu, &["shift"][..])
+        (Backend::Cpu, &["read_past_end"][..])
     );
     assert_eq!(location, &format!("{}:{line}:34", file!()));
     assert_eq!(
@@ -40,7 +40,7 @@ fn a_checked_launch_returns_the_kernels_panic_and_the_device_goes_on() {
         "index out of bounds: the len is 4 but the index is 4"
     );
     assert!(error.to_string().starts_with(&format!(
-        "kernel `shift` failed on cpu at {location}: index out of bounds"
+        "kernel `read_past_end` failed on cpu at {location}: index out of bounds"
     )));
 
     // The next launch, checked or not, runs every item.
@@ -56,7 +56,7 @@ fn a_checked_launch_returns_the_kernels_panic_and_the_device_goes_on() {
 
     // Unchecked: the caller's panic, as a release build has it.
     let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
-        run_items_on(&device, "shift", 4, 64, &|item: Item| {
+        run_items_on(&device, "read_past_end", 4, 64, &|item: Item| {
             std::hint::black_box(data[item.index() as usize + 1]);
         })
     }));
