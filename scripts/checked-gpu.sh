@@ -21,7 +21,8 @@
 # buffer: the bounds check stops the read before it happens).
 #
 # --cost runs both user-kernels programs (--sizes large --backends cuda) and prints, per
-# kernel and size, the median device time of each and checked / release.
+# kernel and size, the median device time (CUDA events) and wall time (launches + the wait,
+# which in a checked build also reads the fault record) of each, and checked / release.
 set -u
 R=$(cd "$(dirname "$0")/.." && pwd)
 DIR=$R/.device/checked
@@ -30,7 +31,9 @@ if [ "${1:-}" = "--pack" ]; then
   cp "${FAULT_BIN:?set FAULT_BIN to the built checked_fault}" "$DIR/checked_fault"
   echo "packed $FAULT_BIN"
   if [ -n "${UK_BIN:-}" ] && [ -n "${UK_CHECKED_BIN:-}" ]; then
-    cp "$UK_BIN" "$DIR/user-kernels" && cp "$UK_CHECKED_BIN" "$DIR/user-kernels-checked"
+    for pair in "$UK_BIN:user-kernels" "$UK_CHECKED_BIN:user-kernels-checked"; do
+      [ "${pair%%:*}" -ef "$DIR/${pair##*:}" ] || cp "${pair%%:*}" "$DIR/${pair##*:}"
+    done
     echo "packed $UK_BIN and $UK_CHECKED_BIN"
   fi
   exit 0
@@ -40,7 +43,7 @@ if [ "${1:-}" = "--cost" ]; then
     RGPU_BACKEND=cuda timeout 600 "$DIR/$p" --sizes large --backends cuda > "$DIR/$p.jsonl"
     echo "$p exited $?"
   done
-  python3 - "$DIR/user-kernels.jsonl" "$DIR/user-kernels-checked.jsonl" <<'PY'
+  python3 - "$DIR/user-kernels.jsonl" "$DIR/user-kernels-checked.jsonl" cuda <<'PY'
 import json, sys
 def medians(path):
     rows = {}
@@ -49,15 +52,20 @@ def medians(path):
             r = json.loads(line)
         except ValueError:
             continue
-        if r.get("backend") == "cuda" and isinstance(r.get("device_ms"), dict):
-            rows[(r["kernel"], r["size"])] = (r["device_ms"]["median"], r.get("check"))
+        if r.get("backend") == sys.argv[3] and isinstance(r.get("device_ms"), dict):
+            wall = r.get("wall_ms") if isinstance(r.get("wall_ms"), dict) else {}
+            rows[(r["kernel"], r["size"])] = (
+                r["device_ms"]["median"], wall.get("median", float("nan")), r.get("check")
+            )
     return rows
 release, checked = medians(sys.argv[1]), medians(sys.argv[2])
-print(f"{'kernel':24} {'size':>10} {'release ms':>11} {'checked ms':>11} {'ratio':>6}  check (checked)")
+print(f"{'kernel':24} {'size':>10} {'device ms':>10} {'checked':>10} {'ratio':>6} "
+      f"{'wall ms':>10} {'checked':>10} {'ratio':>6}  check (checked)")
 for key in sorted(release):
     if key in checked:
-        (r, _), (c, check) = release[key], checked[key]
-        print(f"{key[0]:24} {key[1]:>10} {r:11.4f} {c:11.4f} {c / r:6.2f}  {check}")
+        (r, rw, _), (c, cw, check) = release[key], checked[key]
+        print(f"{key[0]:24} {key[1]:>10} {r:10.4f} {c:10.4f} {c / r:6.2f} "
+              f"{rw:10.4f} {cw:10.4f} {cw / rw:6.2f}  {check}")
 PY
   exit 0
 fi
