@@ -35,8 +35,8 @@ thread_local! {
 }
 
 /// When a launch started and how long it may run (`program::Instant`: std's `Instant::now`
-/// panics in a browser).
-/// A checked launch's id travels with it (0: not checked; `limit` None: no limit).
+/// panics in a browser; `limit` None: no limit), and the id of a checked launch (0: not
+/// checked).
 #[derive(Clone, Copy)]
 pub(crate) struct Deadline {
     start: Instant,

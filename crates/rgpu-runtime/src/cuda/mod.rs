@@ -19,6 +19,7 @@ use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{
@@ -115,6 +116,9 @@ pub(crate) struct CudaDevice {
     lost: Arc<Lost>,
     /// The kernel launched last, which a timed-out wait names.
     last_kernel: Mutex<&'static str>,
+    /// Whether a loaded module is a checked build's (has a fault record): launches and
+    /// waits of release modules skip the checked launches' work.
+    checked: AtomicBool,
 }
 
 /// The errors after which a CUDA context is unusable (the driver's "sticky" errors): the
@@ -273,6 +277,7 @@ impl Api for CudaDevice {
             spin: spin_time(false)?,
             lost: Arc::default(),
             last_kernel: Mutex::new("(none launched yet)"),
+            checked: AtomicBool::new(false),
         })
     }
 
@@ -416,10 +421,9 @@ impl Api for CudaDevice {
         self.limits.check_launch(BACKEND, kernel, args)?;
         let function = self.function(kernel, artifacts)?;
         *self.last_kernel.lock().unwrap_or_else(|p| p.into_inner()) = kernel.name;
-        {
+        if self.checked.load(Ordering::Relaxed) {
             let mut state = self.state();
-            let checked = state.modules.values().any(|m| m.fault.is_some());
-            if checked && !state.since_wait.contains(&kernel.name) {
+            if !state.since_wait.contains(&kernel.name) {
                 state.since_wait.push(kernel.name);
             }
         }
@@ -534,6 +538,9 @@ impl CudaDevice {
     /// A checked module's fault (`fault.rs`), after a wait: `Error::OutOfRange` naming the
     /// kernels launched since the wait before; the record is cleared, the device usable.
     fn take_fault(&self) -> Result<(), Error> {
+        if !self.checked.load(Ordering::Relaxed) {
+            return Ok(());
+        }
         let mut state = self.state();
         let records: Vec<fault::Record> = state.modules.values().filter_map(|m| m.fault).collect();
         if records.is_empty() {
@@ -673,6 +680,9 @@ impl CudaDevice {
                 None => self.load_ptx(kernel, artifact)?,
             }),
         };
+        if module.fault.is_some() {
+            self.checked.store(true, Ordering::Relaxed);
+        }
         let function = module.module.load_function(kernel.name).map_err(|e| {
             Error::launch(
                 BACKEND,
