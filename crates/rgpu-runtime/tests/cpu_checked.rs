@@ -6,12 +6,19 @@
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 use rgpu_runtime::__private::cpu::{checked, run_groups_on, run_items_on};
 use rgpu_runtime::{Backend, Device, Error, Group, Item};
 
 #[test]
 fn a_checked_launch_returns_the_kernels_panic_and_the_device_goes_on() {
+    // The program's own hook: it sees the panics outside checked launches, none inside.
+    let seen = Arc::new(AtomicU32::new(0));
+    let counter = Arc::clone(&seen);
+    panic::set_hook(Box::new(move |_| {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }));
     let device = Device::cpu_with_threads(4).unwrap();
     let data = [1u32, 2, 3, 4];
     let line = line!() + 3;
@@ -61,4 +68,26 @@ fn a_checked_launch_returns_the_kernels_panic_and_the_device_goes_on() {
         })
     }));
     assert!(outcome.is_err());
+    let after_unchecked = seen.load(Ordering::Relaxed);
+    assert!(
+        after_unchecked >= 1,
+        "the unchecked panic reached the program's hook"
+    );
+    // The checked launch's panics reached it not; a panic on a worker that ran a checked
+    // launch before, outside any launch, does.
+    // (rayon's global pool: the threads that ran the checked launch then panic outside it.)
+    let global = Device::open(Backend::Cpu).unwrap();
+    let ran = checked(true, || {
+        run_items_on(&global, "ok", 1 << 16, 64, &|item: Item| {
+            std::hint::black_box(item.index());
+        })
+    });
+    assert!(ran.is_ok());
+    let panics = rayon::broadcast(|_| panic::catch_unwind(|| panic!("outside a launch")).is_err());
+    assert!(panics.iter().all(|&p| p));
+    assert_eq!(
+        seen.load(Ordering::Relaxed),
+        after_unchecked + panics.len() as u32
+    );
+    let _ = panic::take_hook();
 }

@@ -46,8 +46,13 @@ pub(crate) struct Deadline {
 
 /// The next checked launch's id.
 static NEXT_CHECKED: AtomicU64 = AtomicU64::new(1);
-/// The first panic of each running checked launch: (place, message) by its id.
-static FAULTS: Mutex<Vec<(u64, String, String)>> = Mutex::new(Vec::new());
+/// Each running checked launch by its id, with its first panic (place, message) once it
+/// has one. A worker thread keeps the last launch's id after it ends: a panic there later,
+/// outside any launch, finds no entry and goes to the hook before rgpu's.
+static FAULTS: Mutex<Vec<(u64, Option<Fault>)>> = Mutex::new(Vec::new());
+
+/// A panic's place (`file:line:column`) and message.
+type Fault = (String, String);
 static HOOK: Once = Once::new();
 
 /// Puts rgpu's hook in front of the current one: a panic on a thread of a checked launch
@@ -57,8 +62,13 @@ fn install_hook() {
         let previous = panic::take_hook();
         panic::set_hook(Box::new(move |info| {
             let launch = DEADLINE.with(Cell::get).map_or(0, |d| d.checked);
-            if launch == 0 {
+            let mut faults = FAULTS.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(entry) = faults.iter_mut().find(|f| f.0 == launch) else {
+                drop(faults);
                 return previous(info);
+            };
+            if entry.1.is_some() {
+                return; // the launch's first panic is the one it returns
             }
             let place = info
                 .location()
@@ -69,20 +79,16 @@ fn install_hook() {
                 .map(|s| (*s).to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "the kernel panicked".into());
-            let mut faults = FAULTS.lock().unwrap_or_else(|e| e.into_inner());
-            if !faults.iter().any(|f| f.0 == launch) {
-                faults.push((launch, place, message));
-            }
+            entry.1 = Some((place, message));
         }));
     });
 }
 
-/// The recorded fault of launch `id` (removed).
-fn take_fault(id: u64) -> Option<(String, String)> {
+/// Launch `id` ends: its entry leaves the list, with its first panic if it had one.
+fn take_fault(id: u64) -> Option<Fault> {
     let mut faults = FAULTS.lock().unwrap_or_else(|e| e.into_inner());
     let at = faults.iter().position(|f| f.0 == id)?;
-    let (_, place, message) = faults.swap_remove(at);
-    Some((place, message))
+    faults.swap_remove(at).1
 }
 
 /// The unwinding payload of a kernel stopped at its deadline.
@@ -128,7 +134,12 @@ pub(crate) fn run_limited(
 ) -> Result<(), Error> {
     let id = if checked {
         install_hook();
-        NEXT_CHECKED.fetch_add(1, Ordering::Relaxed)
+        let id = NEXT_CHECKED.fetch_add(1, Ordering::Relaxed);
+        FAULTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((id, None));
+        id
     } else {
         0
     };
@@ -140,6 +151,7 @@ pub(crate) fn run_limited(
     let outcome = panic::catch_unwind(AssertUnwindSafe(|| run(deadline)));
     // This thread may have run some of the kernel: its deadline ends with the launch.
     enter(None);
+    let fault = if checked { take_fault(id) } else { None };
     match outcome {
         Ok(()) => Ok(()),
         Err(payload) if payload.is::<TimedOut>() => Err(Error::timeout(
@@ -148,7 +160,7 @@ pub(crate) fn run_limited(
             limit.unwrap_or_default(),
         )),
         Err(payload) if checked => {
-            let (place, message) = take_fault(id).unwrap_or_else(|| {
+            let (place, message) = fault.unwrap_or_else(|| {
                 let text = payload
                     .downcast_ref::<&str>()
                     .map(|s| (*s).to_string())
