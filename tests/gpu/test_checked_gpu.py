@@ -15,9 +15,13 @@ from tests.integration.test_checked import checked_workspace, fault_program
 def test_a_checked_cuda_launch_returns_the_fault_and_the_context_goes_on(tmp_path: Path) -> None:
     ws = checked_workspace(tmp_path)
     run_rgpu("build", "--backend", "cuda", "--arch", "native", "--checked", cwd=ws)
-    first, after = fault_program("cuda").splitlines()
+    first, count, after = fault_program("cuda").splitlines()
     assert first.startswith(
         "read_past_end: error: kernel `read_past_end` failed on cuda at kernel/src/lib.rs:21:"
     )
     assert "index out of bounds: the len is 64 but the index is 64" in first
+    assert count.startswith(
+        "count_past_end: error: kernel `count_past_end` failed on cuda at kernel/src/lib.rs:27:12:"
+        " Global: index 64 is past the 64 elements of the buffer"
+    )
     assert after == "saxpy after: right"

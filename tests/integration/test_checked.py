@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -24,6 +25,12 @@ SHIFT = """
 pub fn read_past_end(item: rgpu::Item, x: &[f32], #[item] y: &mut f32) {
     *y = x[item.index() as usize + 1];
 }
+
+/// Counts each item one slot further on: the last item's slot is past the end.
+#[rgpu::kernel]
+pub fn count_past_end(item: rgpu::Item, counts: rgpu::Global<u32>) {
+    counts.atomic_add(item.index() + 1, 1);
+}
 """
 PROGRAM = """//! `read_past_end` out of range, then `saxpy`.
 fn main() {
@@ -35,6 +42,11 @@ fn main() {
         Ok(()) => println!("read_past_end: no error"),
         Err(e) => println!("read_past_end: error: {e}"),
     }
+    let mut counts = vec![0u32; n as usize];
+    match kernel::count_past_end(&device, n, &mut counts) {
+        Ok(()) => println!("count_past_end: no error"),
+        Err(e) => println!("count_past_end: error: {e}"),
+    }
     let mut z = vec![1.0f32; n as usize];
     kernel::saxpy(&device, n, 2.0, &x, &mut z).expect("saxpy");
     let right = z.iter().zip(&x).all(|(z, x)| *z == 2.0 * x + 1.0);
@@ -42,6 +54,7 @@ fn main() {
 }
 """
 LINE = "kernel/src/lib.rs:21:10"
+COUNT_LINE = "kernel/src/lib.rs:27:12"
 
 
 def checked_workspace(parent: Path) -> Path:
@@ -95,8 +108,17 @@ def test_cpu_release_panics_and_checked_returns_the_error(ws: Path) -> None:
         f"read_past_end: error: kernel `read_past_end` failed on cpu at {LINE}: index out "
         f"of bounds: the len is 64 but the index is 64 (checked launch): fix the kernel at "
         f"{LINE} (keep the index below the buffer's length)",
+        f"count_past_end: error: kernel `count_past_end` failed on cpu at {COUNT_LINE}: "
+        f"Global::atomic: index 64 is past the 64 elements of the buffer (checked launch): "
+        f"fix the kernel at {COUNT_LINE} (keep the index below the buffer's length)",
         "saxpy after: right",
     ], out
+
+
+def ptx_strings(text: str) -> list[str]:
+    """The PTX's byte-array globals as text (where rustc puts a panic's file name)."""
+    found = re.finditer(r"\.b8 [^\[]+\[\d+\] = \{([\d, ]+)\}", text)
+    return [bytes(int(b) for b in m.group(1).split(",")).decode("latin-1") for m in found]
 
 
 def ptx(ws: Path) -> str:
@@ -115,6 +137,10 @@ def test_checked_ptx_records_the_fault_and_release_ptx_is_unchanged(ws: Path) ->
     assert "trap;" not in checked
     # The bounds check's call still leads to the panic handler, which records and exits.
     assert "panic_bounds_check" in checked and "atom.relaxed.gpu.cas.b32" in checked
+    # Every place a fault can name is the kernel's own source (`Global`'s check follows its
+    # caller: track_caller), or the fault record's writer.
+    places = {p for p in ptx_strings(checked) if p.endswith(".rs")}
+    assert places == {"kernel/src/lib.rs", "vendor/rgpu-0.2.0/rgpu/src/device/nvptx/fault.rs"}
     run_rgpu(*build)
     assert ptx(ws) == release
     # The manifest of the release build says nothing of checking.

@@ -195,7 +195,10 @@ impl fmt::Display for Error {
                         names.join(", ")
                     ),
                 };
-                let fix = if message.contains("out of bounds") || message.contains("out of range") {
+                let fix = if ["out of bounds", "out of range", "is past the"]
+                    .iter()
+                    .any(|m| message.contains(m))
+                {
                     "keep the index below the buffer's length"
                 } else {
                     "the kernel panicked there"
