@@ -53,6 +53,9 @@ DEFAULTS: dict[str, Any] = {
     # spirv-opt's passes, and float arithmetic left free to fuse (no NoContraction).
     "spirv-opt": True,
     "float-contraction": False,
+    # Checked launches: out-of-range buffer accesses are recorded and returned as
+    # rgpu::Error after the launch (cpu and cuda; rgpu/checked.py).
+    "checked": False,
 }
 # Keys that describe the workspace itself (read by workspace.py), not build options.
 LAYOUT_KEYS = ("host", "kernel", "binary", "template", "template-version", "crates")
@@ -68,6 +71,7 @@ ENV_VARS: dict[str, str] = {
     "RGPU_TARGET_PLATFORMS": "target-platforms",
     "RGPU_SPIRV_OPT": "spirv-opt",
     "RGPU_FLOAT_CONTRACTION": "float-contraction",
+    "RGPU_CHECKED": "checked",
 }
 
 
@@ -89,6 +93,7 @@ class Options(NamedTuple):
     target_platforms: tuple[str, ...] | None = None
     spirv_opt: bool = True
     float_contraction: bool = False
+    checked: bool = False
 
     @property
     def backend(self) -> Backend:
@@ -241,6 +246,7 @@ PARSERS: dict[str, Callable[[Any, str], Any]] = {
     "target-platforms": parse_target_platforms,
     "spirv-opt": parse_bool,
     "float-contraction": parse_bool,
+    "checked": parse_bool,
 }
 
 
@@ -301,6 +307,7 @@ def resolve(
         target_platforms=values["target-platforms"],
         spirv_opt=values["spirv-opt"],
         float_contraction=values["float-contraction"],
+        checked=values["checked"],
         yes=bool(cli.get("yes")) or parse_bool(env.get("RGPU_YES", "0") or "0", "RGPU_YES"),
     )
 

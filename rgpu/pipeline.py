@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
+from rgpu import checked
 from rgpu.artifacts import external as ext
 from rgpu.artifacts.kernels import kernels_of, require_linked
 from rgpu.artifacts.manifest import Artifact, read_kernels, read_manifest, write_manifest
@@ -113,6 +114,7 @@ def plan_build(
 ) -> BuildPlan:
     env = os.environ if env is None else env
     backends = accumulated(ws, asked)
+    checked.require_supported(options.checked, backends)
     kinds = needed_kinds(backends)
     ext.check_kinds(external, kinds)
     if "ptx" in kinds or external:
@@ -138,10 +140,10 @@ def plan_build(
         if a.kind in kinds
     ]
     lock = lockfile.read_bytes(ws.root)
-    kernels = [
-        kernel_plan(ws, options, codegen, env, lock)
-        for codegen in codegens_for(backends, options, covered)
-    ]
+    chosen = codegens_for(backends, options, covered)
+    for codegen in chosen:
+        checked.require_codegen(options.checked, codegen.name)
+    kernels = [kernel_plan(ws, options, codegen, env, lock) for codegen in chosen]
     features = host.features(ws, backends)
     return BuildPlan(
         options=options,
@@ -298,7 +300,7 @@ def compile_kernels(
             # Written before cargo starts, even when empty: `embed_kernels!` would create it
             # during the build otherwise, and cargo (which sees an input newer than its
             # build) would then compile again on the next plain `cargo build`.
-            write_manifest(ws.kernels_dir, [])
+            write_manifest(ws.kernels_dir, [], checked=options.checked)
         return []
     # start-up: ~20 ms (tarfile, zipfile, lzma) that a build without kernels (cpu) skips
     from rgpu.toolchains import obtain, tools
@@ -363,7 +365,7 @@ def compile_kernels(
             if a.kind in ("ptx", "spirv") and a.codegen != "external"
         ]
         require_linked(built, crates, ws.kernel_dir / "src" / "lib.rs")
-    write_manifest(ws.kernels_dir, produced, owners)
+    write_manifest(ws.kernels_dir, produced, owners, checked=options.checked)
     return produced
 
 

@@ -93,12 +93,18 @@ def describe(
 
 
 def write_manifest(
-    directory: Path, artifacts: Iterable[Artifact], kernels: Iterable[Kernel] | None = None
+    directory: Path,
+    artifacts: Iterable[Artifact],
+    kernels: Iterable[Kernel] | None = None,
+    *,
+    checked: bool = False,
 ) -> Path:
     """Verify every artifact, write the manifest (only if it changed), and remove files of
     the directory that it no longer lists. ``kernels``: every kernel with the package that
     declares it (the `kernels` list: each crate's `embed_kernels!()` embeds the artifacts
-    holding its own kernels, and reports name the crate)."""
+    holding its own kernels, and reports name the crate). ``checked``: a checked build
+    (rgpu/checked.py), written as `"checked": true` for `embed_kernels!()` to pass on to
+    the launchers (absent otherwise: a release build's manifest is as before)."""
     items = sorted(artifacts, key=lambda a: (a.kind, a.target, a.path))
     for artifact in items:
         verify(directory, artifact)
@@ -108,6 +114,8 @@ def write_manifest(
     }
     if kernels is not None:
         data["kernels"] = [{"name": k.name, "package": k.package} for k in kernels]
+    if checked:
+        data["checked"] = True
     path = directory / MANIFEST_NAME
     write_text_if_changed(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
     remove_unlisted(directory, {a.path for a in items})

@@ -154,6 +154,13 @@ def backends_option(help: str) -> Callable[[F], F]:
     "Default: `target-platforms` in [workspace.metadata.rgpu]; else every platform.",
 )
 @click.option(
+    "--checked/--unchecked",
+    "checked",
+    default=None,
+    help="Checked launches: an out-of-range buffer access is returned as rgpu::Error after "
+    "the launch (cpu, cuda). Default: `checked` in [workspace.metadata.rgpu], else unchecked.",
+)
+@click.option(
     "--yes", "-y", is_flag=True, default=None, help="Allow toolchain installs (RGPU_YES)."
 )
 def build(
@@ -170,6 +177,7 @@ def build(
     recompile: bool,
     require_platforms: tuple[str, ...],
     target_platforms: tuple[str, ...],
+    checked: bool | None,
     yes: bool | None,
 ) -> None:
     """Compile the kernels for the backends, then build every binary, example and test."""
@@ -188,6 +196,7 @@ def build(
         cuda_archs=_archs(archs),
         require_platforms=_platforms(require_platforms),
         target_platforms=_targets(target_platforms),
+        checked=checked,
     )
     options = state.kept_archs(
         options,

@@ -25,6 +25,7 @@ from pathlib import Path
 from rgpu.artifacts import ptx, sass
 from rgpu.artifacts.manifest import Artifact, describe
 from rgpu.check import Check
+from rgpu.checked import rustc_args as checked_args
 from rgpu.codegens import KernelBuild
 from rgpu.containers.placement import Placement
 from rgpu.cuda_archs import Arch
@@ -299,14 +300,19 @@ def linker_args(build: KernelBuild) -> tuple[str, ...]:
     return () if path is None else (f"-Clinker={path}",)
 
 
-def rustflags(arch: Arch) -> tuple[str, ...]:
+def rustflags(arch: Arch, checked: bool = False) -> tuple[str, ...]:
     """Every crate's flags (core's too, so it is built for the same arch). MIR's jump
     threading is off: it copies the code between two branches on the same condition into
     both (`if i < n { load }` ... `if i < n { store }`), and with it the warp's shuffles and
     barriers, so a warp split by the condition runs two different `shfl.sync`s and waits
     forever (found on the H100: a scan whose last round covers part of a warp hung). MIR
-    knows nothing of convergence; LLVM's passes respect it for NVVM's intrinsics."""
-    return (f"-Ctarget-cpu={arch}", "-Zmir-enable-passes=-JumpThreading")
+    knows nothing of convergence; LLVM's passes respect it for NVVM's intrinsics. A checked
+    build (rgpu/checked.py) adds its cfg, which the `rgpu` crate's panic handler reads."""
+    return (
+        f"-Ctarget-cpu={arch}",
+        "-Zmir-enable-passes=-JumpThreading",
+        *checked_args(checked),
+    )
 
 
 def arch_step(build: KernelBuild, toolchain: NvptxToolchain, arch: Arch) -> Step:
@@ -334,7 +340,10 @@ def arch_step(build: KernelBuild, toolchain: NvptxToolchain, arch: Arch) -> Step
             *linker_args(build),
         ),
         cwd=build.workspace.root,
-        env={**toolchain.env, "CARGO_ENCODED_RUSTFLAGS": "\x1f".join(rustflags(arch))},
+        env={
+            **toolchain.env,
+            "CARGO_ENCODED_RUSTFLAGS": "\x1f".join(rustflags(arch, build.options.checked)),
+        },
         unset_env=UNSET_ENV,
         container_ok=True,
         keep_output=True,

@@ -32,6 +32,7 @@ SETTINGS = (
     "target_platforms",
     "spirv_opt",
     "float_contraction",
+    "checked",
 )
 
 

@@ -161,6 +161,11 @@ fn table(root: &Path, package: &str) -> Result<TokenStream, String> {
         .filter(|a| holds(a, own.as_deref()))
         .map(|a| artifact(&dir, a))
         .collect::<Result<Vec<_>, _>>()?;
+    // `rgpu build --checked` (rgpu/checked.py): the launchers return the kernel's panic.
+    let checked = data
+        .get("checked")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     let manifest = manifest
         .to_str()
         .ok_or("the workspace path is not UTF-8")?
@@ -168,6 +173,8 @@ fn table(root: &Path, package: &str) -> Result<TokenStream, String> {
     Ok(quote! {
         #[doc(hidden)]
         pub static __RGPU_ARTIFACTS: &[::rgpu::__private::Artifact] = &[#(#items),*];
+        #[doc(hidden)]
+        pub const __RGPU_CHECKED: bool = #checked;
         // Makes the manifest an input of this crate: cargo rebuilds it when rgpu rewrites it.
         const _: &str = include_str!(#manifest);
     })
@@ -194,6 +201,8 @@ pub fn expand() -> TokenStream {
         Ok(None) => quote! {
             #[doc(hidden)]
             pub static __RGPU_ARTIFACTS: &[::rgpu::__private::Artifact] = &[];
+            #[doc(hidden)]
+            pub const __RGPU_CHECKED: bool = false;
         },
         Err(message) => return fail(message),
     };

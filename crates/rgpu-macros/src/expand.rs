@@ -374,7 +374,11 @@ fn cpu_path(k: &Kernel, info: &Ident) -> TokenStream {
         #(#setup)*
         __rgpu::check_lengths(&#info, __count, &[#(#lens),*])?;
         #(#views)*
-        #run
+        // A kernel crate built with `rgpu build --checked`: its panic is an Error.
+        __rgpu::cpu::checked(crate::__RGPU_CHECKED, || -> ::core::result::Result<(), ::rgpu::Error> {
+            #run
+            ::core::result::Result::Ok(())
+        })?;
         return ::core::result::Result::Ok(());
     }
 }

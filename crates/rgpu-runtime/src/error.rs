@@ -73,6 +73,18 @@ pub enum Error {
     /// sticky CUDA error): `reason` is the driver's own text. The device is unusable
     /// afterwards; open a new one.
     DeviceLost { backend: Backend, reason: String },
+    /// In a checked build (`rgpu build --checked`), a kernel panicked: an index out of
+    /// range of a buffer, or another panic. `kernels`: the kernel launched, or on cuda those
+    /// launched since the last wait when there were several (the GPU records the first
+    /// fault, not whose it was); `location` is `file:line:column` in the kernel's source,
+    /// `message` the panic's (for an index, its value and the buffer's length). The device
+    /// stays usable.
+    OutOfRange {
+        backend: Backend,
+        kernels: Vec<&'static str>,
+        location: String,
+        message: String,
+    },
 }
 
 impl fmt::Display for Error {
@@ -186,6 +198,34 @@ impl fmt::Display for Error {
                 "{backend}: the driver lost the device ({reason}): open a new Device; if it \
                  happens again, run the kernel on another backend or device to find the fault"
             ),
+            Error::OutOfRange {
+                backend,
+                kernels,
+                location,
+                message,
+            } => {
+                let names: Vec<String> = kernels.iter().map(|k| format!("`{k}`")).collect();
+                let who = match names.as_slice() {
+                    [one] => format!("kernel {one}"),
+                    _ => format!(
+                        "one of the kernels {} (launched since the last wait)",
+                        names.join(", ")
+                    ),
+                };
+                let fix = if ["out of bounds", "out of range", "is past the"]
+                    .iter()
+                    .any(|m| message.contains(m))
+                {
+                    "keep the index below the buffer's length"
+                } else {
+                    "the kernel panicked there"
+                };
+                write!(
+                    f,
+                    "{who} failed on {backend} at {location}: {message} (checked launch): fix \
+                     the kernel at {location} ({fix})"
+                )
+            }
         }
     }
 }
@@ -294,6 +334,18 @@ impl fmt::Debug for Error {
                 .field("backend", backend)
                 .field("reason", reason)
                 .finish(),
+            Error::OutOfRange {
+                backend,
+                kernels,
+                location,
+                message,
+            } => f
+                .debug_struct("OutOfRange")
+                .field("backend", backend)
+                .field("kernels", kernels)
+                .field("location", location)
+                .field("message", message)
+                .finish(),
         }
     }
 }
@@ -382,6 +434,21 @@ impl Error {
     }
 
     /// A wait longer than the launch timeout; `kernel` the last one launched.
+    /// A checked launch's fault (`Error::OutOfRange`).
+    pub(crate) fn out_of_range(
+        backend: Backend,
+        kernels: Vec<&'static str>,
+        location: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Error::OutOfRange {
+            backend,
+            kernels,
+            location: location.into(),
+            message: message.into(),
+        }
+    }
+
     pub(crate) fn timeout(
         backend: Backend,
         kernel: &'static str,

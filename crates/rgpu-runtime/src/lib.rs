@@ -70,9 +70,9 @@ pub mod __private {
     /// The cpu executor and the host versions of the kernel-side types.
     pub mod cpu {
         pub use crate::cpu::{
-            run_groups, run_groups_grid, run_groups_grid_on, run_groups_named, run_groups_on,
-            run_items, run_items_grid, run_items_grid_on, run_items_on, Global, Group, Item,
-            Shared, Word, MIN_ITEMS_PER_TASK, SCRATCH_ALIGN, STACK_BYTES,
+            checked, run_groups, run_groups_grid, run_groups_grid_on, run_groups_named,
+            run_groups_on, run_items, run_items_grid, run_items_grid_on, run_items_on, Global,
+            Group, Item, Shared, Word, MIN_ITEMS_PER_TASK, SCRATCH_ALIGN, STACK_BYTES,
         };
     }
 }

@@ -234,52 +234,62 @@ pub fn fence(order: Ordering) {
 macro_rules! relaxed_methods {
     () => {
         /// Adds `value` to element `index` atomically (wrapping, relaxed); the old value.
+        #[track_caller]
         pub fn atomic_add(&self, index: u32, value: T) -> T {
             self.atomic(index).fetch_add(value, Ordering::Relaxed)
         }
 
         /// Stores the larger of element `index` and `value` atomically; the old value.
+        #[track_caller]
         pub fn atomic_max(&self, index: u32, value: T) -> T {
             self.atomic(index).fetch_max(value, Ordering::Relaxed)
         }
 
         /// Stores the smaller of element `index` and `value` atomically; the old value.
+        #[track_caller]
         pub fn atomic_min(&self, index: u32, value: T) -> T {
             self.atomic(index).fetch_min(value, Ordering::Relaxed)
         }
 
         /// Bitwise and of element `index` with `value`, atomically; the old value.
+        #[track_caller]
         pub fn atomic_and(&self, index: u32, value: T) -> T {
             self.atomic(index).fetch_and(value, Ordering::Relaxed)
         }
 
         /// Bitwise or of element `index` with `value`, atomically; the old value.
+        #[track_caller]
         pub fn atomic_or(&self, index: u32, value: T) -> T {
             self.atomic(index).fetch_or(value, Ordering::Relaxed)
         }
 
         /// Bitwise xor of element `index` with `value`, atomically; the old value.
+        #[track_caller]
         pub fn atomic_xor(&self, index: u32, value: T) -> T {
             self.atomic(index).fetch_xor(value, Ordering::Relaxed)
         }
 
         /// Element `index`, read atomically (relaxed).
+        #[track_caller]
         pub fn atomic_load(&self, index: u32) -> T {
             self.atomic(index).load(Ordering::Relaxed)
         }
 
         /// Stores `value` in element `index` atomically (relaxed).
+        #[track_caller]
         pub fn atomic_store(&self, index: u32, value: T) {
             self.atomic(index).store(value, Ordering::Relaxed)
         }
 
         /// Stores `value` in element `index` atomically; the old value.
+        #[track_caller]
         pub fn atomic_exchange(&self, index: u32, value: T) -> T {
             self.atomic(index).swap(value, Ordering::Relaxed)
         }
 
         /// Stores `new` in element `index` if it is `current`, atomically: `Ok(old)` when it
         /// stored, `Err(old)` when not.
+        #[track_caller]
         pub fn atomic_compare_exchange(&self, index: u32, current: T, new: T) -> Result<T, T> {
             self.atomic(index)
                 .compare_exchange(current, new, Ordering::Relaxed, Ordering::Relaxed)

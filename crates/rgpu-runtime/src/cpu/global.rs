@@ -79,6 +79,7 @@ impl<T: Pod> Global<T> {
 
 impl<T: Pod + AtomicWord> Global<T> {
     /// Element `index` as an [`Atomic`] at device scope. Panics past `len()`.
+    #[track_caller]
     pub fn atomic(&self, index: u32) -> Atomic<'_, T, DeviceScope> {
         assert!(
             index < self.len,
@@ -97,6 +98,7 @@ impl<T: Pod + AtomicWord> Global<T> {
 impl Global<f32> {
     /// Adds `value` to element `index` atomically (relaxed; a compare-exchange loop on the
     /// bits); the old value. Panics past `len()`.
+    #[track_caller]
     pub fn atomic_add(&self, index: u32, value: f32) -> f32 {
         assert!(
             index < self.len,

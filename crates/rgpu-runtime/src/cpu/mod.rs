@@ -264,6 +264,27 @@ pub fn run_items_on(
     run_items_grid_on(device, kernel, count, [count, 1, 1], threads, f)
 }
 
+/// The launchers of a kernel crate built with `rgpu build --checked` (its manifest says so:
+/// `embed_kernels!()`): `launch` (one of the `run_*_on` calls) with the kernel's panic
+/// returned as `Error::OutOfRange` (`watch.rs`).
+pub fn checked<R>(checked: bool, launch: impl FnOnce() -> R) -> R {
+    CHECKED.with(|c| {
+        let before = c.replace(checked);
+        let result = launch();
+        c.set(before);
+        result
+    })
+}
+
+thread_local! {
+    /// Whether the launch this thread starts is checked (`checked`).
+    static CHECKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn is_checked() -> bool {
+    CHECKED.with(std::cell::Cell::get)
+}
+
 /// `run_items_grid` on `device`'s threads; what the 2-D and 3-D launchers call.
 pub fn run_items_grid_on<const D: usize>(
     device: &crate::Device,
@@ -274,7 +295,7 @@ pub fn run_items_grid_on<const D: usize>(
     f: &(dyn Fn(Item<D>) + Sync),
 ) -> Result<(), Error> {
     let _ = threads;
-    watch::run_limited(kernel, device.cpu_timeout(), |deadline| {
+    watch::run_limited(kernel, device.cpu_timeout(), is_checked(), |deadline| {
         device.cpu_install(|| items::run_items_until(count, shape, deadline, f))
     })
 }
@@ -289,7 +310,7 @@ pub fn run_groups_grid_on<const D: usize>(
     shared_bytes: usize,
     f: &(dyn Fn(Group<D>, *mut u8) + Sync),
 ) -> Result<(), Error> {
-    watch::run_limited(kernel, device.cpu_timeout(), |deadline| {
+    watch::run_limited(kernel, device.cpu_timeout(), is_checked(), |deadline| {
         device.cpu_install(|| {
             groups::run_groups_until(kernel, groups, shape, threads, shared_bytes, deadline, f)
         })

@@ -122,6 +122,7 @@ impl<T: Word, const N: usize> Copy for Shared<T, N> {}
 impl<T: Word, const N: usize> Shared<T, N> {
     pub const LEN: usize = N;
 
+    #[track_caller]
     fn slot(&self, index: u32, what: &str) -> *mut T {
         assert!(
             (index as usize) < N,
@@ -132,6 +133,7 @@ impl<T: Word, const N: usize> Shared<T, N> {
     }
 
     /// The word at `index`. Panics past `N`.
+    #[track_caller]
     pub fn load(&self, index: u32) -> T {
         // SAFETY: `slot` checked the index; the scratch is initialised (zeroed) and only
         // this workgroup's invocations, one at a time on this thread, touch it.
@@ -139,6 +141,7 @@ impl<T: Word, const N: usize> Shared<T, N> {
     }
 
     /// Stores `value` at `index`. Panics past `N`.
+    #[track_caller]
     pub fn store(&self, index: u32, value: T) {
         // SAFETY: as in `load`.
         unsafe { self.slot(index, "store").write(value) }
@@ -177,6 +180,7 @@ impl<T: Word, const N: usize> Shared<T, N> {
 
 impl<T: AtomicWord, const N: usize> Shared<T, N> {
     /// Element `index` as an [`Atomic`] at workgroup scope. Panics past `N`.
+    #[track_caller]
     pub fn atomic(&self, index: u32) -> Atomic<'_, T, WorkgroupScope> {
         let slot = self.slot(index, "atomic");
         // SAFETY: in bounds (`slot`), aligned (the scratch is), valid for the invocation;

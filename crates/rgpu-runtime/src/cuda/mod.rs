@@ -11,6 +11,7 @@
 //! reads, host-slice outputs and `sync` wait for the stream. Uploads and downloads go
 //! through the device's pinned staging memory (`staging`), in overlapping chunks.
 
+mod fault;
 pub(crate) mod nccl;
 mod peer;
 mod ptx;
@@ -20,6 +21,7 @@ use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{
@@ -70,6 +72,8 @@ impl Drop for CudaMemory {
 /// One loaded module, and what the description says about it.
 struct Module {
     module: Arc<CudaModule>,
+    /// A checked build's fault record (`fault.rs`).
+    fault: Option<fault::Record>,
     /// "SASS sm_90 (cubin)" or "PTX sm_90 (ISA 7.8) JIT-compiled".
     label: String,
 }
@@ -89,6 +93,9 @@ struct State {
     launched: HashMap<(usize, usize), CudaFunction>,
     /// The start event of `Device::timed`.
     timing: Option<CudaEvent>,
+    /// The kernels launched since the last wait, once a checked module is loaded (a fault
+    /// names them: the record does not say whose it is).
+    since_wait: Vec<&'static str>,
 }
 
 pub(crate) struct CudaDevice {
@@ -111,6 +118,9 @@ pub(crate) struct CudaDevice {
     lost: Arc<Lost>,
     /// The kernel launched last, which a timed-out wait names.
     last_kernel: Mutex<&'static str>,
+    /// Whether a loaded module is a checked build's (has a fault record): launches and
+    /// waits of release modules skip the checked launches' work.
+    checked: AtomicBool,
 }
 
 /// The errors after which a CUDA context is unusable (the driver's "sticky" errors): the
@@ -269,6 +279,7 @@ impl Api for CudaDevice {
             spin: spin_time(false)?,
             lost: Arc::default(),
             last_kernel: Mutex::new("(none launched yet)"),
+            checked: AtomicBool::new(false),
         })
     }
 
@@ -383,35 +394,11 @@ impl Api for CudaDevice {
     /// that a kernel that never ends is `Error::Timeout` after the launch timeout: without a
     /// pause for the spin time (`RGPU_SPIN_WAIT_US`, 1 ms by default: a short kernel's sync
     /// costs no wake-up, as CUDA's own spinning wait), then with pauses from 20 us doubling
-    /// to 1 ms (a long kernel costs little CPU).
+    /// to 1 ms (a long kernel costs little CPU). Then a checked module's fault
+    /// (`take_fault`).
     fn sync(&self) -> Result<(), Error> {
-        self.lost.check()?;
-        let started = std::time::Instant::now();
-        let done = || {
-            // SAFETY: the device's stream, alive as long as the device.
-            match unsafe { sys::cuStreamQuery(self.stream.cu_stream()) }.result() {
-                Ok(()) => Ok(true),
-                Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_NOT_READY => Ok(false),
-                Err(e) => Err(self.failed("waiting for the GPU (cuStreamQuery)", e)),
-            }
-        };
-        if poll_for(self.spin, done)? {
-            return Ok(());
-        }
-        let mut pause = std::time::Duration::from_micros(20);
-        loop {
-            if done()? {
-                return Ok(());
-            }
-            if let Some(limit) = self.timeout {
-                if started.elapsed() >= limit {
-                    let kernel = *self.last_kernel.lock().unwrap_or_else(|p| p.into_inner());
-                    return Err(self.lost.set(Error::timeout(BACKEND, kernel, limit)));
-                }
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(std::time::Duration::from_millis(1));
-        }
+        self.wait()?;
+        self.take_fault()
     }
 
     fn begin_timing(&self) -> Result<(), Error> {
@@ -449,6 +436,12 @@ impl Api for CudaDevice {
         self.limits.check_launch(BACKEND, kernel, args)?;
         let function = self.function(kernel, artifacts)?;
         *self.last_kernel.lock().unwrap_or_else(|p| p.into_inner()) = kernel.name;
+        if self.checked.load(Ordering::Relaxed) {
+            let mut state = self.state();
+            if !state.since_wait.contains(&kernel.name) {
+                state.since_wait.push(kernel.name);
+            }
+        }
         // Host slices go to temporary buffers first.
         let mut temporaries = host_inputs(args)
             .map(|data| data.map(|data| self.upload(data, 1)).transpose())
@@ -541,6 +534,63 @@ impl Drop for CudaDevice {
 }
 
 impl CudaDevice {
+    /// Polls the stream (`cuStreamQuery`): see `sync`.
+    fn wait(&self) -> Result<(), Error> {
+        self.lost.check()?;
+        let started = std::time::Instant::now();
+        let done = || {
+            // SAFETY: the device's stream, alive as long as the device.
+            match unsafe { sys::cuStreamQuery(self.stream.cu_stream()) }.result() {
+                Ok(()) => Ok(true),
+                Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_NOT_READY => Ok(false),
+                Err(e) => Err(self.failed("waiting for the GPU (cuStreamQuery)", e)),
+            }
+        };
+        if poll_for(self.spin, done)? {
+            return Ok(());
+        }
+        let mut pause = std::time::Duration::from_micros(20);
+        loop {
+            if done()? {
+                return Ok(());
+            }
+            if let Some(limit) = self.timeout {
+                if started.elapsed() >= limit {
+                    let kernel = *self.last_kernel.lock().unwrap_or_else(|p| p.into_inner());
+                    return Err(self.lost.set(Error::timeout(BACKEND, kernel, limit)));
+                }
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(std::time::Duration::from_millis(1));
+        }
+    }
+
+    /// A checked module's fault (`fault.rs`), after a wait: `Error::OutOfRange` naming the
+    /// kernels launched since the wait before; the record is cleared, the device usable.
+    fn take_fault(&self) -> Result<(), Error> {
+        if !self.checked.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let mut state = self.state();
+        let records: Vec<fault::Record> = state.modules.values().filter_map(|m| m.fault).collect();
+        if records.is_empty() {
+            return Ok(());
+        }
+        let kernels = std::mem::take(&mut state.since_wait);
+        drop(state);
+        let mut first = None;
+        for record in records {
+            let found = record
+                .take()
+                .map_err(|e| self.failed("reading the checked launch's fault record", e))?;
+            first = first.or(found);
+        }
+        match first {
+            None => Ok(()),
+            Some(f) => Err(Error::out_of_range(BACKEND, kernels, f.location, f.message)),
+        }
+    }
+
     /// The error of a failed driver call: `Error::DeviceLost` with the driver's text (and
     /// the device marked lost) for a sticky error, else the call and the driver's text.
     fn failed(&self, what: &str, e: DriverError) -> Error {
@@ -660,6 +710,9 @@ impl CudaDevice {
                 None => self.load_ptx(kernel, artifact)?,
             }),
         };
+        if module.fault.is_some() {
+            self.checked.store(true, Ordering::Relaxed);
+        }
         let function = module.module.load_function(kernel.name).map_err(|e| {
             Error::launch(
                 BACKEND,
@@ -683,6 +736,7 @@ impl CudaDevice {
             .context()
             .load_module(Ptx::from_binary(cubin.bytes.to_vec()))?;
         Ok(Module {
+            fault: fault::record_of(&module, &self.stream),
             module,
             label: format!("SASS {} (cubin)", cubin.target),
         })
@@ -719,6 +773,7 @@ impl CudaDevice {
                 )),
             })?;
         Ok(Module {
+            fault: fault::record_of(&module, &self.stream),
             module,
             label: format!(
                 "PTX {} (ISA {}) JIT-compiled",

@@ -318,6 +318,7 @@ pub fn fence(order: Ordering) {
 macro_rules! relaxed_methods {
     ($scope:ty, $what:literal) => {
         #[doc = concat!("Adds `value` to element `index` atomically (wrapping, relaxed, ", $what, "); the old value.")]
+        #[cfg_attr(rgpu_checked, track_caller)]
         #[inline(always)]
         pub fn atomic_add(&self, index: u32, value: T) -> T {
             // SAFETY: `element` checks the index; the memory outlives the kernel.
@@ -325,6 +326,7 @@ macro_rules! relaxed_methods {
         }
 
         #[doc = concat!("Stores the larger of element `index` and `value` atomically (relaxed, ", $what, "); the old value.")]
+        #[cfg_attr(rgpu_checked, track_caller)]
         #[inline(always)]
         pub fn atomic_max(&self, index: u32, value: T) -> T {
             // SAFETY: `element` checks the index; the memory outlives the kernel.
@@ -332,6 +334,7 @@ macro_rules! relaxed_methods {
         }
 
         #[doc = concat!("Stores the smaller of element `index` and `value` atomically (relaxed, ", $what, "); the old value.")]
+        #[cfg_attr(rgpu_checked, track_caller)]
         #[inline(always)]
         pub fn atomic_min(&self, index: u32, value: T) -> T {
             // SAFETY: `element` checks the index; the memory outlives the kernel.
@@ -339,6 +342,7 @@ macro_rules! relaxed_methods {
         }
 
         #[doc = concat!("Bitwise and of element `index` with `value`, atomically (relaxed, ", $what, "); the old value.")]
+        #[cfg_attr(rgpu_checked, track_caller)]
         #[inline(always)]
         pub fn atomic_and(&self, index: u32, value: T) -> T {
             // SAFETY: `element` checks the index; the memory outlives the kernel.
@@ -346,6 +350,7 @@ macro_rules! relaxed_methods {
         }
 
         #[doc = concat!("Bitwise or of element `index` with `value`, atomically (relaxed, ", $what, "); the old value.")]
+        #[cfg_attr(rgpu_checked, track_caller)]
         #[inline(always)]
         pub fn atomic_or(&self, index: u32, value: T) -> T {
             // SAFETY: `element` checks the index; the memory outlives the kernel.
@@ -353,6 +358,7 @@ macro_rules! relaxed_methods {
         }
 
         #[doc = concat!("Bitwise xor of element `index` with `value`, atomically (relaxed, ", $what, "); the old value.")]
+        #[cfg_attr(rgpu_checked, track_caller)]
         #[inline(always)]
         pub fn atomic_xor(&self, index: u32, value: T) -> T {
             // SAFETY: `element` checks the index; the memory outlives the kernel.
@@ -360,6 +366,7 @@ macro_rules! relaxed_methods {
         }
 
         #[doc = concat!("Element `index`, read atomically (relaxed, ", $what, "): a load that sees another invocation's atomic store, as the ordered handle's `load(Relaxed)` without its dispatch on an ordering.")]
+        #[cfg_attr(rgpu_checked, track_caller)]
         #[inline(always)]
         pub fn atomic_load(&self, index: u32) -> T {
             // SAFETY: `element` checks the index; the memory outlives the kernel.
@@ -367,6 +374,7 @@ macro_rules! relaxed_methods {
         }
 
         #[doc = concat!("Stores `value` in element `index` atomically (relaxed, ", $what, "), as the ordered handle's `store(value, Relaxed)` without its dispatch on an ordering.")]
+        #[cfg_attr(rgpu_checked, track_caller)]
         #[inline(always)]
         pub fn atomic_store(&self, index: u32, value: T) {
             // SAFETY: `element` checks the index; the memory outlives the kernel.
@@ -374,6 +382,7 @@ macro_rules! relaxed_methods {
         }
 
         #[doc = concat!("Stores `value` in element `index` atomically (relaxed, ", $what, "); the old value.")]
+        #[cfg_attr(rgpu_checked, track_caller)]
         #[inline(always)]
         pub fn atomic_exchange(&self, index: u32, value: T) -> T {
             // SAFETY: `element` checks the index; the memory outlives the kernel.
@@ -381,6 +390,7 @@ macro_rules! relaxed_methods {
         }
 
         #[doc = concat!("Stores `new` in element `index` if it is `current`, atomically (relaxed, ", $what, "): `Ok(old)` when it stored, `Err(old)` when not.")]
+        #[cfg_attr(rgpu_checked, track_caller)]
         #[inline(always)]
         pub fn atomic_compare_exchange(&self, index: u32, current: T, new: T) -> Result<T, T> {
             // SAFETY: as for `atomic_add`.
@@ -393,6 +403,7 @@ macro_rules! relaxed_methods {
 impl<T: AtomicWord> arch::Global<T> {
     /// Element `index` as an [`Atomic`] at device scope (every invocation of the launch).
     /// Past `len()` the kernel traps (the invocation stops on Vulkan).
+    #[cfg_attr(rgpu_checked, track_caller)]
     #[inline(always)]
     pub fn atomic(&self, index: u32) -> Atomic<'_, T, DeviceScope> {
         // SAFETY: `element` checks the index; the buffer outlives the launch.
@@ -406,6 +417,7 @@ impl arch::Global<f32> {
     /// Adds `value` to element `index` atomically (relaxed, device scope); the old value.
     /// PTX `atom.relaxed.gpu.global.add.f32`; SPIR-V `OpAtomicFAddEXT` (the module needs the
     /// AtomicFloat32AddEXT capability: docs/kernel-api.md). Past `len()` the kernel traps.
+    #[cfg_attr(rgpu_checked, track_caller)]
     #[inline(always)]
     pub fn atomic_add(&self, index: u32, value: f32) -> f32 {
         // SAFETY: `element` checks the index; the buffer outlives the launch.
@@ -416,6 +428,7 @@ impl arch::Global<f32> {
 impl<T: AtomicWord, const N: usize> arch::Shared<T, N> {
     /// Element `index` as an [`Atomic`] at workgroup scope (the invocations of this
     /// workgroup). Past `N` the kernel traps (the invocation stops on Vulkan).
+    #[cfg_attr(rgpu_checked, track_caller)]
     #[inline(always)]
     pub fn atomic(&self, index: u32) -> Atomic<'_, T, WorkgroupScope> {
         // SAFETY: `element` checks the index; the array outlives the workgroup.

@@ -15,6 +15,8 @@ use core::marker::PhantomData;
 use super::{Ids, Word};
 
 mod atomic;
+#[cfg(rgpu_checked)]
+mod fault;
 pub use atomic::{atomic_add_f32, fence, AtomicOps, Ptr};
 
 /// Every lane of the warp (subgroup operations are called in uniform control flow).
@@ -223,14 +225,20 @@ impl<T: Word, const N: usize> Shared<T, N> {
     }
 
     #[inline(always)]
+    #[cfg_attr(rgpu_checked, track_caller)]
     fn check(index: u32) {
         if index as usize >= N {
+            #[cfg(not(rgpu_checked))]
             panic!("Shared index out of bounds");
+            // A checked build says where and what (`nvptx/fault.rs` records it).
+            #[cfg(rgpu_checked)]
+            panic!("Shared: index {index} is past the {N} elements of this workgroup array");
         }
     }
 
     /// Element `index` (past `N`: the kernel traps).
     #[inline(always)]
+    #[cfg_attr(rgpu_checked, track_caller)]
     pub fn load(&self, index: u32) -> T {
         Self::check(index);
         // SAFETY: checked above.
@@ -239,6 +247,7 @@ impl<T: Word, const N: usize> Shared<T, N> {
 
     /// Stores element `index` (past `N`: the kernel traps).
     #[inline(always)]
+    #[cfg_attr(rgpu_checked, track_caller)]
     pub fn store(&self, index: u32, value: T) {
         Self::check(index);
         // SAFETY: checked above.
@@ -270,6 +279,7 @@ impl<T: Word, const N: usize> Shared<T, N> {
 impl<T: Word, const N: usize> Shared<T, N> {
     /// Element `index`'s shared-window address (past `N`: the kernel traps).
     #[inline(always)]
+    #[cfg_attr(rgpu_checked, track_caller)]
     pub(super) fn element(&self, index: u32) -> Ptr<T> {
         Self::check(index);
         // SAFETY: checked above.
@@ -336,9 +346,16 @@ impl<T: Copy> Global<T> {
 impl<T: Copy> Global<T> {
     /// Element `index`'s generic address (past `len()`: the kernel traps).
     #[inline(always)]
+    #[cfg_attr(rgpu_checked, track_caller)]
     pub(super) fn element(&self, index: u32) -> Ptr<T> {
         if index >= self.len {
+            #[cfg(not(rgpu_checked))]
             panic!("Global index out of bounds");
+            #[cfg(rgpu_checked)]
+            panic!(
+                "Global: index {index} is past the {} elements of the buffer",
+                self.len
+            );
         }
         // SAFETY: in bounds (checked); device memory outlives the launch.
         Ptr::new(unsafe { self.ptr.add(index as usize) } as u64)
@@ -346,7 +363,8 @@ impl<T: Copy> Global<T> {
 }
 
 /// Kernels cannot unwind: a panic (an index out of bounds) aborts the kernel, and the host
-/// sees a launch failure.
+/// sees a launch failure. (A checked build's handler records the fault instead: `fault`.)
+#[cfg(not(rgpu_checked))]
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
     // SAFETY: `trap` aborts the kernel.
