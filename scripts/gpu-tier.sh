@@ -26,6 +26,8 @@
 #   of `*.fixture.spv` a run of those tests here left, e.g. crates/target/tmp/rgpu-runtime-fixtures):
 #   an endless kernel on cuda, ash and wgpu is a timeout naming it and its process exits;
 #   8 threads of mixed launches on one device, each checked; the GPUs filled until they refuse;
+# - checked launches on cuda (scripts/checked-gpu.sh, when its program is packed in
+#   .device/checked: `scripts/checked-gpu.sh --pack`);
 # - the sort demo's parity tests (its tests/parity.rs, PARITY_TESTS: special values, odd
 #   lengths, both algorithms, against Rust's sort) on every backend built in, each required,
 #   then on wgpu through naga.
@@ -166,8 +168,12 @@ if [ -x "$DIR/runtime-cuda-tests" ]; then
   say "runtime cuda tests exited $?: $(grep '^test result' "$OUT/runtime_cuda_tests.txt" | tail -1)"
 fi
 if [ -x "$DIR/runtime-reliability-tests" ]; then
-  RGPU_FIXTURE_DIR=$DIR/runtime-fixtures RGPU_REQUIRE_VULKAN=1 RGPU_LOAD_LAUNCHES=10000 RGPU_LOAD_FILL=1 \
+  RGPU_FIXTURE_DIR=$DIR/runtime-fixtures RGPU_REQUIRE_VULKAN=1 RGPU_LOAD_LAUNCHES=${RGPU_LOAD_LAUNCHES:-10000} RGPU_LOAD_FILL=1 \
     timeout 600 "$DIR/runtime-reliability-tests" --test-threads=1 --nocapture > "$OUT/runtime_reliability_tests.txt" 2>&1
   say "runtime reliability tests exited $?: $(grep '^test result' "$OUT/runtime_reliability_tests.txt" | tail -1)"
   grep -E 'exited 0 after|did not exit|launches in|full after' "$OUT/runtime_reliability_tests.txt" | sed 's/^/    /' | tee -a "$SUMMARY"
+fi
+if [ -x "$R/.device/checked/checked_fault" ]; then
+  bash "$R/scripts/checked-gpu.sh" > "$OUT/checked_gpu.txt" 2>&1
+  say "checked launches on cuda (scripts/checked-gpu.sh) exited $?: $(tail -1 "$OUT/checked_gpu.txt")"
 fi
