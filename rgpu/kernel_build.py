@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from rgpu.artifacts import kernels
+from rgpu.artifacts import crate_graph, kernels
 from rgpu.artifacts.kernels import KernelCrate
 from rgpu.artifacts.manifest import Artifact, verify
 from rgpu.config import Options, cache_dir
@@ -43,9 +43,10 @@ def _with_placement_note(plan: Plan, build: KernelBuild) -> Plan:
 
 def kernel_crates(ws: Workspace, env: Mapping[str, str]) -> tuple[KernelCrate, ...]:
     """The crates holding the kernels a build compiles: the kernel crate and the crates it
-    depends on that declare kernels (artifacts/kernels.py); a dependency's kernels need
-    RGPU_WORKSPACE, which tells it whose artifacts to embed (workspace.py)."""
-    found = kernels.crates(ws.root, ws.kernel_dir, env)
+    depends on that declare kernels, from `cargo check` (artifacts/kernels.py); a
+    dependency's kernels need RGPU_WORKSPACE, which tells it whose artifacts to embed
+    (workspace.py)."""
+    found = kernels.crates(ws, env)
     kernels.kernels_of(found)  # one namespace of entry points: a name twice is an error
     libraries = [c.package for c in found[1:]]
     if libraries:
@@ -54,13 +55,15 @@ def kernel_crates(ws: Workspace, env: Mapping[str, str]) -> tuple[KernelCrate, .
 
 
 def _kernel_types(ws: Workspace, env: Mapping[str, str]) -> tuple[str, ...]:
-    """The scalar types every crate of kernels names (a library's too: its kernels are
-    in the same SPIR-V module)."""
+    """The scalar types every crate that may hold kernels names (the kernel crate and the
+    crates it depends on that depend on `rgpu`: a library's kernels are in the same SPIR-V
+    module). Known before anything compiles: the graph is read from Cargo.toml files and
+    Cargo.lock (artifacts/crate_graph.py)."""
     from rgpu.artifacts.capabilities import types_in_sources  # start-up: ~9 ms, spirv only
 
     types: set[str] = set()
-    for crate in kernel_crates(ws, env):
-        types.update(types_in_sources(crate.src_dir))
+    for src_dir in crate_graph.rgpu_crates(ws.root, ws.kernel_dir, env):
+        types.update(types_in_sources(src_dir))
     return tuple(sorted(types))
 
 
