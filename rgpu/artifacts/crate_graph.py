@@ -17,8 +17,6 @@ FACADE = "rgpu"
 OWN_CRATES = (FACADE, "rgpu-macros", "rgpu-runtime")
 
 
-
-
 def _lib_dir(manifest: Path, data: Mapping[str, Any]) -> Path:
     lib = data.get("lib", {})
     path = lib.get("path", "src/lib.rs") if isinstance(lib, dict) else "src/lib.rs"

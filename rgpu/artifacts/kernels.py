@@ -142,8 +142,7 @@ def from_messages(lines: Iterable[str], root: Path, kernel_package: str) -> tupl
     for record in _records(lines):
         if record.get("reason") != "compiler-artifact":
             continue
-        kinds = (record.get("target") or {}).get("kind") or []
-        if "proc-macro" in kinds:
+        if "proc-macro" in ((record.get("target") or {}).get("kind") or []):
             continue
         manifest = Path(str(record.get("manifest_path", "")))
         package = _package(manifest)
@@ -156,7 +155,8 @@ def from_messages(lines: Iterable[str], root: Path, kernel_package: str) -> tupl
                     names.update(marks(Path(file).read_bytes()))
                 except OSError:
                     continue
-        src = Path(str((record.get("target") or {}).get("src_path", manifest.parent / "src/lib.rs")))
+        target = record.get("target") or {}
+        src = Path(str(target.get("src_path", manifest.parent / "src" / "lib.rs")))
         outside = not manifest.resolve().is_relative_to(resolved_root)
         crate = KernelCrate(package, src.parent, manifest, outside, tuple(sorted(names)))
         if package == kernel_package:

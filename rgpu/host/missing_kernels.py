@@ -11,7 +11,6 @@ use`), and says which files call what; a glob re-export (`pub use x::*`) turns t
 from __future__ import annotations
 
 import re
-
 from collections.abc import Mapping
 
 from rgpu.artifacts import kernels

@@ -54,11 +54,14 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ws = parent / NAME
     shutil.copytree(FIXTURE, ws / "inner")
     root = ws / "Cargo.toml"
-    root.write_text(root.read_text().replace('members = ["kernel"]', 'members = ["kernel", "inner"]'))
+    root.write_text(
+        root.read_text().replace('members = ["kernel"]', 'members = ["kernel", "inner"]')
+    )
     kernel = ws / "kernel" / "Cargo.toml"
     kernel.write_text(
         kernel.read_text().replace(
-            "rgpu.workspace = true\n", 'rgpu.workspace = true\ninner-kernels = { path = "../inner" }\n'
+            "rgpu.workspace = true\n",
+            'rgpu.workspace = true\ninner-kernels = { path = "../inner" }\n',
         )
     )
     lib = ws / "kernel" / "src" / "lib.rs"
