@@ -36,12 +36,12 @@ scale_kernel!(double_it, 2.0);
 
 // Not kernels: commented out, in a block comment, in a string.
 // #[rgpu::kernel]
-// pub fn commented_out(#[item] x: &mut f32) {}
+// fn commented_out(#[item] x: &mut f32) {}
 /*
 #[rgpu::kernel]
-pub fn in_a_block_comment(#[item] x: &mut f32) {}
+fn in_a_block_comment(#[item] x: &mut f32) {}
 */
-pub const NOT_A_KERNEL: &str = "#[rgpu::kernel] pub fn in_a_string(#[item] x: &mut f32) {}";
+pub const NOT_A_KERNEL: &str = "#[rgpu::kernel] fn in_a_string(#[item] x: &mut f32) {}";
 """
 USE = "use inner_kernels as _; // its kernels, linked into this crate's modules\n"
 BUILD = ("build", "--backend", "cuda", "--arch", "sm_80")
@@ -114,7 +114,8 @@ def test_a_kernel_added_to_the_library_alone_joins_the_list(ws: Path) -> None:
         "plus_kernel!(inner_plus);\n"
     )
     source.write_text(source.read_text() + added)
-    run_rgpu(*BUILD, cwd=ws)
+    built = run_rgpu(*BUILD, cwd=ws)
+    assert "+ cargo check --lib --package kl-kernel" in built.stderr
     assert owners(ws)["inner_plus"] == "inner-kernels"
     assert "inner_plus" in entries(ws)
     # A build with nothing changed keeps the list, and starts no cargo check.
