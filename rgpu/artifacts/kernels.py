@@ -137,7 +137,7 @@ def from_messages(lines: Iterable[str], root: Path, kernel_package: str) -> tupl
     """The crates holding kernels, from `cargo check`'s JSON messages (`check_argv`): the
     kernel crate first (also without kernels), then each crate whose metadata has marks."""
     resolved_root = root.resolve()
-    first: KernelCrate | None = None
+    first = KernelCrate(kernel_package, root, root / "Cargo.toml", False, ())
     libraries: list[KernelCrate] = []
     for record in _records(lines):
         if record.get("reason") != "compiler-artifact":
@@ -163,20 +163,47 @@ def from_messages(lines: Iterable[str], root: Path, kernel_package: str) -> tupl
             first = crate
         elif names:
             libraries.append(crate)
-    head = () if first is None else (first,)
-    return (*head, *sorted(libraries, key=lambda c: c.package))
+    return (first, *sorted(libraries, key=lambda c: c.package))
 
 
-def crates(ws: Workspace, env: Mapping[str, str]) -> tuple[KernelCrate, ...]:
+def metadata_files(lines: Iterable[str]) -> tuple[Path, ...]:
+    """Every metadata file cargo's JSON messages name (what the kernels' list is read from)."""
+    return tuple(
+        Path(str(f))
+        for r in _records(lines)
+        if r.get("reason") == "compiler-artifact"
+        for f in r.get("filenames") or []
+        if str(f).endswith(".rmeta")
+    )
+
+
+def manifests(lines: Iterable[str]) -> tuple[Path, ...]:
+    """The Cargo.toml of every package cargo's JSON messages name (a path dependency's, out
+    of the workspace too: a dependency added there changes the list)."""
+    found = [
+        Path(str(r["manifest_path"]))
+        for r in _records(lines)
+        if r.get("reason") == "compiler-artifact" and r.get("manifest_path")
+    ]
+    return tuple(dict.fromkeys(found))
+
+
+class Checked(NamedTuple):
+    crates: tuple[KernelCrate, ...]
+    metadata: tuple[Path, ...]  # the files read: what a stamp of the list watches
+    manifests: tuple[Path, ...]  # and the packages' Cargo.toml files
+
+
+def check(ws: Workspace, env: Mapping[str, str]) -> Checked:
     """The crates holding kernels, from `cargo check` of the kernel crate (`check_argv`):
     cheap when nothing changed (cargo finds every crate fresh), and the same answer for
     every codegen. A crate that does not compile stops here, with cargo's errors."""
     result = cmd.run(check_argv(ws), cwd=ws.root, env=dict(env), capture=True, check=False)
-    records = _records(result.stdout.splitlines())
+    lines = result.stdout.splitlines()
     if result.returncode != 0:
         errors = [
             str((r.get("message") or {}).get("rendered") or "").rstrip()
-            for r in records
+            for r in _records(lines)
             if r.get("reason") == "compiler-message"
             and (r.get("message") or {}).get("level") == "error"
         ]
@@ -184,10 +211,35 @@ def crates(ws: Workspace, env: Mapping[str, str]) -> tuple[KernelCrate, ...]:
         raise CommandFailedError(
             f"`{cmd.format_argv(check_argv(ws))}` failed (exit code {result.returncode}): "
             f"rgpu reads the kernels' list from it\n{shown}",
-            "fix the kernel crate's errors shown above, then build again",
+            "fix the errors cargo reports (above), then build again",
             returncode=result.returncode,
         )
-    return from_messages(result.stdout.splitlines(), ws.root, ws.kernel_package)
+    crates = from_messages(lines, ws.root, ws.kernel_package)
+    return Checked(crates, metadata_files(lines), manifests(lines))
+
+
+def to_json(crates: Sequence[KernelCrate]) -> str:
+    rows = [
+        {"package": c.package, "src_dir": str(c.src_dir), "manifest": str(c.manifest),
+         "outside": c.outside, "kernels": list(c.kernels)}
+        for c in crates
+    ]  # fmt: skip
+    return json.dumps({"version": 1, "crates": rows}, indent=1) + "\n"
+
+
+def from_json(text: str) -> tuple[KernelCrate, ...] | None:
+    """`to_json`'s crates; None for anything else."""
+    try:
+        data = json.loads(text)
+        if data.get("version") != 1:
+            return None
+        return tuple(
+            KernelCrate(str(c["package"]), Path(c["src_dir"]), Path(c["manifest"]),
+                        bool(c["outside"]), tuple(str(k) for k in c["kernels"]))
+            for c in data["crates"]
+        ) or None  # fmt: skip
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 def unlinked(

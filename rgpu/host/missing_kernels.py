@@ -66,7 +66,7 @@ def own_kernels(ws: Workspace, env: Mapping[str, str]) -> tuple[str, ...] | None
     if listed is not None:
         return tuple(k.name for k in listed if k.package == ws.kernel_package)
     try:
-        found = kernels.crates(ws, env)
+        found = kernels.check(ws, env).crates
     except (RgpuError, OSError):
         return None
     return found[0].kernels if found else None

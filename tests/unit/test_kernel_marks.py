@@ -109,3 +109,28 @@ def test_the_check_is_of_the_kernel_crates_library_with_json_messages(tmp_path: 
     argv = kernels.check_argv(ws)
     assert argv[:2] == ["cargo", "check"] and "--message-format=json" in argv
     assert argv[argv.index("--package") + 1] == "demo-kernel" and "--lib" in argv
+
+
+def test_without_a_message_for_the_kernel_crate_it_is_first_all_the_same(tmp_path: Path) -> None:
+    inner = package(tmp_path / "inner", "inner", "inner_k")
+    found = kernels.from_messages([artifact(*inner[:1], [inner[1]])], tmp_path, "k")
+    assert [(c.package, c.kernels) for c in found] == [("k", ()), ("inner", ("inner_k",))]
+
+
+def test_the_files_a_stamp_of_the_list_watches(tmp_path: Path) -> None:
+    kernel = package(tmp_path / "kernel", "k", "a")
+    lines = [artifact(kernel[0], [kernel[1], tmp_path / "libk.rlib"])]
+    assert kernels.metadata_files(lines) == (kernel[1],)
+    assert kernels.manifests([*lines, *lines]) == (kernel[0],)
+
+
+def test_the_list_is_kept_as_json_and_read_back() -> None:
+    crates = (
+        kernels.KernelCrate(
+            "k", Path("/w/kernel/src"), Path("/w/kernel/Cargo.toml"), False, ("a",)
+        ),
+        kernels.KernelCrate("lib", Path("/o/src"), Path("/o/Cargo.toml"), True, ("b", "c")),
+    )
+    assert kernels.from_json(kernels.to_json(crates)) == crates
+    for bad in ("", "[]", '{"version": 2, "crates": []}', '{"version": 1, "crates": [{}]}'):
+        assert kernels.from_json(bad) is None
