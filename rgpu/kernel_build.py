@@ -68,8 +68,9 @@ def listed_crates(ws: Workspace, env: Mapping[str, str]) -> tuple[KernelCrate, .
     checked = kernels.check(ws, env)
     write_text_if_changed(path, kernels.to_json(checked.crates))
     outputs = [*checked.metadata, *checked.manifests, path]
-    stamp.record(ws.rgpu_dir, KERNEL_LIST, key, outputs, dep_infos(list(checked.metadata)),
-                 ws.root, env, ignored)  # fmt: skip
+    deps = dep_infos(list(checked.metadata))
+    if len(deps) == len(checked.metadata):  # else (a layout rgpu does not know) no stamp
+        stamp.record(ws.rgpu_dir, KERNEL_LIST, key, outputs, deps, ws.root, env, ignored)
     return checked.crates
 
 
