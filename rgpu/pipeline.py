@@ -24,7 +24,9 @@ import click
 from rgpu.artifacts import external as ext
 from rgpu.artifacts.kernels import Kernel, kernels_of, require_linked
 from rgpu.artifacts.manifest import (
+    MANIFEST_NAME,
     Artifact,
+    drop_empty_manifest,
     read_kernels,
     read_manifest,
     verify,
@@ -33,7 +35,7 @@ from rgpu.artifacts.manifest import (
 from rgpu.backends import Backend, backends_of, resolve_codegen
 from rgpu.backends import codegens_for as codegens_of_backend
 from rgpu.config import Options
-from rgpu.errors import ArtifactError, UsageError
+from rgpu.errors import ArtifactError, RgpuError, UsageError
 from rgpu.host import build as host
 from rgpu.host import lockfile
 from rgpu.host import state as build_state
@@ -332,6 +334,9 @@ def compile_kernels(
     owners = read_kernels(ws.kernels_dir)
     compiles = any(artifacts is None for artifacts in kept.values())
     crates = None
+    # embed_kernels!() writes an empty manifest where there is none (cargo check compiles
+    # it): a build that refuses a --kernel-artifact removes it again (below).
+    unbuilt = not (ws.kernels_dir / MANIFEST_NAME).exists()
     if compiles or parts.external or owners is None:
         listed_files_only(ws, previous, owners)
         crates = kernel_crates(ws, env)
@@ -343,13 +348,18 @@ def compile_kernels(
         # The kernel crate's own kernels are required; a library's (rgpu-primitives has
         # many a program may never launch) are named in a note when missing, and fail
         # only when launched.
-        external = ext.collect(
-            parts.external,
-            ws.kernels_dir,
-            required=crates[0].kernels if crates else (),
-            cuda_archs=options.cuda_archs.exact,
-            ptxas=tools.find_ptxas(env),
-        )
+        try:
+            external = ext.collect(
+                parts.external,
+                ws.kernels_dir,
+                required=crates[0].kernels,
+                cuda_archs=options.cuda_archs.exact,
+                ptxas=tools.find_ptxas(env),
+            )
+        except RgpuError:
+            if unbuilt:  # a refused build leaves the kernels directory as it was
+                drop_empty_manifest(ws.kernels_dir)
+            raise
         have = {e for a in external for e in a.entry_points}
         lacking = [k for c in crates[1:] for k in c.kernels if k not in have]
         if lacking:

@@ -142,3 +142,16 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp_file(
     monkeypatch.undo()
     assert path.read_text() == "one"
     assert [p.name for p in tmp_path.iterdir()] == ["state.json"]
+
+
+def test_an_empty_manifest_embed_kernels_wrote_is_dropped_and_no_other(tmp_path: Path) -> None:
+    kernels_dir = tmp_path / "kernels"
+    kernels_dir.mkdir()
+    (kernels_dir / manifest.MANIFEST_NAME).write_text('{"artifacts": [], "version": 2}\n')
+    manifest.drop_empty_manifest(kernels_dir)
+    assert not kernels_dir.exists()
+    kernels_dir.mkdir()
+    kept = manifest.write_manifest(kernels_dir, [make(kernels_dir, "k.ptx", b"ptx")])
+    manifest.drop_empty_manifest(kernels_dir)
+    assert kept.is_file()
+    manifest.drop_empty_manifest(tmp_path / "nothing-here")  # no manifest: nothing to do
