@@ -13,10 +13,13 @@ did not recompile with the file, and the marks, of its last check), and `marks` 
 kernel names from each. A kernel made by a `macro_rules!` macro is listed; an example in a
 comment or a string is not (no mark: the macro never ran on it). In the metadata an
 identifier is its length (LEB128) then its bytes, so a mark is read only where that length
-precedes it.
+precedes it (a doc comment or a longer string that mentions one is not; a string constant
+that is exactly a mark, `"__rgpu_kernel_x"`, is the one thing that reads as one).
 
-Which crates (`crates`): the kernel crate, then every other crate whose metadata has marks,
-by package name (rgpu's own crates, which declare no kernels, are not read).
+Which crates (`check`, `from_messages`): the kernel crate, then every other crate whose
+metadata has marks, by package name (rgpu's own crates, which declare no kernels, are not
+read). kernel_build.listed_crates keeps the list with a stamp, so that a build whose
+sources did not change starts no cargo for it.
 """
 
 from __future__ import annotations
