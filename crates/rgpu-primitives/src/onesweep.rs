@@ -384,9 +384,7 @@ fn sweep_tile<const H: usize, const B: usize, const S: usize, const T: usize>(
     ranks: &mut [u32; 8],
 ) -> Option<(bool, u32)> {
     let radix = params.radix();
-    let Some(map) = radix.key_map() else {
-        return None;
-    };
+    let map = radix.key_map()?;
     let encoding = radix.encodes().then_some(map);
     let tile = ticket(group, lanes, params, head, sorted);
     if tile >= params.tiles {

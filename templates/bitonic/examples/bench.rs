@@ -21,7 +21,7 @@ use kernel::schedule::Passes;
 use kernel::{KeyKind, SortOrder};
 use rayon::slice::ParallelSliceMut;
 use rgpu::{Backend, Device};
-use rgpu_primitives::Primitives;
+use rgpu_primitives::{Primitives, SortAlgorithm};
 
 const RUNS: usize = 10;
 
@@ -70,7 +70,12 @@ fn gpu_rows(device: &Device, algorithm: Algorithm, n: usize) -> Result<(), rgpu:
         device.backend()
     );
     let launches = match algorithm {
-        Algorithm::Radix => 3 * rgpu_primitives::radix::PASSES as usize,
+        // Count-then-scatter: 3 launches a pass; Onesweep: the state's fill, the
+        // histograms, then 1 a pass.
+        Algorithm::Radix => match rgpu_primitives::sort_plan(device.backend()).algorithm {
+            SortAlgorithm::CountThenScatter => 3 * rgpu_primitives::radix::PASSES as usize,
+            SortAlgorithm::Onesweep => 2 + rgpu_primitives::radix::PASSES as usize,
+        },
         Algorithm::Bitonic => Passes::new(n as u32).count(),
     };
     // The median, and the spread: the fastest and the slowest run.
