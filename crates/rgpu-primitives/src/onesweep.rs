@@ -364,15 +364,17 @@ fn look_back<const T: usize>(
     carry
 }
 
-/// What both pass kernels do up to the sorted tile: the ticket, the ranking, the
-/// look-back and the placing. Returns the tile (`None` past the last: not the host's
-/// launch), whether it is full and its first index.
+/// What both pass kernels do up to the sorted tile of `tile` (from [`ticket`]): the
+/// ranking, the look-back and the placing. Returns whether the tile is full and its first
+/// index.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn sweep_tile<const H: usize, const B: usize, const S: usize, const T: usize>(
     group: &Group,
     lanes: &Lanes,
     params: &OnesweepParams,
+    map: KeyMap,
+    tile: u32,
     src: &[u32],
     head: Global<u32>,
     look: Global<u32>,
@@ -382,14 +384,8 @@ fn sweep_tile<const H: usize, const B: usize, const S: usize, const T: usize>(
     sorted: &Shared<u32, T>,
     keys: &mut [u32; 16],
     ranks: &mut [u32; 8],
-) -> Option<(bool, u32)> {
-    let radix = params.radix();
-    let map = radix.key_map()?;
-    let encoding = radix.encodes().then_some(map);
-    let tile = ticket(group, lanes, params, head, sorted);
-    if tile >= params.tiles {
-        return None;
-    }
+) -> (bool, u32) {
+    let encoding = params.radix().encodes().then_some(map);
     let own = lanes.place;
     let shift = params.shift;
     let (full, start) = load_tile(lanes, params.len, encoding, src, tile, keys);
@@ -427,7 +423,7 @@ fn sweep_tile<const H: usize, const B: usize, const S: usize, const T: usize>(
     place_tile(
         group, lanes, hist, base, sums, sorted, keys, ranks, shift, counted, earlier, total,
     );
-    Some((full, start))
+    (full, start)
 }
 
 /// One pass of keys: the tile ranked, its digits' places found by look-back, the keys
@@ -461,12 +457,14 @@ pub fn prim_radix_onesweep(
     let lanes = Lanes::of(&group);
     let mut keys = [u32::MAX; 16];
     let mut ranks = [0u32; 8];
-    let Some((full, start)) = sweep_tile(
-        &group, &lanes, &params, src, head, look, &hist, &base, &sums, &sorted, &mut keys,
-        &mut ranks,
-    ) else {
-        return;
-    };
+    let tile = ticket(&group, &lanes, &params, head, &sorted);
+    if tile >= params.tiles {
+        return; // more workgroups than tiles: not the host's launch
+    }
+    let (full, start) = sweep_tile(
+        &group, &lanes, &params, map, tile, src, head, look, &hist, &base, &sums, &sorted,
+        &mut keys, &mut ranks,
+    );
     write_keys(&lanes, &radix, map, dst, &sorted, &base, full, start);
 }
 
@@ -505,12 +503,14 @@ pub fn prim_radix_onesweep_pairs(
     let lanes = Lanes::of(&group);
     let mut keys = [u32::MAX; 16];
     let mut ranks = [0u32; 8];
-    let Some((full, start)) = sweep_tile(
-        &group, &lanes, &params, src, head, look, &hist, &base, &sums, &sorted, &mut keys,
-        &mut ranks,
-    ) else {
-        return;
-    };
+    let tile = ticket(&group, &lanes, &params, head, &sorted);
+    if tile >= params.tiles {
+        return; // more workgroups than tiles: not the host's launch
+    }
+    let (full, start) = sweep_tile(
+        &group, &lanes, &params, map, tile, src, head, look, &hist, &base, &sums, &sorted,
+        &mut keys, &mut ranks,
+    );
     let tile = Tile {
         keys: &keys,
         ranks: &ranks,
