@@ -223,7 +223,12 @@ fn time_host<S>(
 }
 
 /// The sorted keys differ from plain Rust's: an error naming the op.
-fn check_sorted<T: PartialEq>(op: &str, n: usize, got: &[T], want: &[T]) -> Result<(), rgpu::Error> {
+fn check_sorted<T: PartialEq>(
+    op: &str,
+    n: usize,
+    got: &[T],
+    want: &[T],
+) -> Result<(), rgpu::Error> {
     if got == want {
         return Ok(());
     }
