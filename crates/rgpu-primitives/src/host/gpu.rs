@@ -323,6 +323,22 @@ fn by_onesweep(plan: SortPlan, len: u32) -> bool {
     plan.algorithm == SortAlgorithm::Onesweep && len <= crate::onesweep::MAX_LEN
 }
 
+/// Whether a Onesweep sort failed only because the device's module lacks one of its
+/// kernels (a `--kernel-artifact` made for count-then-scatter): the launch was refused
+/// before it ran, so nothing of the caller's was written, and count-then-scatter sorts.
+fn lacks_onesweep(result: &Result<u32, Error>) -> bool {
+    matches!(
+        result,
+        Err(Error::MissingArtifact {
+            kernel: "prim_fill"
+                | "prim_radix_histograms"
+                | "prim_radix_onesweep"
+                | "prim_radix_onesweep_pairs",
+            ..
+        })
+    )
+}
+
 /// Sorts `len` key words in `keys` (kind, order), stably, by `plan`: count-then-scatter is
 /// 4 passes of 3 launches, through a second buffer; the sorted keys end in `keys`. Returns
 /// Onesweep's fallbacks (counted with `WITHHOLD` only).
@@ -338,7 +354,10 @@ pub fn sort_words(
         return Ok(0);
     }
     if by_onesweep(plan, len) {
-        return onesweep(s, keys, None, kind, order, plan);
+        let result = onesweep(s, keys, None, kind, order, plan);
+        if !lacks_onesweep(&result) {
+            return result;
+        }
     }
     let l = s.launcher();
     let mut alt = s.take("radix keys", len as usize)?;
@@ -413,7 +432,10 @@ pub fn sort_pairs_words(
         return Ok(0);
     }
     if by_onesweep(plan, len) {
-        return onesweep(s, keys, Some(Moving { values, wide }), kind, order, plan);
+        let result = onesweep(s, keys, Some(Moving { values, wide }), kind, order, plan);
+        if !lacks_onesweep(&result) {
+            return result;
+        }
     }
     let l = s.launcher();
     let mut alt_keys = s.take("radix keys", len as usize)?;
