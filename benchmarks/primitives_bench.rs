@@ -7,6 +7,8 @@
 //! (benchmarks/primitives_pack.sh makes one). Environment:
 //!   BENCH_BACKENDS=cuda,ash,wgpu,cpu   BENCH_SIZES=16,18,20,22,24,26 (powers of two)
 //!   BENCH_OPS=sort_u32,...              BENCH_RUNS=10
+//!   (the sorts: `sort_u32` etc. is the backend's plan, `sort_plan`: Onesweep on the GPUs;
+//!   `sort_u32_count_then_scatter` etc. the count-then-scatter sort, in the same binary)
 //!   BENCH_PAUSE_MS=0: a pause after each (op, size), once its buffers are dropped
 //!   BENCH_KERNELS=1: each kernel's device time too (every launch inside its own
 //!   `Device::timed`, through `Primitives::set_launch_hook`: a sync per launch, so the
@@ -24,13 +26,17 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use rgpu::{Backend, Buffer, Device};
-use rgpu_primitives::{Order, Primitives, Reduction, ScanAlgorithm};
+use rgpu_primitives::{Order, Primitives, Reduction, ScanAlgorithm, SortAlgorithm, SortPlan};
 
-const OPS: [&str; 14] = [
+const OPS: [&str; 18] = [
     "sort_u32",
     "sort_f32",
     "sort_u64",
     "sort_pairs_u32",
+    "sort_u32_count_then_scatter",
+    "sort_f32_count_then_scatter",
+    "sort_u64_count_then_scatter",
+    "sort_pairs_u32_count_then_scatter",
     "exclusive_scan_u32",
     "inclusive_scan_u32",
     "exclusive_scan_u32_reduce_then_scan",
@@ -216,11 +222,49 @@ fn time_host<S>(
     stats(times)
 }
 
-/// One primitive on device buffers: its statistics and bytes per element.
+/// The sorted keys differ from plain Rust's: an error naming the op.
+fn check_sorted<T: PartialEq>(
+    op: &str,
+    n: usize,
+    got: &[T],
+    want: &[T],
+) -> Result<(), rgpu::Error> {
+    if got == want {
+        return Ok(());
+    }
+    Err(rgpu::Error::Argument {
+        kernel: "rgpu_primitives sort",
+        param: "keys",
+        reason: format!("{op} of {n} keys differs from plain Rust's sort"),
+    })
+}
+
+/// One primitive on device buffers: its statistics and bytes per element. A sort op with
+/// `_count_then_scatter` takes that algorithm, the others the backend's plan; the last
+/// run's sorted keys are checked against plain Rust.
 fn bench_op(
     clock: &Clock,
     prims: &mut Primitives,
     op: &str,
+    n: usize,
+    runs: usize,
+) -> Result<(Stats, usize), rgpu::Error> {
+    let (base, old) = match op.strip_suffix("_count_then_scatter") {
+        Some(base) => (base, true),
+        None => (op, false),
+    };
+    let plan = old.then_some(SortPlan::new(SortAlgorithm::CountThenScatter));
+    prims.set_sort_plan(plan);
+    let result = bench_one(clock, prims, base, op, n, runs);
+    prims.set_sort_plan(None);
+    result
+}
+
+fn bench_one(
+    clock: &Clock,
+    prims: &mut Primitives,
+    op: &str,
+    name: &str,
     n: usize,
     runs: usize,
 ) -> Result<(Stats, usize), rgpu::Error> {
@@ -242,6 +286,9 @@ fn bench_op(
                 |keys| keys.write(&words),
                 |keys| prims.sort_keys(keys, Order::Ascending),
             )?;
+            let mut want = words.clone();
+            want.sort_unstable();
+            check_sorted(name, n, &keys.read()?, &want)?;
             (s, 4)
         }
         "sort_f32" => {
@@ -253,6 +300,10 @@ fn bench_op(
                 |keys| keys.write(&floats),
                 |keys| prims.sort_keys(keys, Order::Ascending),
             )?;
+            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            let mut want = floats.clone();
+            want.sort_unstable_by(f32::total_cmp);
+            check_sorted(name, n, &bits(&keys.read()?), &bits(&want))?;
             (s, 4)
         }
         "sort_u64" => {
@@ -264,22 +315,31 @@ fn bench_op(
                 |keys| keys.write(&wide),
                 |keys| prims.sort_keys(keys, Order::Ascending),
             )?;
+            let mut want = wide.clone();
+            want.sort_unstable();
+            check_sorted(name, n, &keys.read()?, &want)?;
             (s, 8)
         }
         "sort_pairs_u32" => {
             let values: Vec<u32> = (0..n as u32).collect();
             let keys: Buffer<u32> = device.upload(&words)?;
             let vals: Buffer<u32> = device.upload(&values)?;
+            let mut pair = (keys, vals);
             let s = time_device(
                 clock,
                 runs,
-                &mut (keys, vals),
+                &mut pair,
                 |(keys, vals)| {
                     keys.write(&words)?;
                     vals.write(&values)
                 },
                 |(keys, vals)| prims.sort_pairs(keys, vals, Order::Ascending),
             )?;
+            // Stable: equal keys keep their indices' order.
+            let mut want: Vec<(u32, u32)> = words.iter().copied().zip(values).collect();
+            want.sort_unstable();
+            let got: Vec<(u32, u32)> = pair.0.read()?.into_iter().zip(pair.1.read()?).collect();
+            check_sorted(name, n, &got, &want)?;
             (s, 8)
         }
         // The scans: the backend's own choice (the single pass), or `_reduce_then_scan`

@@ -22,6 +22,7 @@ rgpu::embed_kernels!();
 pub mod group;
 pub mod histogram;
 pub mod key;
+pub mod onesweep;
 pub mod radix;
 pub mod reduce;
 pub mod scan;

@@ -154,7 +154,7 @@ impl RadixParams {
 
     /// The pass's key map, or `None` for flags no host writes.
     #[inline(always)]
-    fn key_map(&self) -> Option<KeyMap> {
+    pub(crate) fn key_map(&self) -> Option<KeyMap> {
         match (self.key_kind(), self.order()) {
             (Some(kind), Some(order)) => Some(KeyMap::new(kind, order)),
             _ => None,
@@ -287,70 +287,59 @@ fn load_part(words: &mut [u32; 16], src: &[u32], lanes: &Lanes, start: u32, len:
     });
 }
 
-/// What the downsweeps share up to the sorted tile: the tile's keys into `keys` (encoded,
-/// past the end `u32::MAX`: the caller fills it so), their ranks into `ranks`, and in
-/// workgroup memory each (part, digit)'s first slot (`hist`), each digit's first place in
-/// `dst` less the tile's first slot of it (`base`) and the keys in their sorted order
-/// (`sorted`). Returns whether the tile is full, and its first key's index.
-#[allow(clippy::too_many_arguments)]
+/// Loads tile `tile`'s keys of `src` into `keys` in the downsweep's order (encoded with
+/// `encoding`; past the end `u32::MAX`, the largest key, which sorts after every key of the
+/// tile, so the ranking needs no exceptions for it and the tile's writes stop before it).
+/// Returns whether the tile is full, and its first key's index.
 #[inline(always)]
-fn sort_tile<const H: usize, const B: usize, const S: usize, const T: usize>(
-    group: &Group,
+pub(crate) fn load_tile(
     lanes: &Lanes,
-    params: &RadixParams,
-    map: KeyMap,
+    len: u32,
+    encoding: Option<KeyMap>,
     src: &[u32],
-    counts: &[u32],
-    totals: &[u32],
-    hist: &Shared<u32, H>,
-    base: &Shared<u32, B>,
-    sums: &Shared<u32, S>,
-    sorted: &Shared<u32, T>,
+    tile: u32,
     keys: &mut [u32; 16],
-    ranks: &mut [u32; 8],
 ) -> (bool, u32) {
-    let tile = group.id();
     let start = tile * TILE;
-    let shift = params.shift;
-    let full = params.len - start >= TILE;
+    let full = len - start >= TILE;
     // The part's keys: step j holds keys j * 32 .. j * 32 + 32 of the part. All loads first,
     // then the encoding, so the loads are in flight together.
-    load_part(keys, src, lanes, start, params.len);
+    load_part(keys, src, lanes, start, len);
     let first = start + lanes.part * PART_KEYS + lanes.in_part;
-    if params.encodes() {
+    if let Some(map) = encoding {
         rgpu::unroll!(J in 0..16 => {
             keys[J] = map.encode(keys[J]);
         });
     }
     if !full {
-        // Past the last key: the largest key, which sorts after every key of the tile
-        // (its digit is the largest, and its places are the last), so the ranking needs no
-        // exceptions for it; the tile's writes stop before it.
         rgpu::unroll!(J in 0..16 => {
-            if first + J as u32 * PART_THREADS >= params.len {
+            if first + J as u32 * PART_THREADS >= len {
                 keys[J] = u32::MAX;
             }
         });
     }
+    (full, start)
+}
 
-    // This invocation's digit in the per-digit steps: how many keys of earlier tiles have
-    // it, and how many keys in all.
+/// Ranks each of the tile's `keys` among its part's keys of its digit, in (step, lane)
+/// order, into `ranks`; `hist` ends with each (part, digit)'s count. The whole workgroup
+/// calls it; it ends with a barrier.
+#[inline(always)]
+pub(crate) fn rank_keys<const H: usize>(
+    group: &Group,
+    lanes: &Lanes,
+    hist: &Shared<u32, H>,
+    keys: &[u32; 16],
+    ranks: &mut [u32; 8],
+    shift: u32,
+) {
     let own = lanes.place;
-    // SAFETY: own < RADIX and tile < tiles: inside `counts` and `totals` (checked by the
-    // kernels).
-    let (earlier, total) = unsafe {
-        (
-            *counts.get_unchecked((own * params.tiles + tile) as usize),
-            *totals.get_unchecked(own as usize),
-        )
-    };
     for p in 0..PARTS {
         // SAFETY: p * RADIX + own < HIST_WORDS.
         unsafe { hist.store_unchecked(p * RADIX + own, 0) };
     }
     group.barrier();
 
-    // Rank each key among the part's keys of its digit, in (step, lane) order.
     let counters = lanes.part * RADIX;
     // Two ranks (each below PART_KEYS <= 2^16) per word: half the registers, and the sums
     // are made here.
@@ -389,9 +378,16 @@ fn sort_tile<const H: usize, const B: usize, const S: usize, const T: usize>(
         ranks[J / 2] |= (group.subgroup_shuffle(old, from) + below) << (16 * (J as u32 % 2));
     });
     group.barrier();
+}
 
-    // Per digit: the parts' counts in turn, then the tile's exclusive scan over digits,
-    // give each (part, digit) its first slot in the sorted tile.
+/// This invocation's digit's count in each part of the tile (as `rank_keys` left `hist`),
+/// and in the whole tile (the padding past the end counted, as digit `RADIX - 1`).
+#[inline(always)]
+pub(crate) fn digit_counts<const H: usize>(
+    hist: &Shared<u32, H>,
+    lanes: &Lanes,
+) -> ([u32; PARTS as usize], u32) {
+    let own = lanes.place;
     let mut in_tile = 0u32;
     let mut part_counts = [0u32; PARTS as usize];
     for p in 0..PARTS {
@@ -400,6 +396,32 @@ fn sort_tile<const H: usize, const B: usize, const S: usize, const T: usize>(
         part_counts[p as usize] = count;
         in_tile += count;
     }
+    (part_counts, in_tile)
+}
+
+/// From the tile's digit counts and this invocation's digit's `earlier` (keys of earlier
+/// tiles with it) and `total` (keys in all with it): each (part, digit)'s first slot in the
+/// sorted tile (`hist`), each digit's first place in `dst` less the tile's first slot of it
+/// (`base`), and the keys in their sorted order (`sorted`). Ends with a barrier.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn place_tile<const H: usize, const B: usize, const S: usize, const T: usize>(
+    group: &Group,
+    lanes: &Lanes,
+    hist: &Shared<u32, H>,
+    base: &Shared<u32, B>,
+    sums: &Shared<u32, S>,
+    sorted: &Shared<u32, T>,
+    keys: &[u32; 16],
+    ranks: &[u32; 8],
+    shift: u32,
+    (part_counts, in_tile): ([u32; PARTS as usize], u32),
+    earlier: u32,
+    total: u32,
+) {
+    let own = lanes.place;
+    // The tile's exclusive scan over digits gives each (part, digit) its first slot in the
+    // sorted tile.
     let ([tile_start, digit_start], _) = workgroup_scan(group, lanes, sums, [in_tile, total]);
     let mut slot = tile_start;
     for p in 0..PARTS {
@@ -421,6 +443,54 @@ fn sort_tile<const H: usize, const B: usize, const S: usize, const T: usize>(
         unsafe { sorted.store_unchecked(slot_of(hist, lanes, keys, ranks, J, shift), keys[J]) };
     });
     group.barrier();
+}
+
+/// What the downsweeps share up to the sorted tile: the tile's keys into `keys` (encoded,
+/// past the end `u32::MAX`), their ranks into `ranks`, and in workgroup memory what
+/// [`place_tile`] leaves. Returns whether the tile is full, and its first key's index.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn sort_tile<const H: usize, const B: usize, const S: usize, const T: usize>(
+    group: &Group,
+    lanes: &Lanes,
+    params: &RadixParams,
+    map: KeyMap,
+    src: &[u32],
+    counts: &[u32],
+    totals: &[u32],
+    hist: &Shared<u32, H>,
+    base: &Shared<u32, B>,
+    sums: &Shared<u32, S>,
+    sorted: &Shared<u32, T>,
+    keys: &mut [u32; 16],
+    ranks: &mut [u32; 8],
+) -> (bool, u32) {
+    let tile = group.id();
+    let shift = params.shift;
+    let (full, start) = load_tile(
+        lanes,
+        params.len,
+        params.encodes().then_some(map),
+        src,
+        tile,
+        keys,
+    );
+    // This invocation's digit in the per-digit steps: how many keys of earlier tiles have
+    // it, and how many keys in all.
+    let own = lanes.place;
+    // SAFETY: own < RADIX and tile < tiles: inside `counts` and `totals` (checked by the
+    // kernels).
+    let (earlier, total) = unsafe {
+        (
+            *counts.get_unchecked((own * params.tiles + tile) as usize),
+            *totals.get_unchecked(own as usize),
+        )
+    };
+    rank_keys(group, lanes, hist, keys, ranks, shift);
+    let counted = digit_counts(hist, lanes);
+    place_tile(
+        group, lanes, hist, base, sums, sorted, keys, ranks, shift, counted, earlier, total,
+    );
     (full, start)
 }
 
@@ -443,6 +513,109 @@ unsafe fn slot_of<const H: usize>(
     let rank = (ranks[j / 2] >> (16 * (j as u32 % 2))) & 0xffff;
     // SAFETY: counters + d < HIST_WORDS.
     unsafe { hist.load_unchecked(lanes.part * RADIX + d) + rank }
+}
+
+/// A sorted tile's keys and ranks in registers, whether it is full, and its first index.
+#[derive(Clone, Copy)]
+pub(crate) struct Tile<'a> {
+    pub keys: &'a [u32; 16],
+    pub ranks: &'a [u32; 8],
+    pub full: bool,
+    pub start: u32,
+}
+
+/// The sorted tile out of workgroup memory to `dst`, in index order: each digit's keys
+/// leave as one run (decoded by the pass that decodes).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn write_keys<const B: usize, const T: usize>(
+    lanes: &Lanes,
+    params: &RadixParams,
+    map: KeyMap,
+    dst: Global<u32>,
+    sorted: &Shared<u32, T>,
+    base: &Shared<u32, B>,
+    full: bool,
+    start: u32,
+) {
+    let shift = params.shift;
+    let in_tile = if full { TILE } else { params.len - start };
+    let decoding = params.decodes().then_some(map);
+    rgpu::unroll!(J in 0..16 => {
+        let i = J as u32 * THREADS + lanes.place;
+        if full || i < in_tile {
+            // SAFETY: i < TILE, digit < RADIX; base[d] + i is this key's place in the pass's
+            // order (< len); the places of one pass are distinct, so no other invocation
+            // writes it.
+            unsafe {
+                let key = sorted.load_unchecked(i);
+                let place = base.load_unchecked(digit(key, shift)).wrapping_add(i);
+                dst.write(place, decoding.map_or(key, |map| map.decode(key)));
+            }
+        }
+    });
+}
+
+/// The sorted tile's keys out to `dst` and their values (`src_values`' words of the tile,
+/// through the sorted tile's memory once the keys have left it) to `dst_values`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn write_pairs<const H: usize, const B: usize, const T: usize>(
+    group: &Group,
+    lanes: &Lanes,
+    params: &RadixParams,
+    map: KeyMap,
+    src_values: &[u32],
+    dst: Global<u32>,
+    dst_values: Global<u32>,
+    hist: &Shared<u32, H>,
+    sorted: &Shared<u32, T>,
+    base: &Shared<u32, B>,
+    tile: Tile<'_>,
+) {
+    let (full, start, shift) = (tile.full, tile.start, params.shift);
+    let in_tile = if full { TILE } else { params.len - start };
+    let decoding = params.decodes().then_some(map);
+    // Each sorted slot's place in `dst`, kept for the values.
+    let mut places = [0u32; 16];
+    rgpu::unroll!(J in 0..16 => {
+        let i = J as u32 * THREADS + lanes.place;
+        // SAFETY: as in `write_keys` (every slot of the sorted tile holds a key, those past
+        // the end `u32::MAX`).
+        unsafe {
+            let key = sorted.load_unchecked(i);
+            places[J] = base.load_unchecked(digit(key, shift)).wrapping_add(i);
+            if full || i < in_tile {
+                dst.write(places[J], decoding.map_or(key, |map| map.decode(key)));
+            }
+        }
+    });
+    // The values, in the keys' order: loaded now (fewer live registers during the
+    // ranking), through the sorted tile's memory once the keys have left it.
+    let mut values = [0u32; 16];
+    load_part(&mut values, src_values, lanes, start, params.len);
+    if params.maps_values() && params.encodes() {
+        rgpu::unroll!(J in 0..16 => {
+            values[J] = map.encode(values[J]);
+        });
+    }
+    group.barrier();
+    rgpu::unroll!(J in 0..16 => {
+        // SAFETY: as for the keys.
+        unsafe { sorted.store_unchecked(slot_of(hist, lanes, tile.keys, tile.ranks, J, shift), values[J]) };
+    });
+    group.barrier();
+    let decoding = (params.maps_values() && params.decodes()).then_some(map);
+    rgpu::unroll!(J in 0..16 => {
+        let i = J as u32 * THREADS + lanes.place;
+        if full || i < in_tile {
+            // SAFETY: the key's place, as above.
+            unsafe {
+                let value = sorted.load_unchecked(i);
+                dst_values.write(places[J], decoding.map_or(value, |map| map.decode(value)));
+            }
+        }
+    });
 }
 
 /// One pass's scatter of keys: each tile's keys ranked by digit (stably) in workgroup
@@ -469,7 +642,6 @@ pub fn prim_radix_downsweep(
         return; // not the host's launch
     }
     let lanes = Lanes::of(&group);
-    let shift = params.shift;
     let mut keys = [u32::MAX; 16];
     let mut ranks = [0u32; 8];
     let (full, start) = sort_tile(
@@ -477,22 +649,7 @@ pub fn prim_radix_downsweep(
         &mut ranks,
     );
 
-    // The sorted tile out, in index order: each digit's keys leave as one run.
-    let in_tile = if full { TILE } else { params.len - start };
-    let decoding = params.decodes().then_some(map);
-    rgpu::unroll!(J in 0..16 => {
-        let i = J as u32 * THREADS + lanes.place;
-        if full || i < in_tile {
-            // SAFETY: i < TILE, digit < RADIX; base[d] + i is this key's place in the pass's
-            // order (< len); the places of one pass are distinct, so no other invocation
-            // writes it.
-            unsafe {
-                let key = sorted.load_unchecked(i);
-                let place = base.load_unchecked(digit(key, shift)).wrapping_add(i);
-                dst.write(place, decoding.map_or(key, |map| map.decode(key)));
-            }
-        }
-    });
+    write_keys(&lanes, &params, map, dst, &sorted, &base, full, start);
 }
 
 /// [`prim_radix_downsweep`] with a second word per key moving along (`src_values` to
@@ -526,7 +683,6 @@ pub fn prim_radix_downsweep_pairs(
         return; // not the host's launch
     }
     let lanes = Lanes::of(&group);
-    let shift = params.shift;
     let mut keys = [u32::MAX; 16];
     let mut ranks = [0u32; 8];
     let (full, start) = sort_tile(
@@ -534,48 +690,15 @@ pub fn prim_radix_downsweep_pairs(
         &mut ranks,
     );
 
-    let in_tile = if full { TILE } else { params.len - start };
-    let decoding = params.decodes().then_some(map);
-    // Each sorted slot's place in `dst`, kept for the values.
-    let mut places = [0u32; 16];
-    rgpu::unroll!(J in 0..16 => {
-        let i = J as u32 * THREADS + lanes.place;
-        // SAFETY: as in prim_radix_downsweep (every slot of the sorted tile holds a key,
-        // those past the end `u32::MAX`).
-        unsafe {
-            let key = sorted.load_unchecked(i);
-            places[J] = base.load_unchecked(digit(key, shift)).wrapping_add(i);
-            if full || i < in_tile {
-                dst.write(places[J], decoding.map_or(key, |map| map.decode(key)));
-            }
-        }
-    });
-    // The values, in the keys' order: loaded now (fewer live registers during the
-    // ranking), through the sorted tile's memory once the keys have left it.
-    let mut values = [0u32; 16];
-    load_part(&mut values, src_values, &lanes, start, params.len);
-    if params.maps_values() && params.encodes() {
-        rgpu::unroll!(J in 0..16 => {
-            values[J] = map.encode(values[J]);
-        });
-    }
-    group.barrier();
-    rgpu::unroll!(J in 0..16 => {
-        // SAFETY: as for the keys.
-        unsafe { sorted.store_unchecked(slot_of(&hist, &lanes, &keys, &ranks, J, shift), values[J]) };
-    });
-    group.barrier();
-    let decoding = (params.maps_values() && params.decodes()).then_some(map);
-    rgpu::unroll!(J in 0..16 => {
-        let i = J as u32 * THREADS + lanes.place;
-        if full || i < in_tile {
-            // SAFETY: the key's place, as above.
-            unsafe {
-                let value = sorted.load_unchecked(i);
-                dst_values.write(places[J], decoding.map_or(value, |map| map.decode(value)));
-            }
-        }
-    });
+    let tile = Tile {
+        keys: &keys,
+        ranks: &ranks,
+        full,
+        start,
+    };
+    write_pairs(
+        &group, &lanes, &params, map, src_values, dst, dst_values, &hist, &sorted, &base, tile,
+    );
 }
 
 #[cfg(test)]

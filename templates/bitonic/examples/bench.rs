@@ -43,9 +43,20 @@ fn gpu_rows(device: &Device, algorithm: Algorithm, n: usize) -> Result<(), rgpu:
     let input = SplitMix64::new(n as u64).bits(n);
     let mut keys = device.upload(&input)?;
     let mut radix = Primitives::new(device);
+    // The radix sort's launches in one sort, counted as they run: the backend's plan
+    // (rgpu-primitives' `sort_plan`: Onesweep or count-then-scatter) and what the embedded
+    // kernels allow decide them.
+    let counted = Arc::new(Mutex::new(0usize));
+    let counter = Arc::clone(&counted);
+    radix.set_launch_hook(Some(Box::new(move |_, launch| {
+        launch()?;
+        *counter.lock().unwrap() += 1;
+        Ok(())
+    })));
     let mut times = Vec::new();
     for run in 0..=RUNS {
         keys.write(&input)?;
+        *counted.lock().unwrap() = 0;
         let ((), ms) = device.timed(|| match algorithm {
             Algorithm::Radix => {
                 radix_sort(&mut radix, &mut keys, KeyKind::U32, SortOrder::Ascending)
@@ -70,7 +81,7 @@ fn gpu_rows(device: &Device, algorithm: Algorithm, n: usize) -> Result<(), rgpu:
         device.backend()
     );
     let launches = match algorithm {
-        Algorithm::Radix => 3 * rgpu_primitives::radix::PASSES as usize,
+        Algorithm::Radix => *counted.lock().unwrap(),
         Algorithm::Bitonic => Passes::new(n as u32).count(),
     };
     // The median, and the spread: the fastest and the slowest run.

@@ -11,6 +11,10 @@ use rgpu::{Backend, Buffer, Device, Error};
 use crate::group::tiles;
 use crate::histogram::{prim_fill, prim_histogram, HistogramParams};
 use crate::key::{KeyKind, Order};
+use crate::onesweep::{
+    fallbacks, head_len, look_len, prim_radix_histograms, prim_radix_onesweep,
+    prim_radix_onesweep_pairs, OnesweepParams,
+};
 use crate::radix::{
     counts_len, prim_radix_downsweep, prim_radix_downsweep_pairs, prim_radix_scan,
     prim_radix_upsweep, RadixParams, PASSES, RADIX, RADIX_BITS,
@@ -148,17 +152,212 @@ fn count(
     })
 }
 
-/// Sorts `len` key words in `keys` (kind, order), stably: 4 passes of 3 launches, through
-/// a second buffer; the sorted keys end in `keys`.
+/// How the radix sort runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortAlgorithm {
+    /// Count-then-scatter (`prim_radix_upsweep`, `_scan`, `_downsweep`): three launches a
+    /// pass, the keys read twice a pass.
+    CountThenScatter,
+    /// Onesweep (`prim_radix_histograms` once, then `prim_radix_onesweep` once a pass, with
+    /// decoupled look-back and the fallback): the keys read once a pass and once more in
+    /// all. Sorts of 2^30 keys or more take count-then-scatter (the look-back's counts are
+    /// 30 bits).
+    Onesweep,
+}
+
+/// How the radix sort runs on a backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SortPlan {
+    pub algorithm: SortAlgorithm,
+    /// Onesweep: workgroups of the histograms' launch at most (each strides over the
+    /// tiles and adds its counts once).
+    pub histogram_groups: u32,
+    /// Onesweep: look-back rounds in which no digit advanced before a workgroup counts
+    /// the awaited tile itself.
+    pub spins: u32,
+    /// Onesweep: `OnesweepParams` flags (the tests' `WITHHOLD`).
+    pub flags: u32,
+}
+
+impl SortPlan {
+    /// `algorithm` with the default tuning.
+    pub const fn new(algorithm: SortAlgorithm) -> Self {
+        Self {
+            algorithm,
+            histogram_groups: 1024,
+            spins: OnesweepParams::SPINS,
+            flags: 0,
+        }
+    }
+}
+
+/// The radix sort each backend runs: the one table of the choice. The GPUs take Onesweep
+/// (one launch a pass; its look-back needs no forward progress, so WebGPU and lavapipe
+/// take it too); the cpu backend runs the host sort (its kernels' path, for the tests,
+/// count-then-scatter). Not yet measured against count-then-scatter on the H200.
+pub fn sort_plan(backend: Backend) -> SortPlan {
+    match backend {
+        Backend::Cuda | Backend::Ash | Backend::Wgpu | Backend::WebGpu => {
+            SortPlan::new(SortAlgorithm::Onesweep)
+        }
+        Backend::Cpu => SortPlan::new(SortAlgorithm::CountThenScatter),
+    }
+}
+
+/// The second word of a Onesweep sort's keys: a value moving along, or (`wide`) the high
+/// word of a `u64` key.
+struct Moving<'a> {
+    values: &'a mut Buffer<u32>,
+    wide: bool,
+}
+
+/// A Onesweep sort of `keys` (and `moving`'s words) in place: the histograms, then one
+/// launch a pass. Returns the fallbacks (counted with `WITHHOLD` only).
+fn onesweep(
+    s: &mut Scratch,
+    keys: &mut Buffer<u32>,
+    moving: Option<Moving<'_>>,
+    kind: KeyKind,
+    order: Order,
+    plan: SortPlan,
+) -> Result<u32, Error> {
+    let len = keys.len() as u32;
+    let wide = moving.as_ref().is_some_and(|m| m.wide);
+    let passes = if wide { 2 * PASSES } else { PASSES };
+    let tiles = tiles(len);
+    let groups = tiles.clamp(1, plan.histogram_groups.max(1));
+    let l = s.launcher();
+    let mut head = s.take("onesweep head", head_len(passes) as usize)?;
+    let mut look = s.take("onesweep look", look_len(tiles) as usize)?;
+    let mut alt_keys = s.take("radix keys", len as usize)?;
+    let mut alt_values = match moving {
+        Some(_) => Some(s.take("radix values", len as usize)?),
+        None => None,
+    };
+    let result = (|| {
+        let params = |pass: u32| {
+            let p = OnesweepParams::new(
+                len,
+                pass,
+                passes,
+                kind,
+                order,
+                pass == 0,
+                pass + 1 == passes,
+                groups,
+            )
+            .with_flags(plan.flags)
+            .with_spins(plan.spins);
+            if wide {
+                p.with_flags(RadixParams::MAP_VALUES)
+            } else {
+                p
+            }
+        };
+        l.run("prim_fill", &mut |d| {
+            prim_fill(d, head_len(passes), 0, &mut head)
+        })?;
+        // Every pass's histogram of the raw keys (`u64`: the low words', then the high
+        // words' as passes 4..8).
+        let first = params(0);
+        l.run("prim_radix_histograms", &mut |d| {
+            prim_radix_histograms(d, groups, first, keys, &mut head, &mut look)
+        })?;
+        match moving {
+            None => {
+                let (mut src, mut dst) = (&mut *keys, &mut alt_keys);
+                for pass in 0..passes {
+                    let p = params(pass);
+                    l.run("prim_radix_onesweep", &mut |d| {
+                        prim_radix_onesweep(d, tiles, p, src, dst, &mut head, &mut look)
+                    })?;
+                    std::mem::swap(&mut src, &mut dst);
+                }
+            }
+            Some(Moving { values, .. }) => {
+                if wide {
+                    let high = OnesweepParams { pass: PASSES, ..first };
+                    l.run("prim_radix_histograms", &mut |d| {
+                        prim_radix_histograms(d, groups, high, values, &mut head, &mut look)
+                    })?;
+                }
+                let alt_v = alt_values.as_mut().expect("taken for a moving word");
+                // As in `sort_pairs_words`: the roles of the words swap for a wide key's
+                // high passes.
+                let (mut k, mut v) = (&mut *keys, &mut *values);
+                let (mut alt_k, mut alt_v) = (&mut alt_keys, alt_v);
+                for pass in 0..passes {
+                    let p = params(pass);
+                    let (src, src_v, dst, dst_v) = if wide && pass >= PASSES {
+                        (&*v, &*k, &mut *alt_v, &mut *alt_k)
+                    } else {
+                        (&*k, &*v, &mut *alt_k, &mut *alt_v)
+                    };
+                    l.run("prim_radix_onesweep_pairs", &mut |d| {
+                        prim_radix_onesweep_pairs(
+                            d, tiles, p, src, src_v, dst, dst_v, &mut head, &mut look,
+                        )
+                    })?;
+                    std::mem::swap(&mut k, &mut alt_k);
+                    std::mem::swap(&mut v, &mut alt_v);
+                }
+            }
+        }
+        Ok(if plan.flags & OnesweepParams::WITHHOLD != 0 {
+            head.read()?[fallbacks(passes) as usize]
+        } else {
+            0
+        })
+    })();
+    s.give("onesweep head", head);
+    s.give("onesweep look", look);
+    s.give("radix keys", alt_keys);
+    if let Some(alt_values) = alt_values {
+        s.give("radix values", alt_values);
+    }
+    result
+}
+
+/// Whether `plan` sorts `len` keys by Onesweep.
+fn by_onesweep(plan: SortPlan, len: u32) -> bool {
+    plan.algorithm == SortAlgorithm::Onesweep && len <= crate::onesweep::MAX_LEN
+}
+
+/// Whether a Onesweep sort failed only because the device's module lacks one of its
+/// kernels (a `--kernel-artifact` made for count-then-scatter): the launch was refused
+/// before it ran, so nothing of the caller's was written, and count-then-scatter sorts.
+fn lacks_onesweep(result: &Result<u32, Error>) -> bool {
+    matches!(
+        result,
+        Err(Error::MissingArtifact {
+            kernel: "prim_fill"
+                | "prim_radix_histograms"
+                | "prim_radix_onesweep"
+                | "prim_radix_onesweep_pairs",
+            ..
+        })
+    )
+}
+
+/// Sorts `len` key words in `keys` (kind, order), stably, by `plan`: count-then-scatter is
+/// 4 passes of 3 launches, through a second buffer; the sorted keys end in `keys`. Returns
+/// Onesweep's fallbacks (counted with `WITHHOLD` only).
 pub fn sort_words(
     s: &mut Scratch,
     keys: &mut Buffer<u32>,
     kind: KeyKind,
     order: Order,
-) -> Result<(), Error> {
+    plan: SortPlan,
+) -> Result<u32, Error> {
     let len = keys.len() as u32;
     if len < 2 {
-        return Ok(());
+        return Ok(0);
+    }
+    if by_onesweep(plan, len) {
+        let result = onesweep(s, keys, None, kind, order, plan);
+        if !lacks_onesweep(&result) {
+            return result;
+        }
     }
     let l = s.launcher();
     let mut alt = s.take("radix keys", len as usize)?;
@@ -180,7 +379,7 @@ pub fn sort_words(
             })?;
             std::mem::swap(&mut src, &mut dst);
         }
-        Ok(())
+        Ok(0)
     })();
     s.give("radix keys", alt);
     t.give(s);
@@ -215,9 +414,10 @@ fn pair_pass(
     })
 }
 
-/// Sorts `len` key words in `keys` with `values` moving along (a stable key-value sort);
-/// `wide`: the words are the low (`keys`) and high (`values`) halves of `u64` keys, sorted
-/// by both (8 passes, the high word last).
+/// Sorts `len` key words in `keys` with `values` moving along (a stable key-value sort),
+/// by `plan`; `wide`: the words are the low (`keys`) and high (`values`) halves of `u64`
+/// keys, sorted by both (8 passes, the high word last). Returns Onesweep's fallbacks
+/// (counted with `WITHHOLD` only).
 pub fn sort_pairs_words(
     s: &mut Scratch,
     keys: &mut Buffer<u32>,
@@ -225,10 +425,17 @@ pub fn sort_pairs_words(
     kind: KeyKind,
     order: Order,
     wide: bool,
-) -> Result<(), Error> {
+    plan: SortPlan,
+) -> Result<u32, Error> {
     let len = keys.len() as u32;
     if len < 2 {
-        return Ok(());
+        return Ok(0);
+    }
+    if by_onesweep(plan, len) {
+        let result = onesweep(s, keys, Some(Moving { values, wide }), kind, order, plan);
+        if !lacks_onesweep(&result) {
+            return result;
+        }
     }
     let l = s.launcher();
     let mut alt_keys = s.take("radix keys", len as usize)?;
@@ -261,7 +468,7 @@ pub fn sort_pairs_words(
             std::mem::swap(&mut k, &mut alt_k);
             std::mem::swap(&mut v, &mut alt_v);
         }
-        Ok(())
+        Ok(0)
     })();
     s.give("radix keys", alt_keys);
     s.give("radix values", alt_values);
@@ -270,7 +477,12 @@ pub fn sort_pairs_words(
 }
 
 /// Sorts `u64` keys, each two words (`[low, high]`), in `wide`.
-pub fn sort_wide(s: &mut Scratch, wide: &mut Buffer<[u32; 2]>, order: Order) -> Result<(), Error> {
+pub fn sort_wide(
+    s: &mut Scratch,
+    wide: &mut Buffer<[u32; 2]>,
+    order: Order,
+    plan: SortPlan,
+) -> Result<(), Error> {
     let len = wide.len() as u32;
     if len < 2 {
         return Ok(());
@@ -282,7 +494,7 @@ pub fn sort_wide(s: &mut Scratch, wide: &mut Buffer<[u32; 2]>, order: Order) -> 
         l.run("prim_split", &mut |d| {
             prim_split(d, len, &*wide, &mut lo, &mut hi)
         })?;
-        sort_pairs_words(s, &mut lo, &mut hi, KeyKind::U32, order, true)?;
+        sort_pairs_words(s, &mut lo, &mut hi, KeyKind::U32, order, true, plan)?;
         l.run("prim_join", &mut |d| prim_join(d, len, &lo, &hi, wide))
     })();
     s.give("wide low", lo);
@@ -297,6 +509,7 @@ pub fn top_words(
     k: usize,
     kind: KeyKind,
     order: Order,
+    plan: SortPlan,
 ) -> Result<Vec<u32>, Error> {
     let l = s.launcher();
     let len = keys.len() as u32;
@@ -304,7 +517,7 @@ pub fn top_words(
     let mut first = l.device.zeros::<u32>(k.max(1))?;
     let result = (|| {
         l.run("prim_copy", &mut |d| prim_copy(d, len, keys, &mut copy))?;
-        sort_words(s, &mut copy, kind, order)?;
+        sort_words(s, &mut copy, kind, order, plan)?;
         l.run("prim_copy", &mut |d| {
             prim_copy(d, k as u32, &copy, &mut first)
         })?;
@@ -322,6 +535,7 @@ pub fn top_wide(
     wide: &Buffer<[u32; 2]>,
     k: usize,
     order: Order,
+    plan: SortPlan,
 ) -> Result<Vec<[u32; 2]>, Error> {
     let l = s.launcher();
     let len = wide.len() as u32;
@@ -332,7 +546,7 @@ pub fn top_wide(
         l.run("prim_split", &mut |d| {
             prim_split(d, len, wide, &mut lo, &mut hi)
         })?;
-        sort_pairs_words(s, &mut lo, &mut hi, KeyKind::U32, order, true)?;
+        sort_pairs_words(s, &mut lo, &mut hi, KeyKind::U32, order, true, plan)?;
         l.run("prim_join", &mut |d| {
             prim_join(d, k as u32, &lo, &hi, &mut first)
         })?;

@@ -19,7 +19,10 @@ use bytemuck::Pod;
 use rgpu::{Backend, Buffer, Device, Error, Input, InputOutput};
 
 pub use data::{Elements, Place, Source};
-pub use gpu::{reduce_plan, scan_algorithm, LaunchHook, ReducePlan, ScanAlgorithm};
+pub use gpu::{
+    reduce_plan, scan_algorithm, sort_plan, LaunchHook, ReducePlan, ScanAlgorithm, SortAlgorithm,
+    SortPlan,
+};
 
 use crate::key::{KeyKind, KeyMap, Order};
 use crate::radix::RADIX_BITS;
@@ -180,6 +183,8 @@ pub struct Primitives {
     kernels: bool,
     scan: Option<ScanAlgorithm>,
     reduce: Option<ReducePlan>,
+    sort: Option<SortPlan>,
+    fallbacks: u32,
 }
 
 impl Primitives {
@@ -191,6 +196,8 @@ impl Primitives {
             kernels: false,
             scan: None,
             reduce: None,
+            sort: None,
+            fallbacks: 0,
         }
     }
 
@@ -199,6 +206,26 @@ impl Primitives {
     #[doc(hidden)]
     pub fn set_scan_algorithm(&mut self, algorithm: Option<ScanAlgorithm>) {
         self.scan = algorithm;
+    }
+
+    /// The sorts (and top-k) run `plan` instead of [`sort_plan`]'s for the device (the
+    /// benchmark times both algorithms, the tests take both and Onesweep's fallback);
+    /// `None` goes back to the choice.
+    #[doc(hidden)]
+    pub fn set_sort_plan(&mut self, plan: Option<SortPlan>) {
+        self.sort = plan;
+    }
+
+    /// How many tiles Onesweep's workgroups counted for a predecessor in the last sort
+    /// (counted with [`crate::onesweep::OnesweepParams::WITHHOLD`] in the plan only).
+    #[doc(hidden)]
+    pub fn sort_fallbacks(&self) -> u32 {
+        self.fallbacks
+    }
+
+    fn sort_plan(&self) -> SortPlan {
+        self.sort
+            .unwrap_or_else(|| sort_plan(self.device().backend()))
     }
 
     /// The order-free reductions run `plan` instead of [`reduce_plan`]'s for the device (the
@@ -285,13 +312,18 @@ impl Primitives {
             return Ok(());
         }
         let device = self.device().clone();
+        let plan = self.sort_plan();
         let scratch = &mut self.scratch;
         match K::LAYOUT {
-            KeyLayout::Word(kind) => on_device(&device, keys.place(), |words: &mut Buffer<u32>| {
-                gpu::sort_words(scratch, words, kind, order)
-            }),
+            KeyLayout::Word(kind) => {
+                self.fallbacks =
+                    on_device(&device, keys.place(), |words: &mut Buffer<u32>| {
+                        gpu::sort_words(scratch, words, kind, order, plan)
+                    })?;
+                Ok(())
+            }
             KeyLayout::Wide => on_device(&device, keys.place(), |wide: &mut Buffer<[u32; 2]>| {
-                gpu::sort_wide(scratch, wide, order)
+                gpu::sort_wide(scratch, wide, order, plan)
             }),
         }
     }
@@ -352,14 +384,16 @@ impl Primitives {
             return Ok(());
         }
         let device = self.device().clone();
+        let plan = self.sort_plan();
         let scratch = &mut self.scratch;
         // The values' buffer is taken first: one on another device fails before the keys
         // (which the first launch reads) go anywhere.
-        on_device(&device, values.place(), |v: &mut Buffer<u32>| {
+        self.fallbacks = on_device(&device, values.place(), |v: &mut Buffer<u32>| {
             on_device(&device, keys.place(), |k: &mut Buffer<u32>| {
-                gpu::sort_pairs_words(scratch, k, v, K::KIND, order, false)
+                gpu::sort_pairs_words(scratch, k, v, K::KIND, order, false, plan)
             })
-        })
+        })?;
+        Ok(())
     }
 
     /// `output[i] = input[0] + .. + input[i - 1]` (wrapping; `output[0] = 0`).
@@ -524,17 +558,18 @@ impl Primitives {
             return Ok(Vec::new());
         }
         let device = self.device().clone();
+        let plan = self.sort_plan();
         let scratch = &mut self.scratch;
         match K::LAYOUT {
             KeyLayout::Word(kind) => {
                 let words = on_device_ref(&device, keys.source(), |w: &Buffer<u32>| {
-                    gpu::top_words(scratch, w, k, kind, order)
+                    gpu::top_words(scratch, w, k, kind, order, plan)
                 })?;
                 Ok(bytemuck::cast_slice(&words).to_vec())
             }
             KeyLayout::Wide => {
                 let wide = on_device_ref(&device, keys.source(), |w: &Buffer<[u32; 2]>| {
-                    gpu::top_wide(scratch, w, k, order)
+                    gpu::top_wide(scratch, w, k, order, plan)
                 })?;
                 Ok(bytemuck::cast_slice(&wide).to_vec())
             }

@@ -30,6 +30,16 @@ fn both(device: &Device) -> [Primitives; 2] {
     [Primitives::new(device), Primitives::with_kernels(device)]
 }
 
+/// The sorts' three ways on the cpu backend: the host sort, and the kernels of each
+/// algorithm.
+fn sorters(device: &Device) -> [Primitives; 3] {
+    let mut onesweep = Primitives::with_kernels(device);
+    onesweep.set_sort_plan(Some(SortPlan::new(SortAlgorithm::Onesweep)));
+    let mut counting = Primitives::with_kernels(device);
+    counting.set_sort_plan(Some(SortPlan::new(SortAlgorithm::CountThenScatter)));
+    [Primitives::new(device), counting, onesweep]
+}
+
 /// Sizes around the tile (4096) and a few tiles; the kernels' path takes the smaller ones
 /// (the cpu backend runs every invocation of a group kernel as a coroutine).
 const SIZES: [usize; 7] = [0, 1, 2, 1000, 4096, 4097, 13_001];
@@ -61,7 +71,7 @@ fn floats(n: usize, seed: u64) -> Vec<f32> {
 #[test]
 fn keys_sort_like_plain_rust_for_every_type_and_order() {
     let device = cpu();
-    for mut prims in both(&device) {
+    for mut prims in sorters(&device) {
         for n in SIZES {
             let words: Vec<u32> = random(n as u64, n)
                 .iter()
@@ -119,7 +129,7 @@ fn keys_sort_like_plain_rust_for_every_type_and_order() {
 #[test]
 fn pairs_sort_stably_and_keys_in_a_cpu_buffer_sort_in_place() {
     let device = cpu();
-    for mut prims in both(&device) {
+    for mut prims in sorters(&device) {
         for n in SIZES {
             let keys: Vec<f32> = random(5, n).iter().map(|r| (r % 7) as f32 - 3.0).collect();
             for order in [Order::Ascending, Order::Descending] {
@@ -340,7 +350,7 @@ fn histograms_count_the_values_below_the_bin_count() {
 #[test]
 fn top_k_is_the_first_k_of_the_sorted_keys() {
     let device = cpu();
-    for mut prims in both(&device) {
+    for mut prims in sorters(&device) {
         let keys: Vec<u64> = random(29, 9000);
         let mut sorted = keys.clone();
         sorted.sort();
@@ -576,5 +586,113 @@ fn the_radix_scan_takes_rows_longer_than_a_round() {
             sum += count;
         }
         assert_eq!(totals[d], sum, "digit {d}");
+    }
+}
+
+/// Onesweep's kernels against plain Rust at the edges of its tiles and on the keys that
+/// stress one digit: all equal, descending, only the high byte set; keys alone and pairs
+/// (stable), every key type, both orders.
+#[test]
+fn onesweep_sorts_like_plain_rust_at_the_edges() {
+    let device = cpu();
+    let mut prims = Primitives::with_kernels(&device);
+    prims.set_sort_plan(Some(SortPlan::new(SortAlgorithm::Onesweep)));
+    let sizes = [0, 1, 2, 4095, 4096, 4097, 3 * 4096 + 7, 5 * 4096];
+    for n in sizes {
+        let random_words: Vec<u32> = random(n as u64 + 3, n).iter().map(|r| *r as u32).collect();
+        let patterns: [(&str, Vec<u32>); 4] = [
+            ("random", random_words.clone()),
+            ("equal", vec![0x8000_0001; n]),
+            ("descending", (0..n as u32).rev().collect()),
+            ("high bits", random_words.iter().map(|w| w & 0xff00_0000).collect()),
+        ];
+        for (what, words) in patterns {
+            for order in [Order::Ascending, Order::Descending] {
+                let mut want = words.clone();
+                want.sort();
+                if order == Order::Descending {
+                    want.reverse();
+                }
+                let mut keys = words.clone();
+                prims.sort_keys(&mut keys, order).unwrap();
+                assert!(keys == want, "u32 {what} {n} {order:?}");
+
+                let ints: Vec<i32> = words.iter().map(|&w| w as i32).collect();
+                let mut want: Vec<i32> = ints.clone();
+                want.sort();
+                if order == Order::Descending {
+                    want.reverse();
+                }
+                let mut keys = ints.clone();
+                prims.sort_keys(&mut keys, order).unwrap();
+                assert!(keys == want, "i32 {what} {n} {order:?}");
+
+                let mut keys = words.clone();
+                let mut values: Vec<u32> = (0..n as u32).collect();
+                prims.sort_pairs(&mut keys, &mut values, order).unwrap();
+                let mut want: Vec<(u32, u32)> = words.iter().copied().zip(0..n as u32).collect();
+                want.sort_by(|a, b| match order {
+                    Order::Ascending => a.0.cmp(&b.0),
+                    Order::Descending => b.0.cmp(&a.0),
+                });
+                let got: Vec<(u32, u32)> = keys.into_iter().zip(values).collect();
+                assert!(got == want, "pairs {what} {n} {order:?}");
+            }
+        }
+        let floats = floats(n, 11);
+        let mut keys = floats.clone();
+        prims.sort_keys(&mut keys, Order::Ascending).unwrap();
+        let mut want = floats.clone();
+        want.sort_by(f32::total_cmp);
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        assert!(bits(&keys) == bits(&want), "f32 {n}");
+
+        let wide = random(n as u64 + 5, n);
+        let mut keys = wide.clone();
+        prims.sort_keys(&mut keys, Order::Descending).unwrap();
+        let mut want = wide.clone();
+        want.sort();
+        want.reverse();
+        assert!(keys == want, "u64 {n}");
+    }
+}
+
+/// Onesweep's fallback, really run: with `WITHHOLD` tiles 1, 5, 9, .. never publish (as
+/// workgroups that are never rescheduled), so the tiles after them cannot wait for them and
+/// must count those tiles' digits from the keys; the sort still gives plain Rust's order,
+/// and the counter shows the fallbacks. With no spins and with the default.
+#[test]
+fn onesweep_falls_back_for_a_predecessor_that_never_publishes() {
+    use crate::onesweep::OnesweepParams;
+    let device = cpu();
+    let mut prims = Primitives::with_kernels(&device);
+    for (n, spins) in [(10 * 4096 + 5, 0), (6 * 4096 + 1, OnesweepParams::SPINS)] {
+        prims.set_sort_plan(Some(SortPlan {
+            spins,
+            flags: OnesweepParams::WITHHOLD,
+            ..SortPlan::new(SortAlgorithm::Onesweep)
+        }));
+        let words: Vec<u32> = random(41, n).iter().map(|r| *r as u32).collect();
+        let mut keys = words.clone();
+        let mut values: Vec<u32> = (0..n as u32).collect();
+        prims.sort_pairs(&mut keys, &mut values, Order::Ascending).unwrap();
+        let mut want: Vec<(u32, u32)> = words.iter().copied().zip(0..n as u32).collect();
+        want.sort();
+        let got: Vec<(u32, u32)> = keys.into_iter().zip(values).collect();
+        assert!(got == want, "{n} keys, spins {spins}");
+        // Withheld tiles with a tile after them, in each of the 4 passes.
+        let tiles = (n as u32).div_ceil(4096);
+        let withheld = (1..tiles - 1).filter(|t| t % 4 == 1).count() as u32;
+        let fallbacks = prims.sort_fallbacks();
+        assert!(
+            withheld > 0 && fallbacks >= 4 * withheld,
+            "{fallbacks} fallbacks, {withheld} withheld a pass"
+        );
+        let mut keys = words.clone();
+        prims.sort_keys(&mut keys, Order::Descending).unwrap();
+        let mut want = words.clone();
+        want.sort();
+        want.reverse();
+        assert!(keys == want, "keys {n}, spins {spins}");
     }
 }
