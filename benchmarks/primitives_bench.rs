@@ -7,8 +7,8 @@
 //! (benchmarks/primitives_pack.sh makes one). Environment:
 //!   BENCH_BACKENDS=cuda,ash,wgpu,cpu   BENCH_SIZES=16,18,20,22,24,26 (powers of two)
 //!   BENCH_OPS=sort_u32,...              BENCH_RUNS=10
-//!   (the sorts: `sort_u32` etc. is the backend's plan, `sort_plan`: Onesweep on the GPUs;
-//!   `sort_u32_count_then_scatter` etc. the count-then-scatter sort, in the same binary)
+//!   (the sorts: `sort_u32` etc. is the backend's plan, `sort_plan`: count-then-scatter;
+//!   `sort_u32_onesweep` etc. the Onesweep sort, in the same binary)
 //!   BENCH_PAUSE_MS=0: a pause after each (op, size), once its buffers are dropped
 //!   BENCH_KERNELS=1: each kernel's device time too (every launch inside its own
 //!   `Device::timed`, through `Primitives::set_launch_hook`: a sync per launch, so the
@@ -33,10 +33,10 @@ const OPS: [&str; 18] = [
     "sort_f32",
     "sort_u64",
     "sort_pairs_u32",
-    "sort_u32_count_then_scatter",
-    "sort_f32_count_then_scatter",
-    "sort_u64_count_then_scatter",
-    "sort_pairs_u32_count_then_scatter",
+    "sort_u32_onesweep",
+    "sort_f32_onesweep",
+    "sort_u64_onesweep",
+    "sort_pairs_u32_onesweep",
     "exclusive_scan_u32",
     "inclusive_scan_u32",
     "exclusive_scan_u32_reduce_then_scan",
@@ -240,7 +240,7 @@ fn check_sorted<T: PartialEq>(
 }
 
 /// One primitive on device buffers: its statistics and bytes per element. A sort op with
-/// `_count_then_scatter` takes that algorithm, the others the backend's plan; the last
+/// `_onesweep` takes that algorithm, the others the backend's plan; the last
 /// run's sorted keys are checked against plain Rust.
 fn bench_op(
     clock: &Clock,
@@ -249,11 +249,11 @@ fn bench_op(
     n: usize,
     runs: usize,
 ) -> Result<(Stats, usize), rgpu::Error> {
-    let (base, old) = match op.strip_suffix("_count_then_scatter") {
+    let (base, onesweep) = match op.strip_suffix("_onesweep") {
         Some(base) => (base, true),
         None => (op, false),
     };
-    let plan = old.then_some(SortPlan::new(SortAlgorithm::CountThenScatter));
+    let plan = onesweep.then_some(SortPlan::new(SortAlgorithm::Onesweep));
     prims.set_sort_plan(plan);
     let result = bench_one(clock, prims, base, op, n, runs);
     prims.set_sort_plan(None);

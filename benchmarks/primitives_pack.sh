@@ -13,8 +13,8 @@
 # 16,18,20,22,24,26) prints every `bench ...` line: rgpu on cuda, ash, wgpu, then CUB
 # (nvcc) and CuPy. OPS="exclusive_scan_u32 ..." ./run.sh picks the rgpu ops (the scans:
 # `exclusive_scan_u32` is the backend's choice, the single pass; `..._reduce_then_scan` the
-# three-launch scan; the sorts: `sort_u32` is the backend's plan, Onesweep on the GPUs;
-# `sort_u32_count_then_scatter` the three-launches-a-pass sort; every sort checked).
+# three-launch scan; the sorts: `sort_u32` is the backend's plan, count-then-scatter (three
+# launches a pass); `sort_u32_onesweep` the one-launch-a-pass sort; every sort checked).
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$(mkdir -p "${1:-$REPO/target/primitives-bench}" && cd "${1:-$REPO/target/primitives-bench}" && pwd)
@@ -80,8 +80,8 @@ set -uo pipefail
 cd "$(dirname "$0")"
 SIZES=${1:-16,18,20,22,24,26}
 OPS=${OPS:-"sort_u32 sort_f32 sort_u64 sort_pairs_u32
-  sort_u32_count_then_scatter sort_f32_count_then_scatter sort_u64_count_then_scatter
-  sort_pairs_u32_count_then_scatter exclusive_scan_u32 inclusive_scan_u32
+  sort_u32_onesweep sort_f32_onesweep sort_u64_onesweep
+  sort_pairs_u32_onesweep exclusive_scan_u32 inclusive_scan_u32
   exclusive_scan_u32_reduce_then_scan inclusive_scan_u32_reduce_then_scan reduce_sum_u32 reduce_sum_f32 reduce_max_f32 reduce_min_i32 histogram_256 copy_u32"}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 # Each (backend, op) in a process of its own: in one long Vulkan process the bench's
