@@ -10,15 +10,13 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from rgpu.artifacts import crate_graph, kernels
+from rgpu.artifacts import kernels
 from rgpu.artifacts.kernels import KernelCrate
 from rgpu.artifacts.manifest import Artifact, verify
 from rgpu.config import Options, cache_dir
 from rgpu.errors import ArtifactError, CommandFailedError, ToolchainError
 from rgpu.host import stamp
-from rgpu.host.build import dep_infos
 from rgpu.plan import Plan
-from rgpu.util.files import write_text_if_changed
 from rgpu.util.output import reporter
 from rgpu.workspace import Workspace, require_workspace_env
 
@@ -43,43 +41,11 @@ def _with_placement_note(plan: Plan, build: KernelBuild) -> Plan:
     return Plan(steps=plan.steps, notes=(*plan.notes, note))
 
 
-# The kernels' list of the last `cargo check` (artifacts/kernels.py), and its stamp.
-KERNEL_LIST = "kernel-list"
-
-
-def listed_crates(ws: Workspace, env: Mapping[str, str]) -> tuple[KernelCrate, ...]:
-    """The crates holding kernels and their kernels: `cargo check`'s (artifacts/kernels.py),
-    kept in `target/rgpu/kernel-list.json` with a stamp (host/stamp.py) over the metadata it
-    was read from, every source they were checked from and every package's Cargo.toml
-    (with the workspace's, its Cargo.lock and cargo's configs), so a build whose sources did not
-    change since starts no cargo for it. The kernels directory is not an input of the list
-    (embed_kernels!() includes it; the marks do not depend on it)."""
-    key = stamp.request_key(kernels.check_argv(ws), env)
-    path = ws.rgpu_dir / f"{KERNEL_LIST}.json"
-    ignored = (ws.kernels_dir,)
-    if stamp.is_fresh(ws.rgpu_dir, KERNEL_LIST, key, ws.root, env, ignored):
-        try:
-            kept = kernels.from_json(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError):
-            kept = None
-        if kept is not None:
-            return kept
-    stamp.forget(ws.rgpu_dir, KERNEL_LIST)
-    checked = kernels.check(ws, env)
-    write_text_if_changed(path, kernels.to_json(checked.crates))
-    outputs = [*checked.metadata, *checked.manifests, path]
-    deps = dep_infos(list(checked.metadata))
-    if len(deps) == len(checked.metadata):  # else (a layout rgpu does not know) no stamp
-        stamp.record(ws.rgpu_dir, KERNEL_LIST, key, outputs, deps, ws.root, env, ignored)
-    return checked.crates
-
-
 def kernel_crates(ws: Workspace, env: Mapping[str, str]) -> tuple[KernelCrate, ...]:
     """The crates holding the kernels a build compiles: the kernel crate and the crates it
-    depends on that declare kernels (`listed_crates`); a kernel name in two crates is an
-    error, and a dependency's kernels need RGPU_WORKSPACE, which tells it whose artifacts
-    to embed (workspace.py)."""
-    found = listed_crates(ws, env)
+    depends on that declare kernels (artifacts/kernels.py); a dependency's kernels need
+    RGPU_WORKSPACE, which tells it whose artifacts to embed (workspace.py)."""
+    found = kernels.crates(ws.root, ws.kernel_dir, env)
     kernels.kernels_of(found)  # one namespace of entry points: a name twice is an error
     libraries = [c.package for c in found[1:]]
     if libraries:
@@ -88,15 +54,13 @@ def kernel_crates(ws: Workspace, env: Mapping[str, str]) -> tuple[KernelCrate, .
 
 
 def _kernel_types(ws: Workspace, env: Mapping[str, str]) -> tuple[str, ...]:
-    """The scalar types every crate that may hold kernels names (the kernel crate and the
-    crates it depends on that depend on `rgpu`: a library's kernels are in the same SPIR-V
-    module). Known before anything compiles: the graph is read from Cargo.toml files and
-    Cargo.lock (artifacts/crate_graph.py)."""
+    """The scalar types every crate of kernels names (a library's too: its kernels are
+    in the same SPIR-V module)."""
     from rgpu.artifacts.capabilities import types_in_sources  # start-up: ~9 ms, spirv only
 
     types: set[str] = set()
-    for src_dir in crate_graph.rgpu_crates(ws.root, ws.kernel_dir, env):
-        types.update(types_in_sources(src_dir))
+    for crate in kernel_crates(ws, env):
+        types.update(types_in_sources(crate.src_dir))
     return tuple(sorted(types))
 
 

@@ -23,20 +23,12 @@ import click
 
 from rgpu import checked
 from rgpu.artifacts import external as ext
-from rgpu.artifacts.kernels import Kernel, kernels_of, require_linked
-from rgpu.artifacts.manifest import (
-    MANIFEST_NAME,
-    Artifact,
-    drop_empty_manifest,
-    read_kernels,
-    read_manifest,
-    verify,
-    write_manifest,
-)
+from rgpu.artifacts.kernels import kernels_of, require_linked
+from rgpu.artifacts.manifest import Artifact, read_kernels, read_manifest, write_manifest
 from rgpu.backends import Backend, backends_of, resolve_codegen
 from rgpu.backends import codegens_for as codegens_of_backend
 from rgpu.config import Options
-from rgpu.errors import ArtifactError, RgpuError, UsageError
+from rgpu.errors import UsageError
 from rgpu.host import build as host
 from rgpu.host import lockfile
 from rgpu.host import state as build_state
@@ -329,39 +321,21 @@ def compile_kernels(
         obtain.ensure(
             [*stale, *extra], env, yes=False, spirv_opt=options.spirv_opt, confirm=asker(env)
         )
-    # The kernels' list (`cargo check`, artifacts/kernels.py) before any codegen compiles:
-    # a kernel name in two crates, or libraries of kernels without RGPU_WORKSPACE, stop the
-    # build in seconds. Not asked when nothing compiles and the manifest has the list (a
-    # no-op build starts no cargo).
-    owners = read_kernels(ws.kernels_dir)
-    compiles = any(artifacts is None for artifacts in kept.values())
-    crates = None
-    # embed_kernels!() writes an empty manifest where there is none (cargo check compiles
-    # it): a build that refuses a --kernel-artifact removes it again (below).
-    unbuilt = not (ws.kernels_dir / MANIFEST_NAME).exists()
-    if compiles or parts.external or owners is None:
-        listed_files_only(ws, previous, owners)
-        crates = kernel_crates(ws, env)
     # The user's files first: a file that is refused stops the build in seconds, before
     # minutes of compiling the other kinds.
     external: list[Artifact] = []
     if parts.external:
-        assert crates is not None
         # The kernel crate's own kernels are required; a library's (rgpu-primitives has
         # many a program may never launch) are named in a note when missing, and fail
         # only when launched.
-        try:
-            external = ext.collect(
-                parts.external,
-                ws.kernels_dir,
-                required=crates[0].kernels,
-                cuda_archs=options.cuda_archs.exact,
-                ptxas=tools.find_ptxas(env),
-            )
-        except RgpuError:
-            if unbuilt:  # a refused build leaves the kernels directory as it was
-                drop_empty_manifest(ws.kernels_dir)
-            raise
+        crates = kernel_crates(ws, env)
+        external = ext.collect(
+            parts.external,
+            ws.kernels_dir,
+            required=crates[0].kernels if crates else (),
+            cuda_archs=options.cuda_archs.exact,
+            ptxas=tools.find_ptxas(env),
+        )
         have = {e for a in external for e in a.entry_points}
         lacking = [k for c in crates[1:] for k in c.kernels if k not in have]
         if lacking:
@@ -377,12 +351,13 @@ def compile_kernels(
     produced += parts.reused_external
     # Which crate each kernel is from (the manifest's `kernels`: what each crate's
     # embed_kernels!() embeds, and what the reports name). Kept from the last manifest when
-    # nothing was compiled.
+    # nothing was compiled (a no-op build reads no source and starts no cargo).
+    owners = read_kernels(ws.kernels_dir)
     same = sorted((a.path, a.sha256) for a in produced) == sorted(
         (a.path, a.sha256) for a in previous
     )
-    if crates is not None or not same:
-        crates = crates if crates is not None else kernel_crates(ws, env)
+    if owners is None or not same or parts.external:
+        crates = kernel_crates(ws, env)
         owners = kernels_of(crates)
         built = [
             (a.path, a.entry_points)
@@ -392,25 +367,6 @@ def compile_kernels(
         require_linked(built, crates, ws.kernel_dir / "src" / "lib.rs")
     write_manifest(ws.kernels_dir, produced, owners, checked=options.checked)
     return produced
-
-
-def listed_files_only(
-    ws: Workspace, previous: Sequence[Artifact], owners: Sequence[Kernel] | None
-) -> None:
-    """Before `cargo check` compiles the kernel crate (its embed_kernels!() includes every
-    file the manifest lists): the manifest without the artifacts whose files are gone (a
-    codegen writes them again)."""
-    intact = [a for a in previous if (ws.kernels_dir / a.path).is_file()]
-    if len(intact) != len(previous):
-        write_manifest(ws.kernels_dir, [a for a in intact if _verified(ws, a)], owners)
-
-
-def _verified(ws: Workspace, artifact: Artifact) -> bool:
-    try:
-        verify(ws.kernels_dir, artifact)
-    except ArtifactError:
-        return False
-    return True
 
 
 def asker(env: Mapping[str, str]) -> Callable[[str], bool] | None:

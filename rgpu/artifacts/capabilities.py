@@ -6,11 +6,10 @@ tells it three things, in this order, each name once:
 
 1. the device API's own (toolchains/spirv.toml `[build] capabilities`: the subgroup
    operations `crates/rgpu/src/device/spirv.rs` calls);
-2. the scalar types the sources of the crates that may hold kernels name (the kernel crate
-   and the crates it depends on that depend on rgpu, artifacts/crate_graph.py: known before
-   anything compiles; src/**/*.rs, comments and string literals left out): `f64` ->
-   Float64, `u8`/`i8` -> Int8, `u16`/`i16` -> Int16, `u64`/`i64` -> Int64, and `Ordering`
-   (core's atomic ordering, a `u8` enum) -> Int8.
+2. the scalar types the sources of the crates holding kernels name (the kernel crate and
+   the libraries of kernels it depends on, artifacts/kernels.py; src/**/*.rs, comments and
+   string literals left out): `f64` -> Float64, `u8`/`i8` -> Int8, `u16`/`i16` -> Int16,
+   `u64`/`i64` -> Int64, and `Ordering` (core's atomic ordering, a `u8` enum) -> Int8.
    Reading the source over-approximates (a type used only in host-side code still counts),
    which costs nothing on Vulkan devices that have the feature;
 3. `spirv-capabilities = [...]` in `[workspace.metadata.rgpu]`, for what source reading

@@ -2,64 +2,58 @@
 crates it depends on that hold kernels (a library of kernels: a path dependency, a crate
 vendored into the workspace, a published crate).
 
-The macro says what is a kernel. Every `#[rgpu::kernel]` expansion has, on every target, an
-empty private module `__rgpu_kernel_<name>` (its mark: crates/rgpu-macros/src/expand.rs),
-and rustc writes that name into the crate's metadata (`.rmeta`). rgpu runs `cargo check`
-of the kernel crate for this machine (`check_argv`; the cpu backend compiles the same crate
-for the same target, and the macro's reading of a function does not depend on the codegen):
-cargo's JSON messages name the metadata file of every crate of the kernel crate's normal
-dependency graph, checked again or up to date (an incremental build leaves a crate cargo
-did not recompile with the file, and the marks, of its last check), and `marks` reads the
-kernel names from each. A kernel made by a `macro_rules!` macro is listed; an example in a
-comment or a string is not (no mark: the macro never ran on it). In the metadata an
-identifier is its length (LEB128) then its bytes, so a mark is read only where that length
-precedes it (a doc comment or a longer string that mentions one is not; a string constant
-that is exactly a mark, `"__rgpu_kernel_x"`, is the one thing that reads as one).
+Kernel names are read from a crate's sources (src/**/*.rs, comments left out), so rgpu knows
+which entry points an artifact must have without compiling anything: an attribute
+`#[rgpu::kernel]` or `#[kernel]` (with or without arguments), then other attributes or doc
+comments, then `fn NAME`. Kernels declared through another macro are not seen; artifacts are
+then checked by the launch itself, at run time.
 
-Which crates (`check`, `from_messages`): the kernel crate, then every other crate whose
-metadata has marks, by package name (rgpu's own crates, which declare no kernels, are not
-read). kernel_build.listed_crates keeps the list with a stamp, so that a build whose
-sources did not change starts no cargo for it.
+Which crates: the kernel crate, then every package in its normal dependency graph that
+depends on `rgpu` itself (only such a crate can declare a kernel) and declares one (`crates`).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from rgpu.errors import CommandFailedError, ConfigError
-from rgpu.util import cmd
-from rgpu.workspace import Workspace, load_toml
+from rgpu.errors import ConfigError
+from rgpu.workspace import load_toml
 
-MARK = b"__rgpu_kernel_"
-OWN_CRATES = ("rgpu", "rgpu-macros", "rgpu-runtime")
-_IDENT = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-
-
-def _leb128(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
+_KERNEL = re.compile(
+    r"#\[\s*(?:::)?(?:rgpu\s*::\s*)?kernel\s*(?:\([^\]]*\))?\s*\]"
+    r"(?:\s*#\[[^\]]*\])*"
+    r"\s*(?:pub(?:\s*\([^)]*\))?\s+)?(?:unsafe\s+)?fn\s+([A-Za-z_][A-Za-z0-9_]*)"
+)
+# Comments (doc comments too: an example kernel in a doc comment is not a kernel).
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+FACADE = "rgpu"
+OWN_CRATES = (FACADE, "rgpu-macros", "rgpu-runtime")
 
 
-def marks(metadata: bytes) -> tuple[str, ...]:
-    """The kernels whose marks a crate's metadata holds, sorted and unique."""
-    found: set[str] = set()
-    at = metadata.find(MARK)
-    while at >= 0:
-        end = at + len(MARK)
-        while end < len(metadata) and metadata[end] in _IDENT:
-            end += 1
-        prefix = _leb128(end - at)
-        if end > at + len(MARK) and metadata[max(0, at - len(prefix)) : at] == prefix:
-            found.add(metadata[at + len(MARK) : end].decode("ascii"))
-        at = metadata.find(MARK, end)
-    return tuple(sorted(found))
+def kernel_names(text: str) -> list[str]:
+    return _KERNEL.findall(_COMMENTS.sub(" ", text))
+
+
+def sources(src_dir: Path) -> list[Path]:
+    return sorted(src_dir.rglob("*.rs"))
+
+
+def find(kernel_dir: Path) -> tuple[str, ...]:
+    """Every kernel name in one crate's sources (`kernel_dir/src`), sorted and unique."""
+    return names_in(kernel_dir / "src")
+
+
+def names_in(src_dir: Path) -> tuple[str, ...]:
+    names: set[str] = set()
+    for source in sources(src_dir):
+        try:
+            names.update(kernel_names(source.read_text(encoding="utf-8", errors="replace")))
+        except OSError:
+            continue
+    return tuple(sorted(names))
 
 
 class KernelCrate(NamedTuple):
@@ -69,7 +63,7 @@ class KernelCrate(NamedTuple):
     src_dir: Path  # the directory of its library's root file
     manifest: Path  # its Cargo.toml
     outside: bool  # outside the workspace's directory (a registry crate, a path elsewhere)
-    kernels: tuple[str, ...]  # its `#[rgpu::kernel]`s, from its metadata (`marks`)
+    kernels: tuple[str, ...]
 
 
 class Kernel(NamedTuple):
@@ -102,147 +96,113 @@ def names(crates: Sequence[KernelCrate]) -> tuple[str, ...]:
     return tuple(k.name for k in kernels_of(crates))
 
 
-def check_argv(ws: Workspace) -> list[str]:
-    """`cargo check` of the kernel crate's library for this machine, with JSON messages."""
-    return [
-        "cargo",
-        "check",
-        "--lib",
-        "--package",
-        ws.kernel_package,
-        "--message-format=json",
-    ]
+# --- the crates: the kernel crate's dependency graph, read without running cargo ---------
 
 
-def _records(lines: Iterable[str]) -> list[dict[str, Any]]:
-    records: list[dict[str, Any]] = []
-    for line in lines:
-        if not line.startswith("{"):
-            continue
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            records.append(value)
-    return records
+def _lib_dir(manifest: Path, data: Mapping[str, Any]) -> Path:
+    lib = data.get("lib", {})
+    path = lib.get("path", "src/lib.rs") if isinstance(lib, dict) else "src/lib.rs"
+    return (manifest.parent / str(path)).parent
 
 
-def _package(manifest: Path) -> str | None:
-    try:
-        name = load_toml(manifest).get("package", {}).get("name")
-    except (OSError, ValueError):
-        return None
-    return name if isinstance(name, str) else None
+def _dependency_tables(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The normal dependencies (not dev-, not build-): what the codegens compile."""
+    tables = [data.get("dependencies", {})]
+    for target in data.get("target", {}).values():
+        if isinstance(target, dict):
+            tables.append(target.get("dependencies", {}))
+    return [t for t in tables if isinstance(t, dict)]
 
 
-def from_messages(lines: Iterable[str], root: Path, kernel_package: str) -> tuple[KernelCrate, ...]:
-    """The crates holding kernels, from `cargo check`'s JSON messages (`check_argv`): the
-    kernel crate first (also without kernels), then each crate whose metadata has marks."""
+class _Graph:
+    """Cargo.toml files (path packages) and Cargo.lock (registry packages) of a workspace."""
+
+    def __init__(self, root: Path, env: Mapping[str, str]) -> None:
+        self.root = root
+        data = load_toml(root / "Cargo.toml")
+        self.ws_deps: Mapping[str, Any] = data.get("workspace", {}).get("dependencies", {})
+        self.patches: dict[str, Path] = {}
+        for table in data.get("patch", {}).values():
+            for name, spec in table.items() if isinstance(table, dict) else ():
+                if isinstance(spec, dict) and "path" in spec:
+                    self.patches[str(spec.get("package", name))] = root / str(spec["path"])
+        self.lock: dict[str, list[Mapping[str, Any]]] = {}
+        lock = root / "Cargo.lock"
+        if lock.is_file():
+            for package in load_toml(lock).get("package", []):
+                self.lock.setdefault(str(package["name"]), []).append(package)
+        home = env.get("CARGO_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".cargo")
+        self.registry = Path(home) / "registry" / "src"
+
+    def path_deps(self, manifest: Path, data: Mapping[str, Any]) -> list[tuple[str, Path | None]]:
+        """(package name, its directory if it is a path package here) per dependency."""
+        out: list[tuple[str, Path | None]] = []
+        for table in _dependency_tables(data):
+            for key, spec in table.items():
+                base = manifest.parent
+                if isinstance(spec, dict) and spec.get("workspace"):
+                    spec, base = self.ws_deps.get(key, {}), self.root
+                name = str(spec.get("package", key)) if isinstance(spec, dict) else key
+                if isinstance(spec, dict) and "path" in spec:
+                    out.append((name, base / str(spec["path"])))
+                else:
+                    out.append((name, self.patches.get(name)))
+        return out
+
+    def registry_dir(self, name: str) -> list[tuple[Path, list[str]]]:
+        """The unpacked sources of a registry package in Cargo.lock, with its dependencies'
+        names (not downloaded yet, or no lock: nothing; cargo fetches before compiling)."""
+        found = []
+        for package in self.lock.get(name, []):
+            if not str(package.get("source", "")).startswith("registry+"):
+                continue
+            deps = [str(d).split(" ")[0] for d in package.get("dependencies", [])]
+            for directory in sorted(self.registry.glob(f"*/{name}-{package['version']}")):
+                found.append((directory, deps))
+                break
+        return found
+
+
+def crates(root: Path, kernel_dir: Path, env: Mapping[str, str]) -> tuple[KernelCrate, ...]:
+    """The crates holding kernels: the kernel crate first, then each crate of its normal
+    dependency graph that depends on `rgpu` itself (only such a crate can declare a kernel)
+    and declares one. Path packages (in the workspace, vendored, elsewhere; the workspace's
+    [patch] tables too) are read from their Cargo.toml, registry packages from Cargo.lock and
+    cargo's unpacked sources. No process is started: a build with nothing to compile stays
+    as cheap as before."""
+    graph = _Graph(root, env)
     resolved_root = root.resolve()
-    first = KernelCrate(kernel_package, root, root / "Cargo.toml", False, ())
-    libraries: list[KernelCrate] = []
-    for record in _records(lines):
-        if record.get("reason") != "compiler-artifact":
+    found: list[KernelCrate] = []
+    seen: set[Path] = set()
+    todo: list[tuple[Path, list[str] | None]] = [(kernel_dir.resolve(), None)]
+    while todo:
+        directory, lock_deps = todo.pop(0)
+        if directory in seen:
             continue
-        if "proc-macro" in ((record.get("target") or {}).get("kind") or []):
+        seen.add(directory)
+        manifest = directory / "Cargo.toml"
+        if not manifest.is_file():
             continue
-        manifest = Path(str(record.get("manifest_path", "")))
-        package = _package(manifest)
-        if package is None or package in OWN_CRATES:
+        data = load_toml(manifest)
+        package = data.get("package", {}).get("name")
+        if not isinstance(package, str):
             continue
-        names: set[str] = set()
-        for file in record.get("filenames") or []:
-            if str(file).endswith(".rmeta"):
-                try:
-                    names.update(marks(Path(file).read_bytes()))
-                except OSError:
-                    continue
-        target = record.get("target") or {}
-        src = Path(str(target.get("src_path", manifest.parent / "src" / "lib.rs")))
-        outside = not manifest.resolve().is_relative_to(resolved_root)
-        crate = KernelCrate(package, src.parent, manifest, outside, tuple(sorted(names)))
-        if package == kernel_package:
-            first = crate
-        elif names:
-            libraries.append(crate)
-    return (first, *sorted(libraries, key=lambda c: c.package))
-
-
-def metadata_files(lines: Iterable[str]) -> tuple[Path, ...]:
-    """Every metadata file cargo's JSON messages name (what the kernels' list is read from)."""
-    return tuple(
-        Path(str(f))
-        for r in _records(lines)
-        if r.get("reason") == "compiler-artifact"
-        for f in r.get("filenames") or []
-        if str(f).endswith(".rmeta")
-    )
-
-
-def manifests(lines: Iterable[str]) -> tuple[Path, ...]:
-    """The Cargo.toml of every package cargo's JSON messages name (a path dependency's, out
-    of the workspace too: a dependency added there changes the list)."""
-    found = [
-        Path(str(r["manifest_path"]))
-        for r in _records(lines)
-        if r.get("reason") == "compiler-artifact" and r.get("manifest_path")
-    ]
-    return tuple(dict.fromkeys(found))
-
-
-class Checked(NamedTuple):
-    crates: tuple[KernelCrate, ...]
-    metadata: tuple[Path, ...]  # the files read: what a stamp of the list watches
-    manifests: tuple[Path, ...]  # and the packages' Cargo.toml files
-
-
-def check(ws: Workspace, env: Mapping[str, str]) -> Checked:
-    """The crates holding kernels, from `cargo check` of the kernel crate (`check_argv`):
-    cheap when nothing changed (cargo finds every crate fresh), and the same answer for
-    every codegen. A crate that does not compile stops here, with cargo's errors."""
-    result = cmd.run(check_argv(ws), cwd=ws.root, env=dict(env), capture=True, check=False)
-    lines = result.stdout.splitlines()
-    if result.returncode != 0:
-        errors = [
-            str((r.get("message") or {}).get("rendered") or "").rstrip()
-            for r in _records(lines)
-            if r.get("reason") == "compiler-message"
-            and (r.get("message") or {}).get("level") == "error"
-        ]
-        shown = "\n".join(e for e in errors if e) or result.stderr.strip()
-        raise CommandFailedError(
-            f"`{cmd.format_argv(check_argv(ws))}` failed (exit code {result.returncode}): "
-            f"rgpu reads the kernels' list from it\n{shown}",
-            "fix the errors cargo reports (above), then build again",
-            returncode=result.returncode,
-        )
-    crates = from_messages(lines, ws.root, ws.kernel_package)
-    return Checked(crates, metadata_files(lines), manifests(lines))
-
-
-def to_json(crates: Sequence[KernelCrate]) -> str:
-    rows = [
-        {"package": c.package, "src_dir": str(c.src_dir), "manifest": str(c.manifest),
-         "outside": c.outside, "kernels": list(c.kernels)}
-        for c in crates
-    ]  # fmt: skip
-    return json.dumps({"version": 1, "crates": rows}, indent=1) + "\n"
-
-
-def from_json(text: str) -> tuple[KernelCrate, ...] | None:
-    """`to_json`'s crates; None for anything else."""
-    try:
-        data = json.loads(text)
-        if data.get("version") != 1:
-            return None
-        return tuple(
-            KernelCrate(str(c["package"]), Path(c["src_dir"]), Path(c["manifest"]),
-                        bool(c["outside"]), tuple(str(k) for k in c["kernels"]))
-            for c in data["crates"]
-        ) or None  # fmt: skip
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None
+        deps = graph.path_deps(manifest, data)
+        names = {n for n, _ in deps} | set(lock_deps or ())
+        src_dir = _lib_dir(manifest, data)
+        first = not found
+        kernels = names_in(src_dir)
+        if first or (FACADE in names and kernels):
+            outside = not directory.is_relative_to(resolved_root)
+            found.append(KernelCrate(package, src_dir, manifest, outside, kernels))
+        for name, path in deps:
+            if name in OWN_CRATES:
+                continue  # rgpu's facade, macros and runtime declare no kernels
+            if path is not None:
+                todo.append((path.resolve(), None))
+            else:
+                todo += [(d.resolve(), ds) for d, ds in graph.registry_dir(name)]
+    return tuple(found)
 
 
 def unlinked(

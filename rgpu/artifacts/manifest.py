@@ -10,7 +10,6 @@ is written last; files it no longer lists (an arch dropped from cuda-archs) are 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -131,21 +130,6 @@ def remove_unlisted(directory: Path, listed: set[str]) -> None:
             file.unlink()
         elif file.is_dir() and not any(file.iterdir()):
             file.rmdir()
-
-
-def drop_empty_manifest(directory: Path) -> None:
-    """Remove a manifest that lists nothing, and then the directory if it is empty: what
-    `embed_kernels!()` leaves where there was no manifest (a crate compiled before any
-    kernels were built), undone by a build that stops before writing its own."""
-    path = directory / MANIFEST_NAME
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return
-    if isinstance(data, dict) and data.get("artifacts") == [] and not data.get("kernels"):
-        path.unlink(missing_ok=True)
-        with contextlib.suppress(OSError):
-            directory.rmdir()
 
 
 def read_manifest(directory: Path) -> list[Artifact]:

@@ -176,7 +176,7 @@ def run(ws: Workspace, step: Step, env: Mapping[str, str]) -> list[Target] | Non
                 argv, messages, cwd=step.cwd, env=child, hint=step.hint, failure_detail=detail
             )
         except CommandFailedError as error:
-            error.hint = missing_kernels.hint(ws, child) or error.hint or _failure_hint(step, inner)
+            error.hint = missing_kernels.hint(ws) or error.hint or _failure_hint(step, inner)
             raise
     outputs = list(dict.fromkeys(messages.outputs))
     stamp.record(ws.rgpu_dir, STAMP, key, outputs, dep_infos(outputs), ws.root, child)

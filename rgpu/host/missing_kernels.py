@@ -11,11 +11,8 @@ use`), and says which files call what; a glob re-export (`pub use x::*`) turns t
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 
-from rgpu.artifacts import kernels
-from rgpu.artifacts.manifest import read_kernels
-from rgpu.errors import RgpuError
+from rgpu.artifacts.kernels import find
 from rgpu.workspace import Workspace, load_toml
 
 HOST_DIRS = ("src", "examples", "tests", "benches")
@@ -59,20 +56,7 @@ def missing_calls(ws: Workspace) -> list[tuple[str, str]]:
     return found
 
 
-def own_kernels(ws: Workspace, env: Mapping[str, str]) -> tuple[str, ...] | None:
-    """The kernel crate's kernels: the manifest's list, else `cargo check`'s
-    (artifacts/kernels.py; a cpu build writes no list); None when neither says."""
-    listed = read_kernels(ws.kernels_dir)
-    if listed is not None:
-        return tuple(k.name for k in listed if k.package == ws.kernel_package)
-    try:
-        found = kernels.check(ws, env).crates
-    except (RgpuError, OSError):
-        return None
-    return found[0].kernels if found else None
-
-
-def hint(ws: Workspace, env: Mapping[str, str]) -> str | None:
+def hint(ws: Workspace) -> str | None:
     """The fix for a host build that calls kernels the kernel crate lacks, or None."""
     try:
         calls = missing_calls(ws)
@@ -81,10 +65,9 @@ def hint(ws: Workspace, env: Mapping[str, str]) -> str | None:
     if not calls:
         return None
     where = ", ".join(f"{file} calls `{name}`" for file, name in calls)
-    own = own_kernels(ws, env)
-    listed = "" if own is None else f"; its kernels: {', '.join(own) or 'none'}"
+    kernels = ", ".join(find(ws.kernel_dir)) or "none"
     return (
-        f"the kernel crate has no such function ({where}{listed}): update "
+        f"the kernel crate has no such function ({where}; its kernels: {kernels}): update "
         "those calls, or delete the files you do not need (the template's example and test "
         "call its SAXPY kernel)"
     )

@@ -89,18 +89,11 @@ def request_key(argv: Sequence[str], env: Mapping[str, str], extra: Iterable[str
 
 
 def _snapshot(
-    outputs: Sequence[Path],
-    dep_infos: Sequence[Path],
-    root: Path,
-    env: Mapping[str, str],
-    ignored: Sequence[Path] = (),
+    outputs: Sequence[Path], dep_infos: Sequence[Path], root: Path, env: Mapping[str, str]
 ) -> dict[str, list[int] | None]:
-    """``ignored``: directories whose files the dep-info files name but the request does not
-    depend on (the kernels directory, for the kernels' list: embed_kernels!() includes it)."""
     files = [*outputs]
-    skip = {*ignored, *(Path(os.path.realpath(d)) for d in ignored)}
     for dep_info in dep_infos:
-        files += [p for p in dep_info_files(dep_info) if not any(p.is_relative_to(d) for d in skip)]
+        files += dep_info_files(dep_info)
     files += config_files(root, env)
     files += target_dirs(root)
     return {str(p): _stat(p) for p in files}
@@ -110,14 +103,7 @@ def _path(stamp_dir: Path, name: str) -> Path:
     return stamp_dir / STAMPS / f"{name}.json"
 
 
-def is_fresh(
-    stamp_dir: Path,
-    name: str,
-    key: str,
-    root: Path,
-    env: Mapping[str, str],
-    ignored: Sequence[Path] = (),
-) -> bool:
+def is_fresh(stamp_dir: Path, name: str, key: str, root: Path, env: Mapping[str, str]) -> bool:
     try:
         stamp = json.loads(_path(stamp_dir, name).read_text(encoding="utf-8"))
         if stamp.get("key") != key:
@@ -126,7 +112,7 @@ def is_fresh(
         if not outputs or any(_stat(p) is None for p in outputs):
             return False
         dep_infos = [Path(p) for p in stamp["dep_infos"]]
-        return bool(stamp.get("files") == _snapshot(outputs, dep_infos, root, env, ignored))
+        return bool(stamp.get("files") == _snapshot(outputs, dep_infos, root, env))
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
         return False
 
@@ -139,13 +125,12 @@ def record(
     dep_infos: Sequence[Path],
     root: Path,
     env: Mapping[str, str],
-    ignored: Sequence[Path] = (),
 ) -> None:
     """Remember a successful run; without outputs or readable dep-info, forget instead."""
     try:
         if not outputs:
             raise OSError("no outputs")
-        files = _snapshot(outputs, dep_infos, root, env, ignored)
+        files = _snapshot(outputs, dep_infos, root, env)
     except (OSError, UnicodeDecodeError):
         forget(stamp_dir, name)
         return

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from rgpu.artifacts.kernels import find
 from rgpu.artifacts.manifest import Artifact, read_kernels
 from rgpu.config import cache_dir
 from rgpu.errors import ArtifactError, ToolMissingError
@@ -105,10 +106,7 @@ def check_wgsl(
     warning (the spirv build said why each cannot run on WebGPU; launching one there is an
     `rgpu::Error`), or an error when the project requires WebGPU (`require-platforms`)."""
     listed = read_kernels(ws.kernels_dir)
-    if listed is None:  # a manifest without the list: every kernel of the SPIR-V modules
-        names = tuple(sorted({e for a in artifacts if a.kind == "spirv" for e in a.entry_points}))
-    else:
-        names = tuple(k.name for k in listed)
+    names = find(ws.kernel_dir) if listed is None else tuple(k.name for k in listed)
     missing = missing_wgsl(names, artifacts)
     if not missing:
         return []

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from rgpu.artifacts.manifest import read_kernels, sha256_file
+from rgpu.artifacts.kernels import find
+from rgpu.artifacts.manifest import sha256_file
 from rgpu.artifacts.ptx import check_with_ptxas
 from rgpu.toolchains.tools import find_ptxas
 from tests.conftest import has_nvidia_gpu, run_rgpu
@@ -36,9 +37,7 @@ def test_ptx_for_three_archs_each_accepted_by_ptxas(cuda_ws: Path) -> None:
     assert ptxas is not None, "ptxas missing: pip install nvidia-cuda-nvcc"
     built = {a.target: a for a in ptx_of(cuda_ws)}
     assert tuple(sorted(built)) == CUDA_ARCHS
-    # The kernel crate's #[rgpu::kernel] functions, as the macro listed them (the manifest).
-    listed = read_kernels(kernels_dir(cuda_ws)) or ()
-    kernels = tuple(sorted(k.name for k in listed if k.package == "cudademo-kernel"))
+    kernels = find(cuda_ws / "kernel")  # the #[rgpu::kernel] functions of the source
     assert kernels == tuple(sorted(SORT_KERNELS))
     # The PTX holds them and rgpu-primitives' (the demo's radix sort), which the kernel
     # crate depends on.

@@ -1,9 +1,8 @@
-"""The crates that may hold kernels (artifacts/crate_graph.py `rgpu_crates`): the kernel crate
-and the crates of its normal dependency graph that depend on `rgpu`, found from the
+"""The crates holding kernels (artifacts/kernels.py `crates`): the kernel crate and the crates
+of its normal dependency graph that depend on `rgpu` and declare kernels, found from the
 Cargo.toml files, [patch], Cargo.lock and cargo's unpacked registry sources (written here,
 as cargo lays them out); the manifest's `kernels` list; the RGPU_WORKSPACE requirement; a
-name in two crates; a module lacking a library's kernels; portability findings naming a
-library's crate. No cargo runs (the kernels themselves: test_kernel_marks.py)."""
+name in two crates; portability findings naming a library's crate. No cargo runs."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rgpu.artifacts import crate_graph, kernels, manifest, portability
+from rgpu.artifacts import kernels, manifest, portability
 from rgpu.errors import ConfigError
 from rgpu.workspace import configured_workspace, require_workspace_env
 from tests.unit.projects import demo_workspace
@@ -67,21 +66,31 @@ def graph(tmp_path: Path) -> Path:
     return ws
 
 
-def found(ws: Path, tmp_path: Path) -> list[str]:
-    """The package of each crate found."""
-    env = {"CARGO_HOME": str(tmp_path / "cargo-home")}
-    return [d.parent.name for d in crate_graph.rgpu_crates(ws, ws / "kernel", env)]
+def found(ws: Path, tmp_path: Path) -> tuple[kernels.KernelCrate, ...]:
+    return kernels.crates(ws, ws / "kernel", {"CARGO_HOME": str(tmp_path / "cargo-home")})
 
 
-def test_the_kernel_crate_and_every_dependency_on_rgpu_are_found(tmp_path: Path) -> None:
+def test_the_kernel_crate_and_every_dependency_with_kernels_are_found(tmp_path: Path) -> None:
     ws = graph(tmp_path)
-    assert found(ws, tmp_path) == ["kernel", "inner", "fromreg-1.2.3", "outer"]
+    crates = found(ws, tmp_path)
+    assert [(c.package, c.kernels, c.outside) for c in crates] == [
+        ("demo-kernel", ("add_one",), False),
+        ("inner", ("inner_k",), False),
+        ("fromreg", ("reg_k",), True),
+        ("outer", ("outer_k",), True),
+    ]
+    assert [k.to_dict() for k in kernels.kernels_of(crates)] == [
+        {"name": "add_one", "package": "demo-kernel"},
+        {"name": "inner_k", "package": "inner"},
+        {"name": "outer_k", "package": "outer"},
+        {"name": "reg_k", "package": "fromreg"},
+    ]
 
 
 def test_a_registry_crate_not_yet_unpacked_or_without_a_lock_is_not_read(tmp_path: Path) -> None:
     ws = graph(tmp_path)
     (ws / "Cargo.lock").unlink()
-    assert "fromreg-1.2.3" not in found(ws, tmp_path)
+    assert "fromreg" not in [c.package for c in found(ws, tmp_path)]
 
 
 def test_a_patched_crate_is_read_where_the_patch_points(tmp_path: Path) -> None:
@@ -91,38 +100,22 @@ def test_a_patched_crate_is_read_where_the_patch_points(tmp_path: Path) -> None:
     root.write_text(
         root.read_text() + f'\n[patch.crates-io]\nfromreg = {{ path = "{tmp_path / "patched"}" }}\n'
     )
-    names = found(ws, tmp_path)
-    assert "patched" in names and "fromreg-1.2.3" not in names
+    names = kernels.names(found(ws, tmp_path))
+    assert "patched_k" in names and "reg_k" not in names
 
 
-def kernel_crate(package: str, *names: str) -> kernels.KernelCrate:
-    return kernels.KernelCrate(package, Path(package, "src"), Path(package, "Cargo.toml"),
-                               False, names)  # fmt: skip
-
-
-CRATES = (
-    kernel_crate("demo-kernel", "add_one"),
-    kernel_crate("fromreg", "reg_k"),
-    kernel_crate("inner", "inner_k"),
-    kernel_crate("outer", "outer_k"),
-)
-
-
-def test_every_kernel_is_listed_with_its_crate() -> None:
-    assert [k.to_dict() for k in kernels.kernels_of(CRATES)] == [
-        {"name": "add_one", "package": "demo-kernel"},
-        {"name": "inner_k", "package": "inner"},
-        {"name": "outer_k", "package": "outer"},
-        {"name": "reg_k", "package": "fromreg"},
-    ]
-
-
-def test_a_kernel_name_in_two_crates_is_refused_with_both_crates() -> None:
-    twice = (*CRATES[:2], kernel_crate("inner", "add_one"))
+def test_a_kernel_name_in_two_crates_is_refused_with_both_crates(tmp_path: Path) -> None:
+    ws = graph(tmp_path)
+    (ws / "inner" / "src" / "lib.rs").write_text(KERNEL.format(name="add_one"))
     with pytest.raises(
         ConfigError, match=r"`add_one` is declared in two crates, demo-kernel and inner"
     ):
-        kernels.kernels_of(twice)
+        kernels.kernels_of(found(ws, tmp_path))
+
+
+def test_a_doc_comment_example_is_not_a_kernel() -> None:
+    text = "//! ```\n//! #[rgpu::kernel]\n//! pub fn example() {}\n//! ```\n"
+    assert kernels.kernel_names(text) == []
 
 
 def test_library_kernels_need_rgpu_workspace_in_the_cargo_config(tmp_path: Path) -> None:
@@ -162,10 +155,12 @@ def test_a_finding_names_the_library_crate_of_its_kernel() -> None:
 
 
 def test_a_module_without_a_librarys_kernels_names_the_use_to_add(tmp_path: Path) -> None:
+    ws = graph(tmp_path)
+    crates = found(ws, tmp_path)
     modules = [("k-sm_90.ptx", ("add_one", "inner_k", "outer_k", "reg_k"))]
-    kernels.require_linked(modules, CRATES, tmp_path / "kernel" / "src" / "lib.rs")
+    kernels.require_linked(modules, crates, ws / "kernel" / "src" / "lib.rs")
     with pytest.raises(ConfigError) as error:
-        kernels.require_linked([("k.spv", ("add_one", "inner_k"))], CRATES, tmp_path / "lib.rs")
+        kernels.require_linked([("k.spv", ("add_one", "inner_k"))], crates, ws / "lib.rs")
     assert "(fromreg: reg_k; outer: outer_k)" in error.value.message
     assert error.value.hint is not None
     assert "`use fromreg as _;` `use outer as _;`" in error.value.hint

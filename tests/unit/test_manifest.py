@@ -1,5 +1,6 @@
-"""The kernels directory and its manifest (artifacts.manifest), and writes that keep
-unchanged files as they are (util.files)."""
+"""The kernels directory and its manifest (artifacts.manifest), the workspace's kernels found
+in source (artifacts.kernels), and writes that keep unchanged files as they are
+(util.files)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rgpu.artifacts import manifest
+from rgpu.artifacts import kernels, manifest
 from rgpu.errors import ArtifactError
 from rgpu.util.files import write_bytes_if_changed, write_text_if_changed
 
@@ -104,6 +105,57 @@ def test_no_manifest_reads_as_no_artifacts(tmp_path: Path) -> None:
     assert manifest.read_manifest(tmp_path) == []
 
 
+# --- the workspace's kernels --------------------------------------------------------------
+
+KERNEL_SOURCES = {
+    "lib.rs": """
+#![no_std]
+mod sort;
+
+/// Adds one.
+/// (a doc comment between the attribute and the fn)
+#[rgpu::kernel]
+pub fn add_one(data: &mut [u32]) {}
+
+#[rgpu::kernel(threads = 64)]
+/// Sorts one tile (a doc comment and an attribute between).
+#[inline(never)]
+pub(crate) fn tile_sort(keys: &mut [u32]) {}
+
+pub fn not_a_kernel() {}
+
+#[inline]
+fn helper() {}
+""",
+    "sort/mod.rs": """
+use rgpu::kernel;
+
+#[kernel]
+// a line comment
+fn merge() {}
+
+#[ rgpu :: kernel ]
+pub unsafe fn unsafe_step() {}
+""",
+}
+
+
+def test_kernels_are_found_in_every_source_file_of_the_crate(tmp_path: Path) -> None:
+    for name, text in KERNEL_SOURCES.items():
+        (tmp_path / "src" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "src" / name).write_text(text)
+    (tmp_path / "build.rs").write_text("#[rgpu::kernel]\nfn outside_src() {}\n")
+    assert kernels.find(tmp_path) == ("add_one", "merge", "tile_sort", "unsafe_step")
+
+
+def test_plain_functions_are_not_kernels() -> None:
+    assert kernels.kernel_names("pub fn a() {}\n#[inline]\nfn b() {}\n#[test]\nfn c() {}") == []
+
+
+def test_a_crate_without_sources_has_no_kernels(tmp_path: Path) -> None:
+    assert kernels.find(tmp_path) == ()
+
+
 # --- writes that keep unchanged files -----------------------------------------------------
 
 
@@ -142,16 +194,3 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp_file(
     monkeypatch.undo()
     assert path.read_text() == "one"
     assert [p.name for p in tmp_path.iterdir()] == ["state.json"]
-
-
-def test_an_empty_manifest_embed_kernels_wrote_is_dropped_and_no_other(tmp_path: Path) -> None:
-    kernels_dir = tmp_path / "kernels"
-    kernels_dir.mkdir()
-    (kernels_dir / manifest.MANIFEST_NAME).write_text('{"artifacts": [], "version": 2}\n')
-    manifest.drop_empty_manifest(kernels_dir)
-    assert not kernels_dir.exists()
-    kernels_dir.mkdir()
-    kept = manifest.write_manifest(kernels_dir, [make(kernels_dir, "k.ptx", b"ptx")])
-    manifest.drop_empty_manifest(kernels_dir)
-    assert kept.is_file()
-    manifest.drop_empty_manifest(tmp_path / "nothing-here")  # no manifest: nothing to do

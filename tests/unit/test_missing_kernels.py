@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rgpu.artifacts import manifest
-from rgpu.artifacts.kernels import Kernel
 from rgpu.host.missing_kernels import hint, kernel_key, missing_calls
 from rgpu.workspace import Workspace
 
@@ -18,10 +16,6 @@ name = "demo"
 [dependencies]
 kernel = { path = "kernel", package = "demo-kernel" }
 """
-
-
-# No cargo on PATH: the kernels' list, when the manifest has none, is not asked of cargo.
-NO_CARGO = {"PATH": ""}
 
 
 def workspace(tmp_path: Path, kernel_src: str, files: dict[str, str]) -> Workspace:
@@ -52,29 +46,16 @@ def test_calls_of_a_renamed_kernel_are_named_by_file(tmp_path: Path) -> None:
         },
     )
     assert missing_calls(ws) == [("examples/split.rs", "saxpy"), ("tests/parity.rs", "saxpy")]
-    # The kernel crate's kernels: the manifest's list (a library's are not the crate's).
-    ws.kernels_dir.mkdir(parents=True)
-    listed = [Kernel("axpy", "demo-kernel"), Kernel("prim_scan", "rgpu-primitives")]
-    manifest.write_manifest(ws.kernels_dir, [], listed)
-    text = hint(ws, NO_CARGO)
+    text = hint(ws)
     assert text is not None
-    assert "examples/split.rs calls `saxpy`" in text and "its kernels: axpy)" in text
+    assert "examples/split.rs calls `saxpy`" in text and "its kernels: axpy" in text
     assert "src/main.rs" not in text
-
-
-def test_without_a_list_nor_cargo_the_calls_are_named_without_the_kernels(
-    tmp_path: Path,
-) -> None:
-    ws = workspace(tmp_path, RENAMED, {"examples/split.rs": "fn main() { kernel::saxpy(); }\n"})
-    text = hint(ws, NO_CARGO)
-    assert text is not None and "examples/split.rs calls `saxpy`" in text
-    assert "its kernels" not in text
 
 
 def test_nothing_is_said_when_every_call_has_its_function(tmp_path: Path) -> None:
     ws = workspace(tmp_path, RENAMED, {"src/main.rs": "fn main() { kernel::axpy(&d); }\n"})
     assert missing_calls(ws) == []
-    assert hint(ws, NO_CARGO) is None
+    assert hint(ws) is None
 
 
 def test_a_reexported_function_is_not_missing(tmp_path: Path) -> None:

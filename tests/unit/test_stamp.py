@@ -81,23 +81,6 @@ def test_a_touched_source_listed_in_the_dep_info_is_not_fresh(ws: Path) -> None:
     assert not fresh(ws)
 
 
-def test_a_file_under_an_ignored_directory_is_not_an_input(ws: Path) -> None:
-    """The kernels' list (kernel_build.listed_crates) does not depend on the kernels
-    directory that embed_kernels!() includes."""
-    kernels = ws / "target" / "rgpu" / "kernels"
-    kernels.mkdir(parents=True)
-    (kernels / "manifest.json").write_text("{}\n")
-    dep_info(ws).write_text(f"{binary(ws)}: {ws / 'src' / 'main.rs'} {kernels / 'manifest.json'}\n")
-    ignored = [kernels]
-    args = (stamps(ws), NAME, key(ws))
-    stamp.record(*args, [binary(ws)], [dep_info(ws)], ws, env(ws), ignored)
-    touch(kernels / "manifest.json")
-    assert stamp.is_fresh(*args, ws, env(ws), ignored)
-    assert not fresh(ws)  # without the directory ignored: an input
-    touch(ws / "src" / "main.rs")
-    assert not stamp.is_fresh(*args, ws, env(ws), ignored)
-
-
 def test_a_touched_cargo_toml_is_not_fresh(ws: Path) -> None:
     record(ws)
     touch(ws / "Cargo.toml")

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from rgpu.artifacts import external
-from rgpu.artifacts.kernels import Kernel
-from rgpu.artifacts.manifest import Artifact, write_manifest
+from rgpu.artifacts.manifest import Artifact
 from rgpu.backends import BACKENDS
 from rgpu.errors import ArtifactError, UsageError
 from rgpu.host.build import features
@@ -135,21 +134,16 @@ def test_a_kernel_without_wgsl_is_refused_before_the_browser_build_where_webgpu_
     assert web_build.missing_wgsl(["a", "b"], [wgsl("a")]) == ["b"]
     assert web_build.missing_wgsl(["a"], [wgsl("a")]) == []
     ws = workspace(tmp_path)
-    # The kernels: the manifest's list (what the macro marked, artifacts/kernels.py).
-    ws.kernels_dir.mkdir(parents=True)
-    listed = [Kernel("mandelbrot", "demo-kernel"), Kernel("saxpy", "demo-kernel")]
-    write_manifest(ws.kernels_dir, [], listed)
+    (tmp_path / "kernel" / "src").mkdir(parents=True)
+    (tmp_path / "kernel" / "src" / "lib.rs").write_text(
+        "#[rgpu::kernel]\npub fn mandelbrot(x: f64, #[item] y: &mut f64) {}\n"
+    )
     with pytest.raises(ArtifactError) as err:
         web_build.check_wgsl(ws, [wgsl("saxpy")], required=("webgpu",))
     assert "no WGSL for the kernels mandelbrot" in err.value.message
     assert "f64" in err.value.message
     # Not required: a warning, and the program builds (launching the kernel fails there).
     assert web_build.check_wgsl(ws, [wgsl("saxpy")], required=("metal",)) == ["mandelbrot"]
-    # A manifest without the list: the SPIR-V module's kernels.
-    write_manifest(ws.kernels_dir, [])
-    spirv = Artifact(path="k.spv", kind="spirv", codegen="spirv", target="t",
-                     entry_points=("saxpy", "escape"), size=1, sha256="x")  # fmt: skip
-    assert web_build.check_wgsl(ws, [spirv, wgsl("saxpy")], required=("metal",)) == ["escape"]
 
 
 def test_a_wgsl_kernel_artifact_is_checked_for_the_workspaces_kernels(tmp_path: Path) -> None:

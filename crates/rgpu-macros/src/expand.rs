@@ -1,8 +1,7 @@
 //! The expansion of `#[rgpu::kernel]`: the shared items (the params struct and the body),
 //! the host launcher with its CPU entry, and one entry point per GPU codegen. Every part is
 //! wrapped in the facade's gate macro for its target (`::rgpu::__host!`, `__nvptx!`,
-//! `__nvvm!`, `__spirv!`), so the user's crate needs no `cfg` of its own. One item is on
-//! every target: the kernel's mark (`mark`), by which rgpu lists the crate's kernels.
+//! `__nvvm!`, `__spirv!`), so the user's crate needs no `cfg` of its own.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -17,28 +16,13 @@ pub fn expand(k: &Kernel) -> TokenStream {
     let nvptx = cuda_entry(k, Cuda::Nvptx);
     let nvvm = cuda_entry(k, Cuda::Nvvm);
     let spirv = spirv_entry(k);
-    let mark = mark(k);
     quote! {
-        #mark
         #params
         #body
         ::rgpu::__host! { #host }
         ::rgpu::__nvptx! { #nvptx }
         ::rgpu::__nvvm! { #nvvm }
         ::rgpu::__spirv! { #spirv }
-    }
-}
-
-/// The kernel's mark: an empty private module named `__rgpu_kernel_<name>`. Its name is in
-/// the crate's metadata (`.rmeta`, on every target), where rgpu reads the kernels of each
-/// crate after `cargo check` (rgpu/artifacts/kernels.py): the macro, not a reading of the
-/// source, says what is a kernel. Private, so a glob re-export does not copy it.
-fn mark(k: &Kernel) -> TokenStream {
-    let name = k.ident("kernel");
-    quote! {
-        #[doc(hidden)]
-        #[allow(non_snake_case, dead_code)]
-        mod #name {}
     }
 }
 
