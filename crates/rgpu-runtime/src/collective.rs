@@ -213,12 +213,12 @@ impl Collective {
         buffers: &mut [Buffer<T>],
         op: ReduceOp,
     ) -> Result<(), Error> {
-        let len = self.check("Collective::all_reduce", "buffers", buffers, None)?;
+        self.check("Collective::all_reduce", "buffers", buffers, None)?;
         #[cfg(feature = "cuda")]
         if let Some(nccl) = &self.nccl {
-            return nccl.all_reduce(&self.devices, buffers, len, op);
+            return nccl.all_reduce(&self.devices, buffers, op);
         }
-        let total = combined(&read_all(buffers)?, len, op);
+        let total = combined(&read_all(buffers)?, op);
         buffers.iter_mut().try_for_each(|b| b.write(&total))
     }
 
@@ -228,7 +228,7 @@ impl Collective {
         buffers: &mut [Buffer<T>],
         root: usize,
     ) -> Result<(), Error> {
-        let len = self.check("Collective::broadcast", "buffers", buffers, None)?;
+        self.check("Collective::broadcast", "buffers", buffers, None)?;
         if root >= self.len() {
             let reason = format!(
                 "rank {root} of {} devices: pass 0..{}",
@@ -239,10 +239,9 @@ impl Collective {
         }
         #[cfg(feature = "cuda")]
         if let Some(nccl) = &self.nccl {
-            return nccl.broadcast(&self.devices, buffers, len, root);
+            return nccl.broadcast(&self.devices, buffers, root);
         }
         let data = buffers[root].read()?;
-        let _ = len;
         buffers.iter_mut().try_for_each(|b| b.write(&data))
     }
 
@@ -262,7 +261,7 @@ impl Collective {
         )?;
         #[cfg(feature = "cuda")]
         if let Some(nccl) = &self.nccl {
-            return nccl.all_gather(&self.devices, inputs, outputs, len);
+            return nccl.all_gather(&self.devices, inputs, outputs);
         }
         let all: Vec<T> = read_all(inputs)?.concat();
         outputs.iter_mut().try_for_each(|b| b.write(&all))
@@ -288,9 +287,9 @@ impl Collective {
         self.check("Collective::reduce_scatter", "outputs", outputs, Some(part))?;
         #[cfg(feature = "cuda")]
         if let Some(nccl) = &self.nccl {
-            return nccl.reduce_scatter(&self.devices, inputs, outputs, part, op);
+            return nccl.reduce_scatter(&self.devices, inputs, outputs, op);
         }
-        let total = combined(&read_all(inputs)?, len, op);
+        let total = combined(&read_all(inputs)?, op);
         outputs
             .iter_mut()
             .zip(total.chunks(part.max(1)))
@@ -354,14 +353,13 @@ fn read_all<T: Pod>(buffers: &[Buffer<T>]) -> Result<Vec<Vec<T>>, Error> {
 }
 
 /// The elementwise `op` of `parts` (rank order).
-fn combined<T: Reducible>(parts: &[Vec<T>], len: usize, op: ReduceOp) -> Vec<T> {
+fn combined<T: Reducible>(parts: &[Vec<T>], op: ReduceOp) -> Vec<T> {
     let mut total = parts[0].clone();
     for part in &parts[1..] {
         for (t, &v) in total.iter_mut().zip(part) {
             *t = T::combine(op, *t, v);
         }
     }
-    debug_assert_eq!(total.len(), len);
     total
 }
 
@@ -376,8 +374,8 @@ mod tests {
         assert_eq!(f32::combine(ReduceOp::Max, -0.5, 2.5), 2.5);
         assert_eq!(f64::combine(ReduceOp::Sum, 0.25, 0.5), 0.75);
         let parts = vec![vec![1u32, 5, 9], vec![4, 2, 9], vec![0, 7, 1]];
-        assert_eq!(combined(&parts, 3, ReduceOp::Sum), vec![5, 14, 19]);
-        assert_eq!(combined(&parts, 3, ReduceOp::Min), vec![0, 2, 1]);
-        assert_eq!(combined(&parts, 3, ReduceOp::Max), vec![4, 7, 9]);
+        assert_eq!(combined(&parts, ReduceOp::Sum), vec![5, 14, 19]);
+        assert_eq!(combined(&parts, ReduceOp::Min), vec![0, 2, 1]);
+        assert_eq!(combined(&parts, ReduceOp::Max), vec![4, 7, 9]);
     }
 }

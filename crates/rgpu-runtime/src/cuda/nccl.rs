@@ -12,11 +12,12 @@ use cudarc::driver::{DevicePtr, DevicePtrMut};
 use cudarc::nccl::{result, sys};
 
 use super::{CudaDevice, CudaMemory, BACKEND};
+use crate::api::MemoryOf;
 use crate::buffer::Buffer;
 use crate::collective::{ElementKind, ReduceOp, Reducible};
 use crate::device::Device;
 use crate::error::Error;
-use crate::registry::{DeviceKind, Memory};
+use crate::registry::DeviceKind;
 
 /// One NCCL communicator per device, in rank order.
 pub(crate) struct Comms {
@@ -40,19 +41,17 @@ fn cuda(device: &Device) -> &CudaDevice {
 }
 
 fn memory<T: Pod>(buffer: &Buffer<T>) -> &CudaMemory {
-    match &buffer.raw.memory {
-        Memory::Cuda(m) => m,
-        #[allow(unreachable_patterns)]
-        _ => unreachable!("checked: the buffer is on its CUDA device"),
-    }
+    buffer
+        .raw
+        .memory()
+        .expect("checked: the buffer is on its CUDA device")
 }
 
 fn memory_mut<T: Pod>(buffer: &mut Buffer<T>) -> &mut CudaMemory {
-    match &mut buffer.raw.memory {
-        Memory::Cuda(m) => m,
-        #[allow(unreachable_patterns)]
-        _ => unreachable!("checked: the buffer is on its CUDA device"),
-    }
+    buffer
+        .raw
+        .memory_mut()
+        .expect("checked: the buffer is on its CUDA device")
 }
 
 fn data_type(kind: ElementKind) -> sys::ncclDataType_t {
@@ -164,12 +163,7 @@ impl Comms {
                 return Err(Error::timeout(BACKEND, "Collective::join", limit));
             }
         };
-        let version = result::get_nccl_version().map_err(|e| failed("ncclGetVersion", e))?;
-        Ok(Comms {
-            comms: vec![comm],
-            version,
-            busy: Mutex::new(()),
-        })
+        Comms::made(vec![comm])
     }
 
     pub(crate) fn new(devices: &[Device]) -> Result<Comms, Error> {
@@ -197,12 +191,20 @@ impl Comms {
             result::comm_init_all(comms.as_mut_ptr(), ordinals.len() as i32, ordinals.as_ptr())
         }
         .map_err(|e| failed("ncclCommInitAll", e))?;
-        let version = result::get_nccl_version().map_err(|e| failed("ncclGetVersion", e))?;
-        Ok(Comms {
+        Comms::made(comms)
+    }
+
+    /// `comms`, just made, with the library's version.
+    fn made(comms: Vec<sys::ncclComm_t>) -> Result<Comms, Error> {
+        let made = Comms {
             comms,
-            version,
+            version: 0,
             busy: Mutex::new(()),
-        })
+        };
+        let mut made = made;
+        // (Made first: a failed version call still destroys the communicators.)
+        made.version = result::get_nccl_version().map_err(|e| failed("ncclGetVersion", e))?;
+        Ok(made)
     }
 
     /// "NCCL 2.28.3" (NCCL's version code: major * 10000 + minor * 100 + patch).
@@ -247,10 +249,9 @@ impl Comms {
         &self,
         devices: &[Device],
         buffers: &mut [Buffer<T>],
-        len: usize,
         op: ReduceOp,
     ) -> Result<(), Error> {
-        let (dtype, op) = (data_type(T::KIND), red_op(op));
+        let (dtype, op, len) = (data_type(T::KIND), red_op(op), buffers[0].len());
         self.each(devices, "ncclAllReduce", |rank, d, comm, stream| {
             let (p, _w) = memory_mut(&mut buffers[rank])
                 .slice
@@ -265,10 +266,9 @@ impl Comms {
         &self,
         devices: &[Device],
         buffers: &mut [Buffer<T>],
-        len: usize,
         root: usize,
     ) -> Result<(), Error> {
-        let dtype = data_type(T::KIND);
+        let (dtype, len) = (data_type(T::KIND), buffers[0].len());
         self.each(devices, "ncclBroadcast", |rank, d, comm, stream| {
             let (p, _w) = memory_mut(&mut buffers[rank])
                 .slice
@@ -284,9 +284,8 @@ impl Comms {
         devices: &[Device],
         inputs: &[Buffer<T>],
         outputs: &mut [Buffer<T>],
-        len: usize,
     ) -> Result<(), Error> {
-        let dtype = data_type(T::KIND);
+        let (dtype, len) = (data_type(T::KIND), inputs[0].len());
         self.each(devices, "ncclAllGather", |rank, d, comm, stream| {
             let (s, _r) = memory(&inputs[rank]).slice.device_ptr(&d.stream);
             let (r, _w) = memory_mut(&mut outputs[rank])
@@ -312,10 +311,9 @@ impl Comms {
         devices: &[Device],
         inputs: &[Buffer<T>],
         outputs: &mut [Buffer<T>],
-        part: usize,
         op: ReduceOp,
     ) -> Result<(), Error> {
-        let (dtype, op) = (data_type(T::KIND), red_op(op));
+        let (dtype, op, part) = (data_type(T::KIND), red_op(op), outputs[0].len());
         self.each(devices, "ncclReduceScatter", |rank, d, comm, stream| {
             let (s, _r) = memory(&inputs[rank]).slice.device_ptr(&d.stream);
             let (r, _w) = memory_mut(&mut outputs[rank])
