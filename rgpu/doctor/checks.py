@@ -14,6 +14,7 @@ from typing import Any
 from rgpu.check import Check, CheckStatus
 from rgpu.config import cache_dir
 from rgpu.containers import engine as engines
+from rgpu.doctor import devices as device_lists
 from rgpu.doctor import probes
 from rgpu.errors import ContainerError
 from rgpu.toolchains import tools
@@ -144,7 +145,7 @@ def check_several_gpus() -> list[Check]:
             "LD_LIBRARY_PATH, or install NVIDIA's libnccl2 package",
         )
     ]
-    peers = probes.cuda_peers()
+    peers = device_lists.cuda_peers()
     if peers is not None:
         shown = ", ".join(f"{a}->{b}" for a, b in peers) or "none (copies staged by the driver)"
         checks.append(Check("gpu peers", "ok", f"peer access between CUDA devices: {shown}"))

@@ -78,22 +78,57 @@ class Listing:
 # --- cuda ----------------------------------------------------------------------------------
 
 
-def cuda_devices() -> tuple[tuple[Device, ...], str | None]:
-    """CUDA's devices by ordinal, through libcuda as the runtime reaches it."""
+def _cuda_driver() -> tuple[ctypes.CDLL, list[ctypes.c_int]] | str:
+    """libcuda as the runtime reaches it, initialized, and a handle per device ordinal; or
+    why there is none."""
     try:
         cuda = ctypes.CDLL("libcuda.so.1")
     except OSError:
-        return (), "no CUDA driver (libcuda.so.1 does not load)"
+        return "no CUDA driver (libcuda.so.1 does not load)"
     status = cuda.cuInit(0)
     if status != 0:
-        return (), f"the CUDA driver found no usable GPU (cuInit: error {status})"
+        return f"the CUDA driver found no usable GPU (cuInit: error {status})"
     count = ctypes.c_int(0)
     if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value < 1:
-        return (), "the CUDA driver reports no GPU (check nvidia-smi and CUDA_VISIBLE_DEVICES)"
-    devices = []
+        return "the CUDA driver reports no GPU (check nvidia-smi and CUDA_VISIBLE_DEVICES)"
+    handles = []
     for ordinal in range(count.value):
         handle = ctypes.c_int(0)
+        # A device the driver cannot give is left out (its ordinal is not listed).
         if cuda.cuDeviceGet(ctypes.byref(handle), ordinal) != 0:
+            handle = ctypes.c_int(-1)
+        handles.append(handle)
+    return cuda, handles
+
+
+def cuda_peers() -> list[tuple[int, int]] | None:
+    """The ordered pairs of CUDA device ordinals with peer access (`cuDeviceCanAccessPeer`,
+    as the runtime's `Device::copy_from` asks), or None without a driver or with fewer than
+    two devices."""
+    driver = _cuda_driver()
+    if isinstance(driver, str) or len(driver[1]) < 2:
+        return None
+    cuda, handles = driver
+    pairs = []
+    for a, to in enumerate(handles):
+        for b, peer in enumerate(handles):
+            can = ctypes.c_int(0)
+            if a == b or to.value < 0 or peer.value < 0:
+                continue
+            if cuda.cuDeviceCanAccessPeer(ctypes.byref(can), to, peer) == 0 and can.value:
+                pairs.append((a, b))
+    return pairs
+
+
+def cuda_devices() -> tuple[tuple[Device, ...], str | None]:
+    """CUDA's devices by ordinal, through libcuda as the runtime reaches it."""
+    driver = _cuda_driver()
+    if isinstance(driver, str):
+        return (), driver
+    cuda, handles = driver
+    devices = []
+    for ordinal, handle in enumerate(handles):
+        if handle.value < 0:
             continue
         name = ctypes.create_string_buffer(256)
         cuda.cuDeviceGetName(name, 256, handle)

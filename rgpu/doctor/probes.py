@@ -125,27 +125,6 @@ def nccl_version() -> tuple[str, str] | None:
     return None
 
 
-def cuda_peers() -> list[tuple[int, int]] | None:
-    """The ordered pairs of CUDA GPUs with peer access (`cuDeviceCanAccessPeer`, as the
-    runtime's `Device::copy_from` asks), or None without a driver or with fewer than two."""
-    try:
-        cuda = ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return None
-    count = ctypes.c_int(0)
-    if cuda.cuInit(0) != 0 or cuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
-        return None
-    if count.value < 2:
-        return None
-    pairs = []
-    for a in range(count.value):
-        for b in range(count.value):
-            can = ctypes.c_int(0)
-            if a != b and cuda.cuDeviceCanAccessPeer(ctypes.byref(can), a, b) == 0 and can.value:
-                pairs.append((a, b))
-    return pairs
-
-
 def vulkan_icds(env: Mapping[str, str]) -> tuple[list[Path], bool]:
     """The ICD manifests the loader will read, and whether an env variable chose them."""
     chosen = env.get("VK_DRIVER_FILES") or env.get("VK_ICD_FILENAMES")

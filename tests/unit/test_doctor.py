@@ -211,5 +211,5 @@ def test_nccl_and_gpu_peers_lines_say_what_collectives_and_copies_can_use() -> N
         assert nccl.fix is not None and "nvidia-nccl-cu12" in nccl.fix
     else:
         assert nccl.status == "ok" and nccl.detail.startswith(f"NCCL {found[1]} ({found[0]})")
-    if probes.cuda_peers() is None:
+    if devices.cuda_peers() is None:
         assert rest == []
