@@ -136,7 +136,7 @@ def test_checked_ptx_records_the_fault_and_release_ptx_is_unchanged(ws: Path) ->
     assert ".visible .global .align 4 .b8 RGPU_FAULT[404];" in checked
     assert "trap;" not in checked
     # The bounds check's call still leads to the panic handler, which records and exits.
-    assert "panic_bounds_check" in checked and "atom.relaxed.gpu.cas.b32" in checked
+    assert "panic_bounds_check" in checked and "atom.relaxed.gpu.global.cas.b32" in checked
     # Every place a fault can name is the kernel's own source (`Global`'s check follows its
     # caller: track_caller), or the fault record's writer.
     places = {p for p in ptx_strings(checked) if p.endswith(".rs")}

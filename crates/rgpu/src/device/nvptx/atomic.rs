@@ -126,7 +126,7 @@ macro_rules! space {
 
         /// An atomic store (`Relaxed`, `Release` or `SeqCst`).
         #[inline(always)]
-        unsafe fn $store(address: u64, value: u32, order: u8) {
+        pub(super) unsafe fn $store(address: u64, value: u32, order: u8) {
             // SAFETY: as for the load.
             unsafe {
                 match order {
@@ -165,7 +165,7 @@ macro_rules! space {
 
         /// `atom.cas`: stores `new` if the element is `current`; the old bits.
         #[inline(always)]
-        unsafe fn $cas(address: u64, current: u32, new: u32, order: u8) -> u32 {
+        pub(super) unsafe fn $cas(address: u64, current: u32, new: u32, order: u8) -> u32 {
             let old: u32;
             // SAFETY: as for the load.
             unsafe {

@@ -10,6 +10,9 @@ use core::arch::asm;
 use core::fmt::{self, Write};
 use core::panic::PanicInfo;
 
+use super::super::atomic::ord;
+use super::atomic::{cas_global, store_global};
+
 /// Bytes kept of the file name and of the message (longer ones are cut).
 const FILE_BYTES: usize = 128;
 const MESSAGE_BYTES: usize = 256;
@@ -55,29 +58,14 @@ impl Write for Bytes<'_> {
     }
 }
 
-/// Claims the record (0 -> 1) for this thread: false when another thread has. (Generic
-/// addresses: a Rust pointer to a static is one.)
-fn claim(state: *mut u32) -> bool {
-    let old: u32;
-    // SAFETY: `state` is the record's first word, in global memory; a compare-and-swap on it.
-    unsafe {
-        asm!(
-            "atom.relaxed.gpu.cas.b32 {old}, [{address}], 0, 1;",
-            old = out(reg32) old,
-            address = in(reg64) state,
-            options(nostack)
-        );
-    }
-    old == 0
-}
-
 #[panic_handler]
 fn panic(info: &PanicInfo) -> ! {
     let record = &raw mut RGPU_FAULT;
     // SAFETY: only the thread that claimed the record writes it; the host reads it after
     // the launch.
     unsafe {
-        if claim(&raw mut (*record).state) {
+        // Claims the record (0 -> 1) for this thread: another thread may have.
+        if cas_global((&raw mut (*record).state) as u64, 0, 1, ord::RELAXED) == 0 {
             let fault = &mut *record;
             if let Some(place) = info.location() {
                 fault.line = place.line();
@@ -95,11 +83,7 @@ fn panic(info: &PanicInfo) -> ! {
             };
             let _ = write!(message, "{}", info.message());
             fault.message_len = message.len as u32;
-            asm!(
-                "st.release.gpu.u32 [{address}], 2;",
-                address = in(reg64) &raw mut fault.state,
-                options(nostack)
-            );
+            store_global((&raw mut fault.state) as u64, 2, ord::RELEASE);
         }
         asm!("exit;", options(noreturn, nostack));
     }
