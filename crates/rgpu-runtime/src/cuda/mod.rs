@@ -326,7 +326,10 @@ impl Api for CudaDevice {
         src: &CudaMemory,
         bytes: usize,
     ) -> Option<Result<CudaMemory, Error>> {
-        Some(peer::copy(self, from, src, bytes))
+        // The whole allocation is copied (past `bytes` it holds the zeros `zeros` left), so
+        // the copy is the source word for word.
+        let _ = bytes;
+        Some(peer::copy(self, from, src))
     }
 
     /// A new buffer holding `data`.
@@ -338,16 +341,7 @@ impl Api for CudaDevice {
 
     /// A new buffer of `bytes` zero bytes.
     fn zeros(&self, bytes: usize, _: usize) -> Result<CudaMemory, Error> {
-        self.lost.check()?;
-        let size = self.limits.check_buffer(BACKEND, bytes)?;
-        let slice = self
-            .stream
-            .alloc_zeros::<u8>(size as usize)
-            .map_err(|e| Error::out_of_memory(BACKEND, bytes as u64, e.to_string()))?;
-        Ok(CudaMemory {
-            slice: ManuallyDrop::new(slice),
-            device_lost: Arc::clone(&self.lost),
-        })
+        self.allocate(bytes, true)
     }
 
     /// Copies `data` into `memory` from byte `offset`, after the launches queued before.
@@ -534,6 +528,24 @@ impl Drop for CudaDevice {
 }
 
 impl CudaDevice {
+    /// New memory for `bytes` bytes (its size as the device's limits round it), zeroed, or
+    /// (`zeroed` false) as the allocator gives it, for a caller that writes all of it.
+    fn allocate(&self, bytes: usize, zeroed: bool) -> Result<CudaMemory, Error> {
+        self.lost.check()?;
+        let size = self.limits.check_buffer(BACKEND, bytes)? as usize;
+        let slice = if zeroed {
+            self.stream.alloc_zeros::<u8>(size)
+        } else {
+            // SAFETY: the caller writes every byte before anything reads it.
+            unsafe { self.stream.alloc::<u8>(size) }
+        }
+        .map_err(|e| Error::out_of_memory(BACKEND, bytes as u64, e.to_string()))?;
+        Ok(CudaMemory {
+            slice: ManuallyDrop::new(slice),
+            device_lost: Arc::clone(&self.lost),
+        })
+    }
+
     /// Polls the stream (`cuStreamQuery`): see `sync`.
     fn wait(&self) -> Result<(), Error> {
         self.lost.check()?;

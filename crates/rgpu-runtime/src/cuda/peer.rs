@@ -60,19 +60,17 @@ fn enable_peer_access(to: &Arc<CudaContext>, from: &Arc<CudaContext>) -> Result<
     }
 }
 
-/// A copy on `to` of the first `bytes` bytes of `src` (memory of `from`), after the launches
+/// A copy on `to` of `src` (memory of `from`: its whole allocation), after the launches
 /// queued on `from`; returns once the copy is done, so `src` may be freed or changed after.
 pub(super) fn copy(
     to: &CudaDevice,
     from: &CudaDevice,
     src: &CudaMemory,
-    bytes: usize,
 ) -> Result<CudaMemory, Error> {
     from.sync()?;
-    let mut dst = to.zeros(bytes, 1)?;
-    if bytes == 0 {
-        return Ok(dst);
-    }
+    let bytes = src.slice.len();
+    // Not zeroed first: the copy writes every byte.
+    let mut dst = to.allocate(bytes, false)?;
     let (to_ctx, from_ctx) = (context(to), context(from));
     if path(to, from) == CopyPath::Peer {
         enable_peer_access(to_ctx, from_ctx)?;
@@ -80,8 +78,8 @@ pub(super) fn copy(
     {
         let (d, _written) = dst.slice.device_ptr_mut(&to.stream);
         let (s, _read) = src.slice.device_ptr(&from.stream);
-        // SAFETY: both allocations hold at least `bytes` bytes (`dst` was made so, `src` is
-        // the buffer's memory) and stay alive until `to.sync()` below has waited for the copy.
+        // SAFETY: both allocations hold `bytes` bytes (`dst` was made so) and stay alive
+        // until `to.sync()` below has waited for the copy.
         unsafe {
             result::memcpy_peer_async(
                 to_ctx.cu_ctx(),
