@@ -14,10 +14,20 @@ use cudarc::nccl::{result, sys};
 use super::{CudaDevice, CudaMemory, BACKEND};
 use crate::api::MemoryOf;
 use crate::buffer::Buffer;
-use crate::collective::{ElementKind, ReduceOp, Reducible};
+use crate::collective::{ElementKind, ReduceOp, Reducible, Transfer};
 use crate::device::Device;
 use crate::error::Error;
 use crate::registry::DeviceKind;
+
+/// One `ncclSend` or `ncclRecv`: `bytes` bytes at `ptr` on this process's rank `rank`'s
+/// device, with global rank `peer`.
+struct P2p {
+    rank: usize,
+    ptr: u64,
+    bytes: usize,
+    peer: usize,
+    send: bool,
+}
 
 /// One NCCL communicator per device, in rank order.
 pub(crate) struct Comms {
@@ -213,6 +223,27 @@ impl Comms {
         format!("NCCL {}.{}.{}", v / 10000, v / 100 % 100, v % 100)
     }
 
+    /// Runs `calls` (NCCL's enqueue calls; the first error they met) inside one NCCL group,
+    /// one thread at a time, on devices not lost.
+    fn grouped(
+        &self,
+        devices: &[Device],
+        what: &str,
+        calls: impl FnOnce() -> Option<result::NcclError>,
+    ) -> Result<(), Error> {
+        let _busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
+        for device in devices {
+            cuda(device).lost.check()?;
+        }
+        result::group_start().map_err(|e| failed("ncclGroupStart", e))?;
+        let first_error = calls();
+        let ended = result::group_end();
+        match (first_error, ended) {
+            (Some(e), _) | (None, Err(e)) => Err(failed(what, e)),
+            _ => Ok(()),
+        }
+    }
+
     /// Queues `call(rank, device, comm, stream)` for every rank inside one NCCL group.
     fn each(
         &self,
@@ -225,24 +256,127 @@ impl Comms {
             sys::cudaStream_t,
         ) -> Result<(), result::NcclError>,
     ) -> Result<(), Error> {
-        let _busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
-        for device in devices {
-            cuda(device).lost.check()?;
+        self.grouped(devices, what, || {
+            let mut first_error = None;
+            for (rank, device) in devices.iter().enumerate() {
+                let d = cuda(device);
+                let stream = d.stream.cu_stream() as sys::cudaStream_t;
+                if let Err(e) = call(rank, d, self.comms[rank], stream) {
+                    first_error.get_or_insert(e);
+                }
+            }
+            first_error
+        })
+    }
+
+    /// `ncclSend`/`ncclRecv` for every transfer (`local[i]`: transfer i's rank in this
+    /// process), as bytes, in one group.
+    pub(crate) fn send_recv<T: Pod>(
+        &self,
+        devices: &[Device],
+        transfers: &mut [Transfer<'_, T>],
+        local: &[usize],
+    ) -> Result<(), Error> {
+        let size = std::mem::size_of::<T>();
+        let mut ops = Vec::with_capacity(transfers.len());
+        let mut held = Vec::with_capacity(transfers.len());
+        for (transfer, &rank) in transfers.iter_mut().zip(local) {
+            let stream = &cuda(&devices[rank]).stream;
+            let (ptr, guard, range, peer, send) = match transfer {
+                Transfer::Send { buffer, range, to } => {
+                    let (p, g) = memory(buffer).slice.device_ptr(stream);
+                    (p, g, range.clone(), *to, true)
+                }
+                Transfer::Recv {
+                    buffer,
+                    range,
+                    from,
+                } => {
+                    let (p, g) = memory_mut(buffer).slice.device_ptr_mut(stream);
+                    (p, g, range.clone(), *from, false)
+                }
+            };
+            held.push(guard);
+            ops.push(P2p {
+                rank,
+                ptr: ptr + (range.start * size) as u64,
+                bytes: range.len() * size,
+                peer,
+                send,
+            });
         }
-        result::group_start().map_err(|e| failed("ncclGroupStart", e))?;
-        let mut first_error = None;
-        for (rank, device) in devices.iter().enumerate() {
-            let d = cuda(device);
-            let stream = d.stream.cu_stream() as sys::cudaStream_t;
-            if let Err(e) = call(rank, d, self.comms[rank], stream) {
-                first_error.get_or_insert(e);
+        self.p2p(devices, &ops)
+    }
+
+    /// Rank r's `inputs` part for rank q (`counts[r][q]` elements, parts in rank order) to
+    /// rank q's `outputs`, packed in rank order: one send and one receive per pair of ranks,
+    /// in one group. `first`: the global rank of this process's first device.
+    pub(crate) fn all_to_all<T: Pod>(
+        &self,
+        devices: &[Device],
+        inputs: &[Buffer<T>],
+        counts: &[Vec<usize>],
+        outputs: &mut [Buffer<T>],
+        first: usize,
+    ) -> Result<(), Error> {
+        let size = std::mem::size_of::<T>();
+        let ranks = counts.len();
+        let mut ops = Vec::with_capacity(2 * ranks * devices.len());
+        let mut held = Vec::with_capacity(2 * devices.len());
+        for (rank, (input, output)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
+            let stream = &cuda(&devices[rank]).stream;
+            let me = first + rank;
+            let (sent, g) = memory(input).slice.device_ptr(stream);
+            held.push(g);
+            let (got, g) = memory_mut(output).slice.device_ptr_mut(stream);
+            held.push(g);
+            let (mut at_sent, mut at_got) = (0usize, 0usize);
+            for peer in 0..ranks {
+                let (out, inn) = (counts[me][peer], counts[peer][me]);
+                ops.push(P2p {
+                    rank,
+                    ptr: sent + (at_sent * size) as u64,
+                    bytes: out * size,
+                    peer,
+                    send: true,
+                });
+                ops.push(P2p {
+                    rank,
+                    ptr: got + (at_got * size) as u64,
+                    bytes: inn * size,
+                    peer,
+                    send: false,
+                });
+                at_sent += out;
+                at_got += inn;
             }
         }
-        let ended = result::group_end();
-        match (first_error, ended) {
-            (Some(e), _) | (None, Err(e)) => Err(failed(what, e)),
-            _ => Ok(()),
-        }
+        self.p2p(devices, &ops)
+    }
+
+    /// Every op's `ncclSend` or `ncclRecv` (as bytes) in one group.
+    fn p2p(&self, devices: &[Device], ops: &[P2p]) -> Result<(), Error> {
+        let bytes = sys::ncclDataType_t::ncclUint8;
+        self.grouped(devices, "ncclSend/ncclRecv", || {
+            let mut first_error = None;
+            for op in ops {
+                let stream = cuda(&devices[op.rank]).stream.cu_stream() as sys::cudaStream_t;
+                let (comm, peer) = (self.comms[op.rank], op.peer as i32);
+                // SAFETY: `ptr` and `bytes` lie inside a buffer of this rank's device
+                // (checked by `Collective`), borrowed for the whole call.
+                let done = unsafe {
+                    if op.send {
+                        result::send(op.ptr as *const c_void, op.bytes, bytes, peer, comm, stream)
+                    } else {
+                        result::recv(op.ptr as *mut c_void, op.bytes, bytes, peer, comm, stream)
+                    }
+                };
+                if let Err(e) = done {
+                    first_error.get_or_insert(e);
+                }
+            }
+            first_error
+        })
     }
 
     pub(crate) fn all_reduce<T: Reducible>(
