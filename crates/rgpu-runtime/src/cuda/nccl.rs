@@ -320,8 +320,7 @@ impl Comms {
         first: usize,
     ) -> Result<(), Error> {
         let size = std::mem::size_of::<T>();
-        let ranks = counts.len();
-        let mut ops = Vec::with_capacity(2 * ranks * devices.len());
+        let mut ops = Vec::with_capacity(2 * counts.len() * devices.len());
         let mut held = Vec::with_capacity(2 * devices.len());
         for (rank, (input, output)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
             let stream = &cuda(&devices[rank]).stream;
@@ -331,8 +330,8 @@ impl Comms {
             let (got, g) = memory_mut(output).slice.device_ptr_mut(stream);
             held.push(g);
             let (mut at_sent, mut at_got) = (0usize, 0usize);
-            for peer in 0..ranks {
-                let (out, inn) = (counts[me][peer], counts[peer][me]);
+            for (peer, row) in counts.iter().enumerate() {
+                let (out, inn) = (counts[me][peer], row[me]);
                 ops.push(P2p {
                     rank,
                     ptr: sent + (at_sent * size) as u64,
