@@ -72,8 +72,8 @@ pub fn exchanges(devices: &[Device], group: &Collective) {
     group.all_to_all(&inputs, &counts, &mut outputs).unwrap();
     for (q, out) in outputs.iter().enumerate() {
         let mut want = Vec::new();
-        for r in 0..n {
-            let start: usize = counts[r][..q].iter().sum();
+        for (r, row) in counts.iter().enumerate() {
+            let start: usize = row[..q].iter().sum();
             want.extend_from_slice(&shard(r, start + part(r, q))[start..]);
         }
         want.push(7);
