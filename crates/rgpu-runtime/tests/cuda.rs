@@ -454,18 +454,25 @@ fn copies_between_cuda_devices_go_gpu_to_gpu() {
                 let copy = to.copy_from(&y).unwrap();
                 let want: Vec<f32> = x.iter().map(|v| 2.0 * v + 1.0).collect();
                 assert!(copy.read().unwrap() == want, "{len} elements, {path}");
+                let mut into = to.upload(&vec![5.0f32; len]).unwrap();
+                into.copy_from(&y).unwrap();
+                assert!(into.read().unwrap() == want, "into, {len} elements, {path}");
                 drop(y); // the copy is its own memory
                 assert!(copy.read().unwrap() == want);
             }
             if to_index == 0 || from_index == 0 {
                 let bytes = 1usize << 28;
                 let src = from.zeros::<u8>(bytes).unwrap();
-                let (mut direct, mut host) = (f64::MAX, f64::MAX);
+                let (mut direct, mut into, mut host) = (f64::MAX, f64::MAX, f64::MAX);
+                let mut dst = to.zeros::<u8>(bytes).unwrap();
                 for _ in 0..5 {
                     let start = std::time::Instant::now();
                     let copy = to.copy_from(&src).unwrap();
                     direct = direct.min(start.elapsed().as_secs_f64());
                     drop(copy);
+                    let start = std::time::Instant::now();
+                    dst.copy_from(&src).unwrap();
+                    into = into.min(start.elapsed().as_secs_f64());
                     let start = std::time::Instant::now();
                     let copy = to.upload(&src.read().unwrap()).unwrap();
                     to.sync().unwrap();
@@ -473,10 +480,13 @@ fn copies_between_cuda_devices_go_gpu_to_gpu() {
                     drop(copy);
                 }
                 eprintln!(
-                    "cuda {from_index} -> {to_index} ({path}): 256 MiB in {:.2} ms ({:.1} GB/s); \
-                     through host memory {:.2} ms ({:.1} GB/s)",
+                    "cuda {from_index} -> {to_index} ({path}): 256 MiB in {:.2} ms ({:.1} GB/s), \
+                     into a buffer made before {:.2} ms ({:.1} GB/s); through host memory \
+                     {:.2} ms ({:.1} GB/s)",
                     direct * 1e3,
                     gbps(bytes, direct),
+                    into * 1e3,
+                    gbps(bytes, into),
                     host * 1e3,
                     gbps(bytes, host)
                 );

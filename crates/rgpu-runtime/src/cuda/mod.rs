@@ -336,6 +336,15 @@ impl Api for CudaDevice {
         Some(peer::copy(self, from, src))
     }
 
+    fn copy_between(
+        &self,
+        from: &Self,
+        src: &CudaMemory,
+        dst: &mut CudaMemory,
+    ) -> Option<Result<(), Error>> {
+        Some(peer::copy_into(self, from, src, dst))
+    }
+
     /// A new buffer holding `data`.
     fn upload(&self, data: &[u8], align: usize) -> Result<CudaMemory, Error> {
         let mut memory = self.zeros(data.len(), align)?;
