@@ -46,9 +46,9 @@ def split_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def split(
-    ws: Path, *args: str, env: dict[str, str] | None = None
+    ws: Path, *args: str, env: dict[str, str] | None = None, example: str = "split"
 ) -> subprocess.CompletedProcess[str]:
-    binary = TARGET_DIR / "release" / "examples" / "split"
+    binary = TARGET_DIR / "release" / "examples" / example
     clean = {k: v for k, v in os.environ.items() if k not in ("RGPU_BACKEND", "RGPU_DEVICE")}
     return subprocess.run(
         [str(binary), *args],
@@ -139,3 +139,25 @@ def test_without_a_gpu_the_split_runs_on_the_cpu(split_ws: Path) -> None:
     result = json.loads(proc.stdout)
     assert (result["backend"], result["devices"], result["exact"]) == ("cpu", 1, True)
     assert result["chunks"] == [25]
+
+
+def test_the_allreduce_example_over_two_devices_and_its_launcher_without_nccl(
+    split_ws: Path, two_gpus: dict[str, str]
+) -> None:
+    """The template's `allreduce` example: one process over lavapipe twice (the host path, the
+    sum exact), over the cpu alone, and `--launch 2` on a build without CUDA: a clear error."""
+    env = {**two_gpus, "RGPU_BACKEND": "ash"}
+    proc = split(split_ws, "--n", "100003", "--json", env=env, example="allreduce")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert (result["backend"], result["ranks"], result["exact"]) == ("ash", 2, True), result
+    assert result["engine"].startswith("host memory"), result
+    proc = split(split_ws, "--n", "1000", env={"RGPU_BACKEND": "cpu"}, example="allreduce")
+    assert proc.returncode == 0, proc.stderr
+    assert "over 1 rank(s) of cpu through host memory" in proc.stdout and "exact" in proc.stdout
+    proc = split(split_ws, "--launch", "2", env=env, example="allreduce")
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(
+        "error: --launch needs NCCL's job id, which needs a CUDA build and NCCL: built without "
+        "the cuda feature"
+    ), proc.stderr

@@ -47,7 +47,7 @@ def test_readmes_kernels_and_host_lines_build_and_run(tmp_path: Path) -> None:
     lib = ws / "kernel" / "src" / "lib.rs"
     lib.write_text(lib.read_text(encoding="utf-8") + "\n" + "\n".join(kernels), encoding="utf-8")
     examples = ws / "examples"
-    examples.mkdir(exist_ok=True)  # the template has one example (split.rs)
+    examples.mkdir(exist_ok=True)  # the template has two examples (split.rs, allreduce.rs)
     indented = "".join(f"    {line}\n" for line in host.splitlines())
     (examples / "readme.rs").write_text(HOST.format(host=indented), encoding="utf-8")
     built = json.loads(run_rgpu("build", "-C", str(ws), "--backend", "cpu", "--json").stdout)

@@ -23,6 +23,7 @@ TEMPLATE_FILES = {
     "kernel/src/lib.rs",
     "src/main.rs",
     "examples/split.rs",
+    "examples/allreduce.rs",
     "tests/parity.rs",
 }
 

@@ -7,8 +7,8 @@ pub use rgpu_runtime::{
     AtomicWord, Backend, Buffer, Collective, CopyPath, Device, DeviceChoice, DeviceFacts,
     DeviceInfo, DeviceOptions, DeviceScope, DeviceType, Error, Global, Group, Input, InputOutput,
     Instant, Item, KernelStats, LaneValue, Pod, ReduceOp, Reducible, Shared, Skipped, Stat,
-    StatValue, SubgroupBits, SubgroupValue, Word, WorkgroupScope, BACKEND_VAR, CPU_THREADS_VAR,
-    DEVICE_VAR, NCCL_ID_VAR,
+    StatValue, SubgroupBits, SubgroupValue, Transfer, Word, WorkgroupScope, BACKEND_VAR,
+    CPU_THREADS_VAR, DEVICE_VAR, NCCL_ID_VAR,
 };
 
 /// What the expansions of `#[rgpu::kernel]` use on the host.
