@@ -621,7 +621,8 @@ fn a_job_of_processes_joins_through_nccls_unique_id() {
 /// launcher's variables set as torchrun sets them): an all-reduce and an all-to-all exact
 /// across the processes; then rank 1 exits without a word and rank 0's next all-reduce is
 /// `Error::Collective` naming rank 0 after its launch timeout (NCCL's communicator
-/// aborted), not a hang. Needs two GPUs.
+/// aborted), not a hang. With one GPU both ranks take it and NCCL refuses: an error saying
+/// to give each rank its own GPU.
 #[test]
 fn a_job_of_two_processes_and_a_rank_that_dies() {
     let child = std::env::var("RGPU_TEST_JOB_RANK").ok();
@@ -629,19 +630,30 @@ fn a_job_of_two_processes_and_a_rank_that_dies() {
     let Some(_) = open() else {
         return;
     };
-    if Device::open_all(Backend::Cuda).unwrap().len() < 2 {
-        eprintln!("a job of two processes needs two GPUs: not run");
-        return;
-    }
+    // With one GPU both ranks take it, which NCCL refuses: each says so.
+    let gpus = Device::open_all(Backend::Cuda).unwrap().len();
     let (device, _) = Device::options()
         .backend(Backend::Cuda)
-        .device(rank)
+        .device(rank % gpus)
         .launch_timeout(std::time::Duration::from_secs(5))
         .select()
         .unwrap();
+    let shared = |e: Error| {
+        let text = e.to_string();
+        assert!(text.contains("ncclInvalidUsage"), "{text}");
+        assert!(text.contains("give each rank its own GPU"), "{text}");
+        eprintln!("rank {rank}, both ranks on one GPU: {text}");
+    };
     let mut peer = None;
     let group = if child.is_some() {
-        Collective::from_env(&device).unwrap()
+        match Collective::from_env(&device) {
+            Ok(group) => group,
+            Err(e) if gpus == 1 => {
+                shared(e);
+                std::process::exit(0);
+            }
+            Err(e) => panic!("{e}"),
+        }
     } else {
         let id = Collective::unique_id().unwrap();
         peer = Some(
@@ -655,7 +667,16 @@ fn a_job_of_two_processes_and_a_rank_that_dies() {
                 .spawn()
                 .unwrap(),
         );
-        Collective::join(&device, 0, 2, &id).unwrap()
+        match Collective::join(&device, 0, 2, &id) {
+            Ok(group) => group,
+            Err(e) if gpus == 1 => {
+                shared(e);
+                let status = peer.unwrap().wait().unwrap();
+                assert!(status.success(), "rank 1: {status}");
+                return;
+            }
+            Err(e) => panic!("{e}"),
+        }
     };
     assert_eq!(group.len(), 2);
     let mut x = vec![device.upload(&vec![rank as u32 + 1; 4099]).unwrap()];

@@ -153,7 +153,29 @@ fn red_op(op: ReduceOp) -> sys::ncclRedOp_t {
 }
 
 fn failed(what: &str, e: result::NcclError) -> Error {
-    Error::api_call(BACKEND, &format!("NCCL's {what}"), format!("{e:?}"))
+    Error::api_call(BACKEND, &format!("NCCL's {what}"), explained(&e))
+}
+
+/// NCCL's result code with its own text (cudarc's `NcclError` prints neither), and for the
+/// code a mistake in the job's setup gives, what to do.
+fn explained(e: &result::NcclError) -> String {
+    // SAFETY: NCCL returns a static NUL-terminated string for every code.
+    let text = unsafe { sys::ncclGetErrorString(e.0) };
+    let text = if text.is_null() {
+        String::new()
+    } else {
+        // SAFETY: as above.
+        let text = unsafe { std::ffi::CStr::from_ptr(text) };
+        format!(": {}", text.to_string_lossy())
+    };
+    let hint = match e.0 {
+        sys::ncclResult_t::ncclInvalidUsage => {
+            " (two ranks of one job on one GPU are refused: give each rank its own GPU, e.g. \
+             by LOCAL_RANK; NCCL_DEBUG=WARN prints NCCL's reason)"
+        }
+        _ => " (NCCL_DEBUG=WARN prints NCCL's reason)",
+    };
+    format!("{:?}{text}{hint}", e.0)
 }
 
 /// NCCL's library loads, or the error that says how to install it.
@@ -228,7 +250,7 @@ impl Comms {
                     // device's.
                     unsafe { result::comm_init_rank(&mut comm, ranks as i32, id, rank as i32) }
                         .map(|_| comm as usize)
-                        .map_err(|e| format!("{e:?}"))
+                        .map_err(|e| explained(&e))
                 });
             let _ = tx.send(made);
         });
