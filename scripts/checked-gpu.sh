@@ -14,9 +14,9 @@
 # to `Global` element `item.index() + 1`, then `saxpy` runs. It
 # passes when the cuda run prints
 #   read_past_end: error: kernel `read_past_end` failed on cuda at kernel/src/lib.rs:LINE:COL:
-#   index out of bounds: the len is 64 but the index is 64 (checked launch): ...
+#   index out of bounds: the len is 64 but the index is 64 of parameter `x` (checked launch): ...
 #   count_past_end: error: kernel `count_past_end` failed on cuda at kernel/src/lib.rs:LINE:COL:
-#   Global: index 64 is past the 64 elements of the buffer (checked launch): ...
+#   Global: index 64 is past the 64 elements of the buffer of parameter `counts` (checked launch): ...
 #   saxpy after: right
 # and exits 0: the fault is an Error and the CUDA context is usable after it (a release
 # build traps, and every later call fails). compute-sanitizer's memcheck, when the machine
@@ -75,8 +75,8 @@ fi
 out=$(RGPU_BACKEND=cuda timeout 120 "$DIR/checked_fault" 2>&1); rc=$?
 echo "$out"
 ok=1
-echo "$out" | grep -q "^read_past_end: error: kernel \`read_past_end\` failed on cuda at kernel/src/lib.rs:[0-9]*:[0-9]*: index out of bounds: the len is 64 but the index is 64" || ok=0
-echo "$out" | grep -q "^count_past_end: error: kernel \`count_past_end\` failed on cuda at kernel/src/lib.rs:[0-9]*:[0-9]*: Global: index 64 is past the 64 elements of the buffer" || ok=0
+echo "$out" | grep -q "^read_past_end: error: kernel \`read_past_end\` failed on cuda at kernel/src/lib.rs:[0-9]*:[0-9]*: index out of bounds: the len is 64 but the index is 64 of parameter \`x\`" || ok=0
+echo "$out" | grep -q "^count_past_end: error: kernel \`count_past_end\` failed on cuda at kernel/src/lib.rs:[0-9]*:[0-9]*: Global: index 64 is past the 64 elements of the buffer of parameter \`counts\`" || ok=0
 echo "$out" | grep -qx "saxpy after: right" || ok=0
 [ "$rc" = 0 ] || ok=0
 SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)

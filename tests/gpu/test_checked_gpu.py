@@ -19,9 +19,9 @@ def test_a_checked_cuda_launch_returns_the_fault_and_the_context_goes_on(tmp_pat
     assert first.startswith(
         "read_past_end: error: kernel `read_past_end` failed on cuda at kernel/src/lib.rs:21:"
     )
-    assert "index out of bounds: the len is 64 but the index is 64" in first
+    assert "index out of bounds: the len is 64 but the index is 64 of parameter `x`" in first
     assert count.startswith(
         "count_past_end: error: kernel `count_past_end` failed on cuda at kernel/src/lib.rs:27:12:"
-        " Global: index 64 is past the 64 elements of the buffer"
+        " Global: index 64 is past the 64 elements of the buffer of parameter `counts`"
     )
     assert after == "saxpy after: right"

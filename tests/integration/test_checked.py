@@ -1,7 +1,7 @@
 """Checked launches (`rgpu build --checked`, rgpu/checked.py) end to end with the real cargo:
 a kernel reading `x[item.index() + 1]` (one past the end on the last item), then a correct
 launch. On cpu the fault is an `rgpu::Error` naming the kernel and the place, and the device
-gives the next launch's right result; the checked PTX records the fault in `RGPU_FAULT` and
+gives the next launch's right result, the error naming the parameter indexed there; the checked PTX records the fault in `RGPU_FAULT` and
 has no `trap`, the release PTX is the same before and after a checked build; the SPIR-V
 backends are refused with the reason. The cuda run itself is scripts/checked-gpu.sh (GPU)."""
 
@@ -106,10 +106,12 @@ def test_cpu_release_panics_and_checked_returns_the_error(ws: Path) -> None:
     out = fault_program("cpu")
     assert out.splitlines() == [
         f"read_past_end: error: kernel `read_past_end` failed on cpu at {LINE}: index out "
-        f"of bounds: the len is 64 but the index is 64 (checked launch): fix the kernel at "
+        f"of bounds: the len is 64 but the index is 64 of parameter `x` (checked launch): fix "
+        f"the kernel at "
         f"{LINE} (keep the index below the buffer's length)",
         f"count_past_end: error: kernel `count_past_end` failed on cpu at {COUNT_LINE}: "
-        f"Global::atomic: index 64 is past the 64 elements of the buffer (checked launch): "
+        f"Global::atomic: index 64 is past the 64 elements of the buffer of parameter `counts` "
+        f"(checked launch): "
         f"fix the kernel at {COUNT_LINE} (keep the index below the buffer's length)",
         "saxpy after: right",
     ], out

@@ -3,8 +3,8 @@
 //! wrapped in the facade's gate macro for its target (`::rgpu::__host!`, `__nvptx!`,
 //! `__nvvm!`, `__spirv!`), so the user's crate needs no `cfg` of its own.
 
-use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::{Expr, Ident, Type};
 
 use crate::model::{Kernel, Kind, Mode, Param};
@@ -142,6 +142,7 @@ fn kernel_info(k: &Kernel) -> TokenStream {
     });
     let params = k.ident("params");
     let shared = shared_bytes(k);
+    let places = places(k);
     quote! {
         __rgpu::KernelInfo {
             name: #name,
@@ -150,6 +151,65 @@ fn kernel_info(k: &Kernel) -> TokenStream {
             buffers: &[#(#buffers),*],
             params_size: ::core::mem::size_of::<#params>() as u32,
             shared_bytes: #shared as u32,
+            places: &[#(#places),*],
+        }
+    }
+}
+
+/// Where the body indexes a buffer or workgroup-memory parameter (`x[...]`: the location
+/// a panic gives is the expression's start, `x`) or calls a method of one
+/// (`x.atomic_add(...)`: a `#[track_caller]` method's location is the method's name): a
+/// `Place` each, its line and column from that token's span (`line!()`/`column!()` spanned
+/// there give the user's source position), so a checked launch's fault there names it.
+fn places(k: &Kernel) -> Vec<TokenStream> {
+    let names: Vec<String> = k
+        .params
+        .iter()
+        .filter(|p| !matches!(p.kind, Kind::Scalar | Kind::Context))
+        .map(|p| p.name.to_string())
+        .collect();
+    let mut found = Vec::new();
+    scan(k.item.block.to_token_stream(), &names, &mut found);
+    found
+        .into_iter()
+        .map(|(param, at)| {
+            let span = at.span();
+            quote_spanned! {span=>
+                __rgpu::Place {
+                    line: ::core::line!(),
+                    column: ::core::column!(),
+                    param: #param,
+                }
+            }
+        })
+        .collect()
+}
+
+/// Every `name[` (with the token `name`) and `name.method(` (with `method`) in `tokens`
+/// and the groups inside, whose `name` is in `names`.
+fn scan(tokens: TokenStream, names: &[String], found: &mut Vec<(String, Ident)>) {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    let punct =
+        |i: usize, c: char| matches!(tokens.get(i), Some(TokenTree::Punct(p)) if p.as_char() == c);
+    let group = |i: usize, d: Delimiter| matches!(tokens.get(i), Some(TokenTree::Group(g)) if g.delimiter() == d);
+    for (i, token) in tokens.iter().enumerate() {
+        match token {
+            TokenTree::Group(g) => scan(g.stream(), names, found),
+            // Not a field or method named like it (`a.x[0]`): no `.` before.
+            TokenTree::Ident(ident)
+                if names.iter().any(|n| ident == n) && !(i > 0 && punct(i - 1, '.')) =>
+            {
+                if group(i + 1, Delimiter::Bracket) {
+                    found.push((ident.to_string(), ident.clone()));
+                } else if let (true, Some(TokenTree::Ident(method)), true) = (
+                    punct(i + 1, '.'),
+                    tokens.get(i + 2),
+                    group(i + 3, Delimiter::Parenthesis),
+                ) {
+                    found.push((ident.to_string(), method.clone()));
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -378,7 +438,8 @@ fn cpu_path(k: &Kernel, info: &Ident) -> TokenStream {
         __rgpu::cpu::checked(crate::__RGPU_CHECKED, || -> ::core::result::Result<(), ::rgpu::Error> {
             #run
             ::core::result::Result::Ok(())
-        })?;
+        })
+        .map_err(|e| e.with_places(#info.places))?;
         return ::core::result::Result::Ok(());
     }
 }

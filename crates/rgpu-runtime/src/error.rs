@@ -84,6 +84,9 @@ pub enum Error {
         kernels: Vec<&'static str>,
         location: String,
         message: String,
+        /// The buffer parameter the kernel's source indexes at `location`, where that is a
+        /// parameter's index or method call (`x[i]`, `x.atomic_add(i, v)`).
+        parameter: Option<&'static str>,
     },
     /// A collective operation (`Collective`, over NCCL) did not complete on rank `rank` of a
     /// job of `ranks`: NCCL reported an error, or a wait for it ran past the launch timeout
@@ -212,6 +215,7 @@ impl fmt::Display for Error {
                 kernels,
                 location,
                 message,
+                parameter,
             } => {
                 let names: Vec<String> = kernels.iter().map(|k| format!("`{k}`")).collect();
                 let who = match names.as_slice() {
@@ -229,10 +233,11 @@ impl fmt::Display for Error {
                 } else {
                     "the kernel panicked there"
                 };
+                let of = parameter.map_or(String::new(), |p| format!(" of parameter `{p}`"));
                 write!(
                     f,
-                    "{who} failed on {backend} at {location}: {message} (checked launch): fix \
-                     the kernel at {location} ({fix})"
+                    "{who} failed on {backend} at {location}: {message}{of} (checked launch): \
+                     fix the kernel at {location} ({fix})"
                 )
             }
             Error::Collective {
@@ -359,12 +364,14 @@ impl fmt::Debug for Error {
                 kernels,
                 location,
                 message,
+                parameter,
             } => f
                 .debug_struct("OutOfRange")
                 .field("backend", backend)
                 .field("kernels", kernels)
                 .field("location", location)
                 .field("message", message)
+                .field("parameter", parameter)
                 .finish(),
             Error::Collective {
                 rank,
@@ -476,6 +483,37 @@ impl Error {
             kernels,
             location: location.into(),
             message: message.into(),
+            parameter: None,
+        }
+    }
+
+    /// An `OutOfRange` whose location is one of `places` (the faulting kernel's buffer
+    /// indexes) with that place's parameter; any other error as it is.
+    #[doc(hidden)]
+    pub fn with_places(self, places: &[crate::kernel::Place]) -> Self {
+        match self {
+            Error::OutOfRange {
+                backend,
+                kernels,
+                location,
+                message,
+                parameter: None,
+            } => {
+                let parameter = line_column(&location).and_then(|(line, column)| {
+                    places
+                        .iter()
+                        .find(|p| (p.line, p.column) == (line, column))
+                        .map(|p| p.param)
+                });
+                Error::OutOfRange {
+                    backend,
+                    kernels,
+                    location,
+                    message,
+                    parameter,
+                }
+            }
+            other => other,
         }
     }
 
@@ -522,6 +560,14 @@ impl Error {
             other => other.to_string(),
         }
     }
+}
+
+/// The line and column of a `file:line:column` location.
+fn line_column(location: &str) -> Option<(u32, u32)> {
+    let mut parts = location.rsplitn(3, ':');
+    let column = parts.next()?.parse().ok()?;
+    let line = parts.next()?.parse().ok()?;
+    Some((line, column))
 }
 
 #[cfg(test)]

@@ -32,6 +32,16 @@ pub struct BufferInfo {
     pub item: bool,
 }
 
+/// Where the kernel's source indexes a buffer parameter (`x[i]`) or calls a method of one
+/// (`x.atomic_add(i, v)`): the line and column (1-based, as a panic's location gives them)
+/// of the expression's start. A checked launch's fault at such a place names the parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place {
+    pub line: u32,
+    pub column: u32,
+    pub param: &'static str,
+}
+
 /// One kernel, as the launcher describes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KernelInfo {
@@ -46,6 +56,8 @@ pub struct KernelInfo {
     pub params_size: u32,
     /// Static workgroup memory the kernel declares.
     pub shared_bytes: u32,
+    /// Where its source indexes its buffer parameters (checked launches name them).
+    pub places: &'static [Place],
 }
 
 /// One embedded kernel artifact (the kernel crate's table, generated from rgpu's manifest).
@@ -180,6 +192,7 @@ pub(crate) mod tests {
         buffers: &SAXPY_BUFFERS,
         params_size: 16,
         shared_bytes: 0,
+        places: &[],
     };
 
     pub(crate) fn saxpy_params(lens: &[u32]) -> Vec<u8> {

@@ -63,7 +63,7 @@ pub mod __private {
     pub use crate::buffer::{Dst, RawBuffer, Src};
     pub use crate::kernel::{
         check_lengths, shape_count, workgroups, Access, Artifact, BufferInfo, KernelInfo, Mode,
-        CUDA_MAX_GRID,
+        Place, CUDA_MAX_GRID,
     };
     pub use crate::launch::{launch, Arg};
 

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use rgpu_runtime::__private::cpu::{checked, run_groups_on, run_items_on};
+use rgpu_runtime::__private::Place;
 use rgpu_runtime::{Backend, Device, Error, Group, Item};
 
 #[test]
@@ -33,6 +34,7 @@ fn a_checked_launch_returns_the_kernels_panic_and_the_device_goes_on() {
         kernels,
         location,
         message,
+        parameter: None,
     } = &error
     else {
         panic!("{error:#?}");
@@ -49,6 +51,23 @@ fn a_checked_launch_returns_the_kernels_panic_and_the_device_goes_on() {
     assert!(error.to_string().starts_with(&format!(
         "kernel `read_past_end` failed on cpu at {location}: index out of bounds"
     )));
+    // The launcher's places (the macro's, from the kernel's source) name the parameter.
+    let place = |column| Place {
+        line,
+        column,
+        param: "data",
+    };
+    let named = error.clone().with_places(&[place(30), place(34)]);
+    assert!(
+        named
+            .to_string()
+            .contains("the index is 4 of parameter `data` (checked launch)"),
+        "{named}"
+    );
+    assert_eq!(
+        error.clone().with_places(&[place(30)]).to_string(),
+        error.to_string()
+    );
 
     // The next launch, checked or not, runs every item.
     let sum = AtomicU32::new(0);

@@ -146,6 +146,7 @@ static REVERSE_TILES: KernelInfo = KernelInfo {
     buffers: &REVERSE_BUFFERS,
     params_size: 8,
     shared_bytes: 1024,
+    places: &[],
 };
 
 /// Whether the dynamic linker knows a libcuda (what cudarc would load).

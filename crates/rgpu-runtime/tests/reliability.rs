@@ -46,6 +46,7 @@ static SPIN: KernelInfo = KernelInfo {
     buffers: &SPIN_BUFFERS,
     params_size: 8,
     shared_bytes: 0,
+    places: &[],
 };
 
 const SPIN_GLSL: &str = r#"#version 450

@@ -39,6 +39,7 @@ static REVERSE_TILES: KernelInfo = KernelInfo {
     buffers: &REVERSE_BUFFERS,
     params_size: 8,
     shared_bytes: 1024,
+    places: &[],
 };
 
 fn skip(why: impl std::fmt::Display) {

@@ -19,6 +19,7 @@ pub mod private {
     pub use rgpu_runtime::__private::cpu;
     pub use rgpu_runtime::__private::{
         check_lengths, launch, shape_count, Access, Arg, Artifact, BufferInfo, KernelInfo, Mode,
+        Place,
     };
 
     /// `size` zero bytes: a params struct's serialization starts from these.

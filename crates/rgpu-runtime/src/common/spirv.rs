@@ -77,6 +77,7 @@ mod tests {
         buffers: &[],
         params_size: 4,
         shared_bytes: 0,
+        places: &[],
     };
 
     const HEADER: [u8; 20] = [

@@ -95,7 +95,7 @@ struct State {
     timing: Option<CudaEvent>,
     /// The kernels launched since the last wait, once a checked module is loaded (a fault
     /// names them: the record does not say whose it is).
-    since_wait: Vec<&'static str>,
+    since_wait: Vec<&'static KernelInfo>,
 }
 
 pub(crate) struct CudaDevice {
@@ -445,8 +445,8 @@ impl Api for CudaDevice {
         *self.last_kernel.lock().unwrap_or_else(|p| p.into_inner()) = kernel.name;
         if self.checked.load(Ordering::Relaxed) {
             let mut state = self.state();
-            if !state.since_wait.contains(&kernel.name) {
-                state.since_wait.push(kernel.name);
+            if !state.since_wait.iter().any(|k| k.name == kernel.name) {
+                state.since_wait.push(kernel);
             }
         }
         // Host slices go to temporary buffers first.
@@ -650,7 +650,14 @@ impl CudaDevice {
         }
         match first {
             None => Ok(()),
-            Some(f) => Err(Error::out_of_range(BACKEND, kernels, f.location, f.message)),
+            Some(f) => {
+                let names = kernels.iter().map(|k| k.name).collect();
+                let places: Vec<crate::kernel::Place> = kernels
+                    .iter()
+                    .flat_map(|k| k.places.iter().copied())
+                    .collect();
+                Err(Error::out_of_range(BACKEND, names, f.location, f.message).with_places(&places))
+            }
         }
     }
 
