@@ -1,9 +1,10 @@
 """Checked launches (`rgpu build --checked`, rgpu/checked.py) end to end with the real cargo:
 a kernel reading `x[item.index() + 1]` (one past the end on the last item), then a correct
-launch. On cpu the fault is an `rgpu::Error` naming the kernel and the place, and the device
-gives the next launch's right result, the error naming the parameter indexed there; the checked PTX records the fault in `RGPU_FAULT` and
-has no `trap`, the release PTX is the same before and after a checked build; the SPIR-V
-backends are refused with the reason. The cuda run itself is scripts/checked-gpu.sh (GPU)."""
+launch. On cpu the fault is an `rgpu::Error` naming the kernel, the place and the parameter
+indexed there, and the device gives the next launch's right result; the checked PTX records
+the fault in `RGPU_FAULT` and has no `trap`, the release PTX is the same before and after a
+checked build; the SPIR-V backends are refused with the reason. The cuda run itself is
+scripts/checked-gpu.sh (GPU)."""
 
 from __future__ import annotations
 
