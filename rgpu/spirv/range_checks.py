@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from rgpu.artifacts.spirv_pointer_values import instructions, module_bytes, module_words, opcode
+from rgpu.spirv.words import instructions, module_bytes, module_words, opcode
 
 OP_TYPE_BOOL = 20
 OP_TYPE_INT = 21

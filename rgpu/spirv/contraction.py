@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import struct
 
-from rgpu.artifacts.spirv_module import MAGIC
+from rgpu.spirv.module import MAGIC
 
 OP_DECORATE = 71
 DECORATION_NO_CONTRACTION = 42

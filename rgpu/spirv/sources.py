@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rgpu.artifacts.spirv_opcodes import (
+from rgpu.spirv.opcodes import (
     OP_ENTRY_POINT,
     OP_FUNCTION,
     OP_FUNCTION_CALL,
@@ -36,12 +36,7 @@ from rgpu.artifacts.spirv_opcodes import (
     OP_TYPE_STRUCT,
     OP_TYPE_VECTOR,
 )
-from rgpu.artifacts.spirv_pointer_values import (
-    instructions,
-    literal_string,
-    module_words,
-    opcode,
-)
+from rgpu.spirv.words import instructions, literal_string, module_words, opcode
 
 TYPE_OPS = frozenset(range(19, 40))
 SUBGROUP_OPS = frozenset(range(333, 367))
