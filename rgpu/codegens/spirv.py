@@ -410,6 +410,22 @@ def read_cargo_gpu_manifest(directory: Path) -> list[dict[str, str]]:
         ) from exc
 
 
+def _for_naga(spv: Path, data: bytes) -> tuple[bytes, dict[str, object]]:
+    """rust-gpu's post-processed ``spv`` (``data``) as naga takes it, and the passes' reports
+    (spirv/passes.py's FOR_NAGA): without the dead pointer-holding values rust-gpu leaves,
+    which naga (wgpu on Metal and DX12, the MSL/HLSL/WGSL translations) rejects (what runs
+    is unchanged); then 8- and 16-bit integers in memory moved into 32-bit words and their
+    values computed in 32 bits (naga reads no 8-bit types, WebGPU has no 16-bit ones); then
+    the operands naga's reader loses across blocks copied into their users' blocks."""
+    try:
+        return passes.run(passes.FOR_NAGA, data)
+    except ValueError as exc:
+        raise ArtifactError(
+            f"{spv} is not a readable SPIR-V module: {exc}",
+            "rebuild with `rgpu build --backend wgpu --yes`",
+        ) from exc
+
+
 def collect_from(
     directory: Path,
     base: Path,
@@ -445,19 +461,7 @@ def collect_from(
         work = directory / f"{spv.stem}.opt.spv"
         data, post = spirv_post.process(spv, work, p.target, opt=opt, contraction=contraction)
         dest = base / spv.name
-        # Without the dead pointer-holding values rust-gpu leaves, which naga (wgpu on Metal
-        # and DX12, the MSL/HLSL/WGSL translations) rejects (what runs is unchanged); then
-        # 8- and 16-bit integers in memory moved into 32-bit words and their values computed
-        # in 32 bits (naga reads no 8-bit types, WebGPU has no 16-bit ones); then the
-        # operands naga's reader loses across blocks copied into their users' blocks
-        # (spirv/passes.py's FOR_NAGA).
-        try:
-            data, for_naga = passes.run(passes.FOR_NAGA, data)
-        except ValueError as exc:
-            raise ArtifactError(
-                f"{spv} is not a readable SPIR-V module: {exc}",
-                "rebuild with `rgpu build --backend wgpu --yes`",
-            ) from exc
+        data, for_naga = _for_naga(spv, data)
         write_bytes_if_changed(dest, data)
         if validated:
             spirv_module.validate(dest, p.target)
