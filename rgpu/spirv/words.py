@@ -1,7 +1,8 @@
 """SPIR-V's binary form, word by word: a module's words, its instructions, their opcodes and
-literal strings, and a module made again from its header and instructions. Every pass in
-rgpu.spirv reads and writes modules through these (the SPIR-V specification, section 2.3
-"Physical Layout of a SPIR-V Module and Instruction")."""
+literal strings, and a module made again from its header and instructions (the SPIR-V
+specification, section 2.3 "Physical Layout of a SPIR-V Module and Instruction"). The passes
+in rgpu.spirv read and write modules through these, except contraction.py, which walks the
+words by offset to insert its decorations in place."""
 
 from __future__ import annotations
 
