@@ -5,7 +5,7 @@
 #   words/   the portability corpus workspace (tests/corpus_table.py, whose kernels include
 #            the benchmark's bytes_map, words_map, bytes_sum16) built as rgpu builds it
 #            (8/16-bit memory as 32-bit words): `corpus`, `narrow_bench`, the .spv/.ptx;
-#   native/  `narrow_bench` with the same module except spirv_narrow_memory (the Vulkan
+#   native/  `narrow_bench` with the same module except spirv.narrow_memory (the Vulkan
 #            passthrough keeping native 8-bit storage), embedded with --kernel-artifact;
 #   run.sh   a copy of narrow_memory_words_h100.sh.
 # Needs rust-gpu's nightly and cargo-gpu (rgpu build --yes installs them) and the nvptx
@@ -32,14 +32,14 @@ cp target/release/corpus target/release/narrow_bench target/rgpu/kernels/*.spv \
 PYTHONPATH=$REPO "$PY" - "$W" <<'PYEOF'
 import sys
 from pathlib import Path
-from rgpu.artifacts import spirv_naga_scopes, spirv_narrow_ints, spirv_pointer_values
+from rgpu.spirv import naga_scopes, narrow_ints, pointer_values
 from rgpu.codegens import spirv_post
 work = Path(sys.argv[1])
 raw = work / "portcorpus/target/rgpu/spirv/out/portcorpus_kernel.spv"
 data, _ = spirv_post.process(raw, work / "o.spv", "spirv-unknown-vulkan1.2", opt=True, contraction=False)
-data = spirv_pointer_values.drop_dead_pointer_values(data).data
-data = spirv_narrow_ints.promote_narrow_ints(data).data
-(work / "native.spv").write_bytes(spirv_naga_scopes.rescope_for_naga(data).data)
+data = pointer_values.drop_dead_pointer_values(data).data
+data = narrow_ints.promote_narrow_ints(data).data
+(work / "native.spv").write_bytes(naga_scopes.rescope_for_naga(data).data)
 PYEOF
 spirv-val --target-env vulkan1.2 "$W/native.spv"
 "$RGPU" build "${B[@]}" --kernel-artifact "$W/native.spv"

@@ -16,7 +16,7 @@ tells it three things, in this order, each name once:
    cannot see (a dependency's `u64` atomics: Int64Atomics).
 
 This is what rust-gpu needs to compile the source. The module rgpu embeds can declare less:
-artifacts/spirv_narrow_ints.py computes 8- and 16-bit values in 32 bits and drops Int8/Int16
+spirv/narrow_ints.py computes 8- and 16-bit values in 32 bits and drops Int8/Int16
 with the last such type (spirv-val checks the result).
 """
 
@@ -40,7 +40,7 @@ TYPE_CAPABILITIES: dict[str, str] = {
 # Words that name no scalar type but bring one into the SPIR-V: core's atomic `Ordering`
 # (what the ordered handle `x.atomic(i).load(Ordering::Acquire)` takes) is an enum with a
 # `u8` discriminant, and rust-gpu compiles the handle's match on it with 8-bit integers
-# ("u8 used without Int8"). spirv_narrow_ints computes them in 32 bits afterwards, so the
+# ("u8 used without Int8"). spirv.narrow_ints computes them in 32 bits afterwards, so the
 # embedded module still declares no Int8 when nothing else needs it.
 IMPLIED_TYPES: dict[str, str] = {"Ordering": "u8"}
 CONFIG_KEY = "spirv-capabilities"

@@ -66,8 +66,8 @@ def _missing_entries(path: Path, have: Iterable[str], required: Sequence[str]) -
 
 
 def _check_spirv(path: Path, required: Sequence[str]) -> tuple[tuple[str, ...], dict[str, str]]:
-    # start-up: ~2 ms to import artifacts.spirv_module; only this path pays it
-    from rgpu.artifacts import spirv_module
+    # start-up: ~2 ms to import spirv.module; only this path pays it
+    from rgpu.spirv import module as spirv_module
 
     info = spirv_module.inspect(path)
     if not info.compute_entry_points:

@@ -147,10 +147,10 @@ ORDERINGS = (
 
 def weakened(outcomes: Sequence[Outcome], raw: Path | None) -> list[Outcome]:
     """``outcomes`` with each kernel that has ordered atomics (rust-gpu's module ``raw``,
-    spirv_sources.Sources.ordered_atomics) refused where naga translated it: naga would
+    spirv.sources.Sources.ordered_atomics) refused where naga translated it: naga would
     run its acquire/release atomics relaxed, a silently different program."""
-    # start-up: ~31 ms to import artifacts.spirv_sources; only this path pays it
-    from rgpu.artifacts.spirv_sources import Sources
+    # start-up: ~31 ms to import spirv.sources; only this path pays it
+    from rgpu.spirv.sources import Sources
 
     if raw is None or not any(o.ok for o in outcomes):
         return list(outcomes)
@@ -256,12 +256,12 @@ def findings_of(
 def locate(outcomes: Iterable[Outcome], raw: Path, root: Path) -> dict[str, dict[str, Any]]:
     """{kernel: {"at": where it is written, platform: {"construct", "source"}, "rounding":
     where it first does float arithmetic}} from rust-gpu's module as cargo-gpu wrote it
-    (``raw``, with its OpLine debug lines; spirv_sources.py), paths relative to ``root``:
+    (``raw``, with its OpLine debug lines; spirv/sources.py), paths relative to ``root``:
     "at" and the platforms for the kernels naga refused somewhere, "rounding" for those
     with float arithmetic that reach a platform (ROUNDING says why: "" when no line says
     where)."""
-    # start-up: ~36 ms to import artifacts.spirv_sources; only this path pays it
-    from rgpu.artifacts.spirv_sources import Sources, construct_of
+    # start-up: ~36 ms to import spirv.sources; only this path pays it
+    from rgpu.spirv.sources import Sources, construct_of
 
     outcomes = list(outcomes)
     if not outcomes:

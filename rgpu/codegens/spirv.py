@@ -19,11 +19,12 @@ The plan:
    with RUSTGPU_CODEGEN_ARGS=--no-spirv-opt (rust-gpu's own optimizer would fuse a*b+c);
 4. read cargo-gpu's manifest.json (a list of {source_path, entry_point, wgsl_entry_point}),
    post-process each .spv (spirv_post.py: NoContraction, spirv-opt -O, spirv-val), drop
-   the dead pointer-holding values naga rejects (artifacts/spirv_pointer_values.py), move
-   its 8- and 16-bit integers in memory into 32-bit words (artifacts/spirv_narrow_memory.py)
-   and compute their values in 32 bits (artifacts/spirv_narrow_ints.py), copy the operands
+   the dead pointer-holding values naga rejects (spirv/pointer_values.py), move
+   its 8- and 16-bit integers in memory into 32-bit words (spirv/narrow_memory.py)
+   and compute their values in 32 bits (spirv/narrow_ints.py), copy the operands
    naga's reader loses across blocks into their users' blocks
-   (artifacts/spirv_naga_scopes.py), spirv-val again and embed it;
+   (spirv/naga_scopes.py): rgpu/spirv/passes.py's FOR_NAGA, in that order; spirv-val
+   again and embed it;
 5. the portability check (artifacts/portability.py): rgpu-naga (toolchains/naga.py,
    installed into rgpu's cache by its own plan step) translates each kernel into WGSL, MSL
    and HLSL and validates each; the files join the manifest, the failures are warnings.
@@ -45,11 +46,6 @@ from rgpu.artifacts import (
     capabilities,
     manifest,
     portability,
-    spirv_module,
-    spirv_naga_scopes,
-    spirv_narrow_ints,
-    spirv_narrow_memory,
-    spirv_pointer_values,
 )
 from rgpu.check import Check
 from rgpu.codegens import KernelBuild, spirv_post, standalone
@@ -57,6 +53,8 @@ from rgpu.config import cache_dir
 from rgpu.containers.placement import Placement
 from rgpu.errors import ArtifactError, RgpuError, ToolMissingError
 from rgpu.plan import CARGO_INSTALL_NOTES, Plan, Step
+from rgpu.spirv import module as spirv_module
+from rgpu.spirv import passes
 from rgpu.toolchains import naga, rustup
 from rgpu.toolchains.pins import Pin
 from rgpu.util import cmd
@@ -412,6 +410,22 @@ def read_cargo_gpu_manifest(directory: Path) -> list[dict[str, str]]:
         ) from exc
 
 
+def _for_naga(spv: Path, data: bytes) -> tuple[bytes, dict[str, object]]:
+    """rust-gpu's post-processed ``spv`` (``data``) as naga takes it, and the passes' reports
+    (spirv/passes.py's FOR_NAGA): without the dead pointer-holding values rust-gpu leaves,
+    which naga (wgpu on Metal and DX12, the MSL/HLSL/WGSL translations) rejects (what runs
+    is unchanged); then 8- and 16-bit integers in memory moved into 32-bit words and their
+    values computed in 32 bits (naga reads no 8-bit types, WebGPU has no 16-bit ones); then
+    the operands naga's reader loses across blocks copied into their users' blocks."""
+    try:
+        return passes.run(passes.FOR_NAGA, data)
+    except ValueError as exc:
+        raise ArtifactError(
+            f"{spv} is not a readable SPIR-V module: {exc}",
+            "rebuild with `rgpu build --backend wgpu --yes`",
+        ) from exc
+
+
 def collect_from(
     directory: Path,
     base: Path,
@@ -447,38 +461,15 @@ def collect_from(
         work = directory / f"{spv.stem}.opt.spv"
         data, post = spirv_post.process(spv, work, p.target, opt=opt, contraction=contraction)
         dest = base / spv.name
-        # Without the dead pointer-holding values rust-gpu leaves, which naga (wgpu on Metal
-        # and DX12, the MSL/HLSL/WGSL translations) rejects (what runs is unchanged); then
-        # 8- and 16-bit integers in memory moved into 32-bit words and their values computed
-        # in 32 bits (naga reads no 8-bit types, WebGPU has no 16-bit ones); then the
-        # operands naga's reader loses across blocks copied into their users' blocks.
-        try:
-            cleaned = spirv_pointer_values.drop_dead_pointer_values(data)
-            memory = spirv_narrow_memory.lower_narrow_memory(cleaned.data)
-            narrowed = spirv_narrow_ints.promote_narrow_ints(memory.data)
-            rescoped = spirv_naga_scopes.rescope_for_naga(narrowed.data)
-        except ValueError as exc:
-            raise ArtifactError(
-                f"{spv} is not a readable SPIR-V module: {exc}",
-                "rebuild with `rgpu build --backend wgpu --yes`",
-            ) from exc
-        write_bytes_if_changed(dest, rescoped.data)
+        data, for_naga = _for_naga(spv, data)
+        write_bytes_if_changed(dest, data)
         if validated:
             spirv_module.validate(dest, p.target)
         extra: dict[str, object] = {
             "spirv_val": "accepted" if validated else "not run: no spirv-val",
             "rust_gpu": p.version,
             **post,
-            "narrow_ints": {
-                "promoted": narrowed.values,
-                "capabilities_removed": list(narrowed.capabilities_removed),
-            },
-            "narrow_memory": {
-                "variables": memory.variables,
-                "rewritten": memory.values,
-                "kept": memory.refused,
-            },
-            "naga_scopes": {"copied": rescoped.copied, "addresses": rescoped.addresses},
+            **for_naga,
         }
         if translator is not None:
             checked = portability.check(

@@ -6,14 +6,15 @@
    (rustc_codegen_spirv's link.rs, `do_spirv_opt`), before anything could mark float results
    NoContraction, and -O folds a*b+c into one Fma; so rgpu turns that off
    (RUSTGPU_CODEGEN_ARGS=--no-spirv-opt, codegens/spirv.py) and runs the optimizer here.
-2. `NoContraction` on every float arithmetic result (artifacts/spirv_contraction.py), before
+2. `NoContraction` on every float arithmetic result (spirv/contraction.py), before
    spirv-opt (whose -O otherwise folds a*b+c into one Fma) and again after it, unless
    `float-contraction = true` (or RGPU_FLOAT_CONTRACTION=1): float results then equal the
    cpu backend's on every Vulkan driver that honours the decoration.
 3. spirv-val on the result (the codegen validates rust-gpu's own module before this too).
 
 Before all of them, index checks a guard of the kernel's own already proves get `true` as
-their branch condition (artifacts/spirv_range_checks.py), for spirv-opt to remove.
+their branch condition (spirv/range_checks.py), for spirv-opt to remove. The passes before
+and after spirv-opt, in order, are spirv/passes.py's BEFORE_OPT and AFTER_OPT.
 
 The manifest records each step: SPIRV-Tools' version, the passes, and how many float
 arithmetic results the embedded module has (all of them decorated NoContraction).
@@ -26,8 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rgpu.artifacts import spirv_contraction, spirv_module, spirv_range_checks
 from rgpu.errors import ArtifactError, ToolMissingError
+from rgpu.spirv import module as spirv_module
+from rgpu.spirv import passes
 from rgpu.toolchains import tools
 from rgpu.util import cmd
 
@@ -81,18 +83,8 @@ def process(
     source: Path, work: Path, target: str, *, opt: bool, contraction: bool
 ) -> tuple[bytes, dict[str, Any]]:
     """The module to embed for rust-gpu's ``source`` and what the manifest says about it."""
-    data = source.read_bytes()
-    extra: dict[str, Any] = {}
-    # Index checks a dominating guard already proves: their branch gets `true`, which
-    # spirv-opt's dead-branch elimination then removes (artifacts/spirv_range_checks.py).
-    try:
-        data, extra["bounds_checks_proven"] = spirv_range_checks.fold_proven_checks(data)
-    except ValueError as exc:
-        raise ArtifactError(f"{source}: {exc}", "rebuild it") from exc
-    if not contraction:
-        # Before spirv-opt too: its -O folds an undecorated OpFMul + OpFAdd into one
-        # GLSL.std.450 Fma (SPIRV-Tools 2023.1, seen on the SAXPY fixture).
-        data, _ = _decorate(data, source)
+    off = frozenset({passes.FLOAT_CONTRACTION}) if contraction else frozenset()
+    data, extra = _run(passes.BEFORE_OPT, source.read_bytes(), source, off)
     if opt:
         tool = find_spirv_opt()
         if tool is None:
@@ -107,17 +99,17 @@ def process(
         extra["spirv_opt"] = {"tools": tool.version, "passes": list(PASSES)}
     else:
         extra["spirv_opt"] = "off (spirv-opt = false)"
+    data, after = _run(passes.AFTER_OPT, data, source, off)
+    extra.update(after)
     if contraction:
         extra["no_contraction"] = "off (float-contraction = true)"
-    else:
-        data, _ = _decorate(data, source)  # what the optimizer made anew
-        floats, _ = spirv_contraction.count_no_contraction(data)
-        extra["no_contraction"] = floats
     return data, extra
 
 
-def _decorate(data: bytes, source: Path) -> tuple[bytes, int]:
+def _run(
+    stage: tuple[passes.Pass, ...], data: bytes, source: Path, off: frozenset[str]
+) -> tuple[bytes, dict[str, Any]]:
     try:
-        return spirv_contraction.add_no_contraction(data)
+        return passes.run(stage, data, off)
     except ValueError as exc:
         raise ArtifactError(f"{source}: {exc}", "rebuild it") from exc

@@ -34,9 +34,9 @@ from typing import Any
 
 import pytest
 
-from rgpu.artifacts import spirv_narrow_ints, spirv_narrow_memory, spirv_pointer_values
 from rgpu.artifacts.manifest import read_manifest
 from rgpu.codegens import spirv_post
+from rgpu.spirv import narrow_ints, narrow_memory, pointer_values
 from tests.conftest import TARGET_DIR, run_rgpu
 from tests.corpus_table import (
     corpus_kernels,
@@ -249,7 +249,7 @@ def test_the_webgpu_kernels_run_in_headless_chromium_like_the_cpu(
 def test_the_naga_rewrites_change_nothing_a_kernel_computes(
     corpus: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
-    """The module as the build makes it but without spirv_naga_scopes' copies (the shape
+    """The module as the build makes it but without spirv.naga_scopes' copies (the shape
     naga 30's reader crashes on), embedded instead of the built one: passthrough computes
     the same as with them, and the naga path reports each kernel as an error. Last in this
     file: the workspace keeps the embedded module."""
@@ -257,10 +257,10 @@ def test_the_naga_rewrites_change_nothing_a_kernel_computes(
     raw = ws / "target" / "rgpu" / "spirv" / "out" / "portcorpus_kernel.spv"
     target = "spirv-unknown-vulkan1.2"
     data, _ = spirv_post.process(raw, tmp_path / "o.spv", target, opt=True, contraction=False)
-    data = spirv_pointer_values.drop_dead_pointer_values(data).data
-    data = spirv_narrow_memory.lower_narrow_memory(data).data
+    data = pointer_values.drop_dead_pointer_values(data).data
+    data = narrow_memory.lower_narrow_memory(data).data
     before = tmp_path / "before.spv"
-    before.write_bytes(spirv_narrow_ints.promote_narrow_ints(data).data)
+    before.write_bytes(narrow_ints.promote_narrow_ints(data).data)
     subprocess.run(["spirv-val", "--target-env", "vulkan1.2", str(before)], check=True)
     cpu = run_corpus({"RGPU_BACKEND": "cpu"})
     run_rgpu("build", "--backend", "ash", "--kernel-artifact", str(before), cwd=ws)

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from rgpu.artifacts.spirv_naga_scopes import rescope_for_naga
+from rgpu.spirv.naga_scopes import rescope_for_naga
 from rgpu.toolchains import naga, pins
 from tests.spirv_fixture import ALL_ENTRY_POINTS, compile_bitonic_and_saxpy
 

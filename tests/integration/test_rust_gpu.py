@@ -11,7 +11,7 @@ takes a few minutes. One workspace, built once for the module.
 
 The same SPIR-V also runs through naga (`RGPU_WGPU_SHADER=naga`: wgpu's path on Metal and DX12,
 here on lavapipe): rgpu's build drops the dead pointer-holding values naga rejects
-(rgpu/artifacts/spirv_pointer_values.py), and the runtime's layout follows naga's view of each
+(rgpu/spirv/pointer_values.py), and the runtime's layout follows naga's view of each
 binding.
 
 It also proves the GLSL FIXTURES the other Vulkan tests use faithful: each fixture entry
@@ -31,9 +31,9 @@ from pathlib import Path
 import pytest
 
 from rgpu.artifacts.manifest import Artifact, read_manifest
-from rgpu.artifacts.spirv_contraction import count_no_contraction
-from rgpu.artifacts.spirv_pointer_values import drop_dead_pointer_values
 from rgpu.codegens.spirv_post import PASSES
+from rgpu.spirv.contraction import count_no_contraction
+from rgpu.spirv.pointer_values import drop_dead_pointer_values
 from tests.conftest import TARGET_DIR, run_rgpu
 from tests.corpus_table import primitives_kernels
 from tests.integration.conftest import LAVAPIPE

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from rgpu.artifacts import external, manifest, spirv_module
+from rgpu.artifacts import external, manifest
 from rgpu.cuda_archs import Arch
 from rgpu.errors import ArtifactError, UsageError
+from rgpu.spirv import module as spirv_module
 from rgpu.toolchains import tools
 from tests.unit.projects import tiny_ptx
 

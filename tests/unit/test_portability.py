@@ -185,7 +185,7 @@ def test_findings_come_back_from_the_manifest_and_required_platforms_fail() -> N
     assert [(f.kernel, f.platform) for f in found] == [("mandelbrot", "webgpu")]
     assert found[0].to_dict()["change"].startswith("WebGPU has no f64")
     assert "construct" not in found[0].to_dict()
-    # With the sources the build found (spirv_sources.py): the construct and where.
+    # With the sources the build found (spirv/sources.py): the construct and where.
     located = dataclasses.replace(spv, extra={**spv.extra, "sources": {"mandelbrot": {
         "at": "kernel/src/lib.rs:3",
         "webgpu": {"construct": "f64", "source": "kernel/src/lib.rs:7:13"}}}})  # fmt: skip
@@ -395,7 +395,7 @@ OpFunctionEnd
 def test_a_switch_on_a_constant_ordering_counts_only_its_case(
     pick: int, ordered: bool, tmp_path: Path
 ) -> None:
-    from rgpu.artifacts.spirv_sources import Sources
+    from rgpu.spirv.sources import Sources
 
     (tmp_path / "m.spvasm").write_text(SWITCHED_MODULE.format(pick=pick))
     raw = tmp_path / "m.spv"

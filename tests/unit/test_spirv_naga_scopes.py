@@ -1,4 +1,4 @@
-"""rgpu.artifacts.spirv_naga_scopes on the three shapes naga 30's SPIR-V reader gets wrong,
+"""rgpu.spirv.naga_scopes on the three shapes naga 30's SPIR-V reader gets wrong,
 written in SPIR-V assembly (tests/fixtures/spirv/naga_scopes/): the pass's output passes
 spirv-val and has the copy (or the repeated access chain) in the using block, and nothing
 else changes. tests/integration/test_rgpu_naga.py runs naga on both forms;
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rgpu.artifacts.spirv_naga_scopes import rescope_for_naga
+from rgpu.spirv.naga_scopes import rescope_for_naga
 
 SHAPES = Path(__file__).resolve().parents[1] / "fixtures" / "spirv" / "naga_scopes"
 

@@ -1,4 +1,4 @@
-"""rgpu.artifacts.spirv_narrow_ints on small modules written in SPIR-V assembly here
+"""rgpu.spirv.narrow_ints on small modules written in SPIR-V assembly here
 (spirv-as), each checked by spirv-val after the pass, and run before and after it by a small
 evaluator of the instructions these modules use (SPIR-V's semantics for N-bit integers,
 written here independently of the pass) over many operand values: what the modules store
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rgpu.artifacts.spirv_narrow_ints import promote_narrow_ints
+from rgpu.spirv.narrow_ints import promote_narrow_ints
 
 TARGET_ENV = "vulkan1.2"
 

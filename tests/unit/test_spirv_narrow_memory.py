@@ -1,5 +1,5 @@
-"""rgpu.artifacts.spirv_narrow_memory on small modules written in SPIR-V assembly here, each
-checked by spirv-val after it and after spirv_narrow_ints (which runs next in the codegen):
+"""rgpu.spirv.narrow_memory on small modules written in SPIR-V assembly here, each
+checked by spirv-val after it and after spirv.narrow_ints (which runs next in the codegen):
 no 8- or 16-bit type is left, and each access has the shape the pass promises. What the
 kernels compute is checked on rust-gpu's real output, on lavapipe through every Vulkan path
 and in Chromium, by tests/integration/test_corpus.py (its narrow-memory kernels)."""
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rgpu.artifacts.spirv_narrow_ints import promote_narrow_ints
-from rgpu.artifacts.spirv_narrow_memory import lower_narrow_memory
+from rgpu.spirv.narrow_ints import promote_narrow_ints
+from rgpu.spirv.narrow_memory import lower_narrow_memory
 
 pytestmark = pytest.mark.skipif(
     shutil.which("spirv-as") is None or shutil.which("spirv-val") is None,
@@ -119,7 +119,7 @@ def checked(data: bytes, tmp_path: Path) -> str:
 
 
 def both(text: str, tmp_path: Path) -> tuple[str, int]:
-    """The module after spirv_narrow_memory and spirv_narrow_ints: its disassembly (each
+    """The module after spirv.narrow_memory and spirv.narrow_ints: its disassembly (each
     step validated) and how many variables the first moved into words."""
     lowered = lower_narrow_memory(assemble(text, tmp_path))
     assert lowered.refused is None

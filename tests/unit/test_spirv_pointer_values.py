@@ -1,4 +1,4 @@
-"""rgpu.artifacts.spirv_pointer_values on small modules written word by word here (the shape
+"""rgpu.spirv.pointer_values on small modules written word by word here (the shape
 rust-gpu's release output has: a dead OpCompositeConstruct of a struct holding a pointer).
 tests/integration/test_rust_gpu.py runs the pass on rust-gpu's real output and the result
 through naga (wgpu's naga path on lavapipe)."""
@@ -9,7 +9,7 @@ import struct
 
 import pytest
 
-from rgpu.artifacts.spirv_pointer_values import drop_dead_pointer_values
+from rgpu.spirv.pointer_values import drop_dead_pointer_values
 
 # Ids of the module below.
 VOID, UINT, U4, ARR, FN, PTR_ARR, PTR_U, HOLDER, OUTER, WG, MAIN, LABEL = range(1, 13)

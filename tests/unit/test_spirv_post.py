@@ -1,4 +1,4 @@
-"""The spirv codegen's post-processing (codegens.spirv_post, artifacts.spirv_contraction):
+"""The spirv codegen's post-processing (codegens.spirv_post, spirv.contraction):
 NoContraction on every float arithmetic result, spirv-opt's passes, spirv-val after, and
 what the manifest records. The hand-made module checks the layout; the GLSL SAXPY fixture
 (glslang) goes through the real spirv-opt and spirv-val."""
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from rgpu.artifacts import spirv_contraction as sc
-from rgpu.artifacts import spirv_module
 from rgpu.codegens import spirv_post
 from rgpu.errors import ArtifactError, ToolMissingError
+from rgpu.spirv import contraction as sc
+from rgpu.spirv import module as spirv_module
 from tests.spirv_fixture import SAXPY_GLSL, TARGET_ENV, compile_entry, tools_missing
 
 OP_TYPE_FLOAT = 22

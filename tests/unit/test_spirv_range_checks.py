@@ -1,4 +1,4 @@
-"""Index checks a guard proves (artifacts/spirv_range_checks.py), on hand-written SPIR-V
+"""Index checks a guard proves (spirv/range_checks.py), on hand-written SPIR-V
 (spirv-as): the loop of a kernel reading `tile[4 * k + 1]` while `k < 256`, the shape
 rust-gpu gives a `Shared<f32, 1024>` read, checked by spirv-val after the pass."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rgpu.artifacts.spirv_range_checks import fold_proven_checks
+from rgpu.spirv.range_checks import fold_proven_checks
 
 pytestmark = pytest.mark.skipif(
     shutil.which("spirv-as") is None or shutil.which("spirv-val") is None,

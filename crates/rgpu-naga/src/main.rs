@@ -500,7 +500,7 @@ fn report(args: &Args) -> Result<Value, String> {
     };
     // naga's reader panics on some modules (naga 30: `proc/emitter.rs` unwraps `None` when
     // a subgroup operation reads a value another block defined, which rgpu's build rewrites:
-    // rgpu/artifacts/spirv_naga_scopes.py): a module it cannot read, with the panic's message.
+    // rgpu/spirv/naga_scopes.py): a module it cannot read, with the panic's message.
     let parsed = std::panic::catch_unwind(|| {
         naga::front::spv::parse_u8_slice(&bytes, &options).map_err(ReadFailure::Error)
     })

@@ -64,7 +64,7 @@ struct KernelModule<'a> {
 /// naga's SPIR-V front end with the options wgpu gives it for `ShaderSource::SpirV`
 /// (wgpu 30, backend/wgpu_core.rs), so the module is the one wgpu would have read. naga's
 /// reader panics on some modules (naga 30: a subgroup operation reading a value from another
-/// block, which rgpu's build rewrites; rgpu/artifacts/spirv_naga_scopes.py): a panic is
+/// block, which rgpu's build rewrites; rgpu/spirv/naga_scopes.py): a panic is
 /// naga's refusal, with its message, not the end of the program.
 fn parse_spirv(words: &[u32]) -> Result<naga::Module, String> {
     let options = naga::front::spv::Options {

@@ -2,7 +2,7 @@
 
 Why: naga (wgpu on Metal, DX12 and in browsers, and rgpu's build-time translation) refuses
 every 8-bit integer type ("The Uint scalar width 1 is not supported"), WebGPU has no 16-bit
-integers, and many devices have no 8/16-bit storage. spirv_narrow_ints.py computes narrow
+integers, and many devices have no 8/16-bit storage. spirv/narrow_ints.py computes narrow
 *values* in 32 bits; this pass, run before it, removes the narrow types from *memory* and
 from composite values, so nothing narrow is left once both have run.
 
@@ -24,10 +24,10 @@ What, by where the memory is:
 - Composite values (a struct or array with narrow members, loaded, built, passed or
   returned): their types get 32-bit members; a narrow scalar going in is zero-extended
   (`OpUConvert`), one coming out is the 32-bit member converted back, which
-  spirv_narrow_ints then computes in 32 bits like any other narrow value. Function
+  spirv.narrow_ints then computes in 32 bits like any other narrow value. Function
   parameters and results of narrow or narrow-holding types are widened the same way.
 
-Values are held zero-extended (spirv_narrow_ints' convention): a narrow value converted to
+Values are held zero-extended (spirv.narrow_ints' convention): a narrow value converted to
 32 bits is its bit pattern, and a 32-bit member read back is truncated again. A module whose
 narrow memory uses something this pass does not handle (a pointer into the host's memory
 passed to a function or chosen by a phi, `OpCopyMemory`, a dynamic index into a narrow
@@ -43,7 +43,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from rgpu.artifacts.spirv_opcodes import (
+from rgpu.spirv.opcodes import (
     OP_ACCESS_CHAIN,
     OP_ARRAY_LENGTH,
     OP_ATOMIC_AND,
@@ -98,14 +98,14 @@ from rgpu.artifacts.spirv_opcodes import (
     OP_UNDEF,
     OP_VARIABLE,
 )
-from rgpu.artifacts.spirv_pointer_values import (
+from rgpu.spirv.pointer_values import used_words
+from rgpu.spirv.words import (
     ANNOTATIONS,
     instructions,
     literal_string,
     module_bytes,
     module_words,
     opcode,
-    used_words,
 )
 
 DECORATION_BLOCK = 2
@@ -411,7 +411,7 @@ def lower_narrow_memory(data: bytes) -> Lowered:
         return Lowered(data, 0, 0)
     holders = [t for t in p.t.defs if p.holds_narrow(t) and not p.is_narrow_scalar(t)]
     if not holders:
-        return Lowered(data, 0, 0)  # narrow values only: spirv_narrow_ints' work
+        return Lowered(data, 0, 0)  # narrow values only: spirv.narrow_ints' work
     try:
         out, variables = _rewrite(p)
     except Unsupported as why:
@@ -1033,7 +1033,7 @@ def _functions(
 def _drop_unused(out: list[Inst], p: _Pass) -> list[Inst]:
     """Without the module's old narrow-holding types (structs, arrays, pointers, function
     types) that nothing uses any more, and their names and decorations. Uses are counted
-    conservatively (spirv_pointer_values.used_words; a type's own id is no use of it)."""
+    conservatively (spirv.pointer_values.used_words; a type's own id is no use of it)."""
     removable = {t for t in p.t.defs if p.holds_narrow(t) and not p.is_narrow_scalar(t)}
     removable -= set(p.widened.values())
     gone: set[int] = set()

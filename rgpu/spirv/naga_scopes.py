@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rgpu.artifacts.spirv_opcodes import (
+from rgpu.spirv.opcodes import (
     OP_ACCESS_CHAIN,
     OP_ARRAY_LENGTH,
     OP_ATOMIC_STORE,
@@ -52,7 +52,7 @@ from rgpu.artifacts.spirv_opcodes import (
     OP_TYPE_UNTYPED_POINTER,
     OP_VARIABLE,
 )
-from rgpu.artifacts.spirv_pointer_values import instructions, module_bytes, module_words, opcode
+from rgpu.spirv.words import instructions, module_bytes, module_words, opcode
 
 # OpTypeVoid .. OpTypeForwardPointer, OpTypeUntypedPointerKHR: word 1 is the type's id.
 TYPE_OPS = frozenset({*range(19, 40), OP_TYPE_UNTYPED_POINTER})

@@ -19,15 +19,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rgpu.artifacts.spirv_opcodes import (
+from rgpu.spirv.opcodes import (
+    OP_ATOMIC_COMPARE_EXCHANGE,
+    OP_ATOMIC_F_ADD,
+    OP_ATOMIC_STORE,
+    OP_BRANCH,
+    OP_BRANCH_CONDITIONAL,
+    OP_CONSTANT,
     OP_ENTRY_POINT,
     OP_FUNCTION,
     OP_FUNCTION_CALL,
     OP_FUNCTION_END,
     OP_LABEL,
     OP_LINE,
+    OP_MEMORY_BARRIER,
     OP_NO_LINE,
     OP_STRING,
+    OP_SWITCH,
     OP_TYPE_ARRAY,
     OP_TYPE_FLOAT,
     OP_TYPE_INT,
@@ -36,30 +44,17 @@ from rgpu.artifacts.spirv_opcodes import (
     OP_TYPE_STRUCT,
     OP_TYPE_VECTOR,
 )
-from rgpu.artifacts.spirv_pointer_values import (
-    instructions,
-    literal_string,
-    module_words,
-    opcode,
-)
+from rgpu.spirv.words import instructions, literal_string, module_words, opcode
 
 TYPE_OPS = frozenset(range(19, 40))
 SUBGROUP_OPS = frozenset(range(333, 367))
 # Scalar and vector float arithmetic (SPIR-V 3.52.13): OpFNegate, OpFAdd, OpFSub, OpFMul,
 # OpFDiv, OpFRem, OpFMod, OpVectorTimesScalar, OpDot.
 FLOAT_ARITHMETIC_OPS = frozenset({127, 129, 131, 133, 136, 140, 141, 142, 148})
-OP_CONSTANT = 43
-OP_MEMORY_BARRIER = 225
-OP_ATOMIC_STORE = 228
-OP_ATOMIC_COMPARE_EXCHANGE = 230
-OP_ATOMIC_F_ADD = 6035
 # The atomics whose memory semantics are word 5 (result type, result, pointer, scope,
 # semantics): OpAtomicLoad, OpAtomicExchange, OpAtomicIIncrement .. OpAtomicXor, and the
 # float ones (OpAtomicFMinEXT, OpAtomicFMaxEXT, OpAtomicFAddEXT).
 ATOMICS_SEMANTICS_5 = frozenset({227, 229, *range(232, 243), 5614, 5615, OP_ATOMIC_F_ADD})
-OP_BRANCH = 249
-OP_BRANCH_CONDITIONAL = 250
-OP_SWITCH = 251
 # Instructions that pass a constant on unchanged for a switch's selector (rust-gpu converts
 # an enum's 8-bit discriminant to the selector's type): OpCopyObject, OpUConvert,
 # OpSConvert, OpBitcast.

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import struct
 
-from rgpu.artifacts.spirv_module import MAGIC
+from rgpu.spirv.module import MAGIC
+from rgpu.spirv.opcodes import OP_DECORATE, OP_EXT_INST, OP_EXT_INST_IMPORT
+from rgpu.spirv.words import literal_string
 
-OP_DECORATE = 71
 DECORATION_NO_CONTRACTION = 42
-OP_EXT_INST_IMPORT = 11
-OP_EXT_INST = 12
 GLSL_STD_450_FMA = 50  # GLSL.std.450's `Fma` (its spec, "Fma")
 # Result-producing float arithmetic (SPIR-V spec 3.52.13 "Arithmetic Instructions"):
 # OpFNegate, OpFAdd, OpFSub, OpFMul, OpFDiv, OpFRem, OpFMod, OpVectorTimesScalar,
@@ -60,7 +59,7 @@ def _float_results(words: tuple[int, ...], instructions: list[tuple[int, int, in
     glsl = {
         words[at + 1]
         for at, count, op in instructions
-        if op == OP_EXT_INST_IMPORT and _string(words[at + 2 : at + count]) == "GLSL.std.450"
+        if op == OP_EXT_INST_IMPORT and literal_string(words[at : at + count], 2) == "GLSL.std.450"
     }
     return [
         words[at + 2]
@@ -76,12 +75,6 @@ def _float_results(words: tuple[int, ...], instructions: list[tuple[int, int, in
             )
         )
     ]
-
-
-def _string(words: tuple[int, ...]) -> str:
-    """A SPIR-V literal string (UTF-8, NUL-terminated, packed little-endian in words)."""
-    raw = struct.pack(f"<{len(words)}I", *words)
-    return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
 
 
 def add_no_contraction(data: bytes) -> tuple[bytes, int]:

@@ -25,22 +25,14 @@ word itself and the target of a name or decoration.
 
 from __future__ import annotations
 
-import struct
 from collections import Counter
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from rgpu.artifacts.spirv_opcodes import (
-    OP_DECORATE,
+from rgpu.spirv.opcodes import (
     OP_DECORATE_ID,
-    OP_DECORATE_STRING,
     OP_ENTRY_POINT,
     OP_EXT_INST,
     OP_LOAD,
-    OP_MEMBER_DECORATE,
-    OP_MEMBER_DECORATE_STRING,
-    OP_MEMBER_NAME,
-    OP_NAME,
     OP_STORE,
     OP_TYPE_ARRAY,
     OP_TYPE_FORWARD_POINTER,
@@ -49,20 +41,8 @@ from rgpu.artifacts.spirv_opcodes import (
     OP_TYPE_STRUCT,
     OP_TYPE_UNTYPED_POINTER,
 )
+from rgpu.spirv.words import ANNOTATIONS, instructions, module_bytes, module_words, opcode
 
-HEADER_WORDS = 5
-# Debug and annotation instructions: word 1 names what they describe, not a use of it.
-ANNOTATIONS = frozenset(
-    {
-        OP_NAME,
-        OP_MEMBER_NAME,
-        OP_DECORATE,
-        OP_MEMBER_DECORATE,
-        OP_DECORATE_ID,
-        OP_DECORATE_STRING,
-        OP_MEMBER_DECORATE_STRING,
-    }
-)
 # Instructions whose operands are literals (or name nothing this pass removes): no uses.
 LITERAL_ONLY = ANNOTATIONS | frozenset(
     {
@@ -117,43 +97,6 @@ class Cleaned:
     data: bytes
     values: int  # dead values removed
     types: int  # pointer-holding types removed
-
-
-def module_words(data: bytes) -> tuple[int, ...]:
-    """A SPIR-V module's 32-bit words (little-endian); ValueError if it is no whole module."""
-    if len(data) < HEADER_WORDS * 4 or len(data) % 4:
-        raise ValueError("not a whole SPIR-V module")
-    return struct.unpack(f"<{len(data) // 4}I", data)
-
-
-def module_bytes(header: Sequence[int], bound: int, insts: Iterable[Sequence[int]]) -> bytes:
-    """A module from the header words of another, a new id bound and its instructions."""
-    words = [*header[:HEADER_WORDS]]
-    words[3] = bound
-    words += [w for inst in insts for w in inst]
-    return struct.pack(f"<{len(words)}I", *words)
-
-
-def literal_string(inst: Sequence[int], at: int) -> str:
-    """The nul-terminated UTF-8 literal string starting at word `at` of `inst`."""
-    raw = struct.pack(f"<{len(inst) - at}I", *inst[at:])
-    return raw.split(b"\0", 1)[0].decode("utf-8", errors="replace")
-
-
-def instructions(words: tuple[int, ...]) -> list[tuple[int, ...]]:
-    out = []
-    at = HEADER_WORDS
-    while at < len(words):
-        count = words[at] >> 16
-        if count == 0 or at + count > len(words):
-            raise ValueError(f"truncated SPIR-V instruction at word {at}")
-        out.append(words[at : at + count])
-        at += count
-    return out
-
-
-def opcode(inst: Sequence[int]) -> int:
-    return inst[0] & 0xFFFF
 
 
 def _pointer_holders(insts: list[tuple[int, ...]]) -> set[int]:

@@ -1,7 +1,7 @@
 """8- and 16-bit integer values computed in 32 bits, the wrap made explicit.
 
 Why: naga (wgpu on Metal, DX12 and in browsers) refuses every 8-bit integer type and WebGPU
-has no 16-bit ones; with spirv_narrow_memory.py (which moves narrow integers out of memory
+has no 16-bit ones; with spirv/narrow_memory.py (which moves narrow integers out of memory
 first) a module computing in u8/i8/u16/i16 has no narrow type left. (It was written first
 for Debian bookworm's lavapipe, Mesa 22.3.6, which miscomputes a loop whose carried value is
 8-bit; docs/reference.md, "Vulkan on the CPU: lavapipe".)
@@ -39,8 +39,8 @@ Afterwards the narrow constants and types nothing uses are removed, and `OpCapab
 (`Int16`) when no 8-bit (16-bit) integer type remains. A module without 8- or 16-bit integer
 types, or without a narrow value this pass computes (only loads, say), is returned as it is.
 
-Pure Python over the binary, with spirv_pointer_values' parser helpers. Uses are counted as
-that module counts them (conservatively: a literal equal to an id keeps that id).
+Pure Python over the binary, with spirv.words' parser helpers. Uses are counted as
+spirv.pointer_values counts them (conservatively: a literal equal to an id keeps that id).
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from rgpu.artifacts.spirv_opcodes import (
+from rgpu.spirv.opcodes import (
     OP_BITCAST,
     OP_BITWISE_AND,
     OP_BITWISE_OR,
@@ -95,14 +95,8 @@ from rgpu.artifacts.spirv_opcodes import (
     OP_UNDEF,
     OP_VARIABLE,
 )
-from rgpu.artifacts.spirv_pointer_values import (
-    ANNOTATIONS,
-    instructions,
-    module_bytes,
-    module_words,
-    opcode,
-    used_words,
-)
+from rgpu.spirv.pointer_values import used_words
+from rgpu.spirv.words import ANNOTATIONS, instructions, module_bytes, module_words, opcode
 
 DECORATION_NO_SIGNED_WRAP = 4469
 DECORATION_NO_UNSIGNED_WRAP = 4470
@@ -241,16 +235,36 @@ def promote_narrow_ints(data: bytes) -> Promoted:
     rw = _Rewriter(insts, words[3])
     if not rw.widths:
         return Promoted(data, 0, ())
-    u32 = rw.u32
-    assert u32 is not None
+    _find_narrow_values(rw)
+    plan = _plan_rewrites(rw)
+    if not plan.promoted and not plan.readers:
+        return Promoted(data, 0, ())
+    plan.keep_narrow = _still_narrow(insts, plan)
+    _plan_widening(rw, plan)
+    out = _rewrite_functions(rw, plan)
+    _add_globals(out, rw)
+    out, removed = _drop_unused_narrow(out, rw)
+    return Promoted(module_bytes(words, rw.bound, out), len(plan.promoted), removed)
 
-    # 1. Which instructions are rewritten: narrow results computed in 32 bits (`promoted`),
-    #    and instructions reading narrow values (`readers`).
+
+@dataclass
+class _Plan:
+    """What one run rewrites, found before anything is written."""
+
+    promoted: dict[int, int]  # narrow result id -> its 32-bit id
+    readers: set[int]  # indices of the instructions rewritten
+    keep_narrow: set[int] = field(default_factory=set)  # promoted values also needed narrow
+    # Narrow values a rewritten instruction reads that the pass does not compute: value ->
+    # its zero-extended id; module-scope ones per function, (function index, value) -> id.
+    widened: dict[int, int] = field(default_factory=dict)
+    widened_global: dict[tuple[int, int], int] = field(default_factory=dict)
+
+
+def _find_narrow_values(rw: _Rewriter) -> None:
+    """Step 1a: the width of every integer value, and which are narrow: their types, the
+    values of narrow constants and undefs, and which are defined outside functions."""
     in_function = False
-    promoted: dict[int, int] = {}  # narrow result id -> its 32-bit id
-    readers: set[int] = set()  # instruction indices
-    reading: list[int] = []  # instructions that read narrow values without computing one
-    for inst in insts:
+    for inst in rw.insts:
         op = opcode(inst)
         if op == OP_FUNCTION:
             in_function = True
@@ -270,7 +284,15 @@ def promote_narrow_ints(data: bytes) -> Promoted:
             rw.known[res[1]] = 0
         elif not in_function:
             rw.global_values.add(res[1])
-    for index, inst in enumerate(insts):
+
+
+def _plan_rewrites(rw: _Rewriter) -> _Plan:
+    """Step 1b: which instructions are rewritten: narrow results computed in 32 bits
+    (`promoted`), and instructions reading narrow values (`readers`)."""
+    promoted: dict[int, int] = {}
+    readers: set[int] = set()
+    reading: list[int] = []  # instructions that read narrow values without computing one
+    for index, inst in enumerate(rw.insts):
         op = opcode(inst)
         res = _result(inst)
         if op in PROMOTED and res is not None and res[1] in rw.narrow:
@@ -284,66 +306,77 @@ def promote_narrow_ints(data: bytes) -> Promoted:
     # alive otherwise: rust-gpu switches on an enum's 8-bit discriminant, e.g. the
     # `Ordering` of an atomic, converted to 32 bits, where MIR inlining would have folded it).
     for index in reading:
-        op = opcode(insts[index])
-        operands = [insts[index][at] for at in _narrow_operands(op, insts[index])]
+        op = opcode(rw.insts[index])
+        operands = [rw.insts[index][at] for at in _narrow_operands(op, rw.insts[index])]
         if any(v in promoted or v in rw.known for v in operands):
             readers.add(index)
-    if not promoted and not readers:
-        return Promoted(data, 0, ())
+    return _Plan(promoted, readers)
 
-    # 2. Which promoted values are still needed narrow (used by an instruction not rewritten).
+
+def _still_narrow(insts: list[tuple[int, ...]], plan: _Plan) -> set[int]:
+    """Step 2: the promoted values still needed narrow (used by an instruction not
+    rewritten)."""
     uses: Counter[int] = Counter()
     for index, inst in enumerate(insts):
-        if index not in readers:
+        if index not in plan.readers:
             uses.update(used_words(inst))
-    keep_narrow = {r for r in promoted if uses[r] > 0}
+    return {r for r in plan.promoted if uses[r] > 0}
 
-    # 3. Narrow values a rewritten instruction reads that the pass does not compute: zero-
-    #    extended right after their definition (per function for module-scope ones).
-    widened: dict[int, int] = {}
-    widened_global: dict[tuple[int, int], int] = {}  # (function index, value) -> id
+
+def _plan_widening(rw: _Rewriter, plan: _Plan) -> None:
+    """Step 3: narrow values a rewritten instruction reads that the pass does not compute:
+    zero-extended right after their definition (per function for module-scope ones)."""
     function = -1
-    for index, inst in enumerate(insts):
+    for index, inst in enumerate(rw.insts):
         op = opcode(inst)
         if op == OP_FUNCTION:
             function = index
-        if index not in readers:
+        if index not in plan.readers:
             continue
         for at in _narrow_operands(op, inst):
             value = inst[at] if at < len(inst) else None
-            if value is None or value not in rw.narrow or value in promoted or value in rw.known:
+            if value is None or value not in rw.narrow or value in plan.promoted:
+                continue
+            if value in rw.known:
                 continue
             if value in rw.global_values:
-                widened_global.setdefault((function, value), rw.fresh())
+                plan.widened_global.setdefault((function, value), rw.fresh())
             else:
-                widened.setdefault(value, rw.fresh())
+                plan.widened.setdefault(value, rw.fresh())
 
-    # 4. The functions, rewritten.
-    def v32(value: int, function: int) -> int:
-        if value in promoted:
-            return promoted[value]
-        if value in rw.known:
-            return rw.const(rw.known[value])
-        if value in rw.global_values:
-            return widened_global[(function, value)]
-        return widened[value]
 
+def _v32(rw: _Rewriter, plan: _Plan, function: int, value: int) -> int:
+    """The 32-bit id standing for narrow `value` in the function starting at `function`."""
+    if value in plan.promoted:
+        return plan.promoted[value]
+    if value in rw.known:
+        return rw.const(rw.known[value])
+    if value in rw.global_values:
+        return plan.widened_global[(function, value)]
+    return plan.widened[value]
+
+
+def _rewrite_functions(rw: _Rewriter, plan: _Plan) -> list[Inst]:
+    """Step 4: the module's instructions, rewritten: the zero-extensions of step 3 at the
+    start of each function's entry block (after its variables) and after each block's phis."""
+    u32 = rw.u32
+    assert u32 is not None
     out: list[Inst] = []
     after_phis: list[Inst] = []  # waits for the first instruction after a block's phis
     at_entry: list[Inst] = []  # waits for the first instruction after the entry's variables
     entry_block = False
     function = -1
-    for index, inst in enumerate(insts):
+    for index, inst in enumerate(rw.insts):
         op = opcode(inst)
         if op == OP_FUNCTION:
             function = index
             at_entry = [
                 [(4 << 16) | OP_U_CONVERT, u32, new, value]
-                for (f, value), new in widened_global.items()
+                for (f, value), new in plan.widened_global.items()
                 if f == index
             ]
-        elif op == OP_FUNCTION_PARAMETER and len(inst) > 2 and inst[2] in widened:
-            at_entry.append([(4 << 16) | OP_U_CONVERT, u32, widened[inst[2]], inst[2]])
+        elif op == OP_FUNCTION_PARAMETER and len(inst) > 2 and inst[2] in plan.widened:
+            at_entry.append([(4 << 16) | OP_U_CONVERT, u32, plan.widened[inst[2]], inst[2]])
         if op == OP_LABEL:
             entry_block = bool(at_entry)
         elif op not in (OP_PHI, OP_LINE, OP_NO_LINE) and after_phis:
@@ -353,35 +386,57 @@ def promote_narrow_ints(data: bytes) -> Promoted:
             out += at_entry
             at_entry = []
             entry_block = False
-        if op in ANNOTATIONS and len(inst) > 1 and inst[1] in promoted:
-            # A narrow value that is gone gives its name to the 32-bit one; the decorations
-            # of a promoted value go (wrap flags: the masked 32-bit arithmetic cannot
-            # overflow, and a value made narrow again is a conversion), except where the
-            # narrow value stays and the decoration is not a wrap flag.
-            wrap_flag = op == OP_DECORATE and len(inst) > 2 and inst[2] in WRAP_FLAGS
-            if inst[1] in keep_narrow and not wrap_flag:
-                out.append(list(inst))
-            elif op == OP_NAME and inst[1] not in keep_narrow:
-                out.append([inst[0], promoted[inst[1]], *inst[2:]])
+        if op in ANNOTATIONS and len(inst) > 1 and inst[1] in plan.promoted:
+            out += _annotation(op, inst, plan)
             continue
-        if index not in readers:
-            out.append(list(inst))
-            res = _result(inst)
-            if res is not None and res[1] in widened and op != OP_FUNCTION_PARAMETER:
-                (after_phis if op == OP_PHI else out).append(
-                    [(4 << 16) | OP_U_CONVERT, u32, widened[res[1]], res[1]]
-                )
-            continue
-        emitted = _rewrite(rw, op, inst, promoted, functools.partial(v32, function=function))
+        emitted, conversion = _emitted(rw, plan, index, inst, function)
         out += emitted
-        res = _result(inst)
-        if res is not None and res[1] in keep_narrow:
-            back = OP_S_CONVERT if res[0] in rw.signed_types else OP_U_CONVERT
-            (after_phis if op == OP_PHI else out).append(
-                [(4 << 16) | back, res[0], res[1], promoted[res[1]]]
-            )
+        if conversion is not None:
+            (after_phis if op == OP_PHI else out).append(conversion)
+    return out
 
-    # 5. The new u32 type and constants, then what nothing uses any more goes.
+
+def _annotation(op: int, inst: tuple[int, ...], plan: _Plan) -> list[Inst]:
+    """The name or decoration of a promoted value, as it stays.
+
+    A narrow value that is gone gives its name to the 32-bit one; the decorations of a
+    promoted value go (wrap flags: the masked 32-bit arithmetic cannot overflow, and a value
+    made narrow again is a conversion), except where the narrow value stays and the
+    decoration is not a wrap flag."""
+    wrap_flag = op == OP_DECORATE and len(inst) > 2 and inst[2] in WRAP_FLAGS
+    if inst[1] in plan.keep_narrow and not wrap_flag:
+        return [list(inst)]
+    if op == OP_NAME and inst[1] not in plan.keep_narrow:
+        return [[inst[0], plan.promoted[inst[1]], *inst[2:]]]
+    return []
+
+
+def _emitted(
+    rw: _Rewriter, plan: _Plan, index: int, inst: tuple[int, ...], function: int
+) -> tuple[list[Inst], Inst | None]:
+    """Instruction `index` as the pass writes it, and the conversion to follow it (after its
+    block's phis when it is a phi): its narrow result zero-extended where a rewritten
+    instruction reads it, or a promoted result made narrow again where one not rewritten
+    does."""
+    op = opcode(inst)
+    res = _result(inst)
+    if index not in plan.readers:
+        if res is not None and res[1] in plan.widened and op != OP_FUNCTION_PARAMETER:
+            assert rw.u32 is not None
+            return [list(inst)], [(4 << 16) | OP_U_CONVERT, rw.u32, plan.widened[res[1]], res[1]]
+        return [list(inst)], None
+    emitted = _rewrite(rw, op, inst, plan.promoted, functools.partial(_v32, rw, plan, function))
+    if res is not None and res[1] in plan.keep_narrow:
+        back = OP_S_CONVERT if res[0] in rw.signed_types else OP_U_CONVERT
+        return emitted, [(4 << 16) | back, res[0], res[1], plan.promoted[res[1]]]
+    return emitted, None
+
+
+def _add_globals(out: list[Inst], rw: _Rewriter) -> None:
+    """Step 5: the u32 and i32 types and the constants the pass made, into `out` beside the
+    module's 32-bit unsigned type (or, when the pass made it, before its first narrow one)."""
+    u32 = rw.u32
+    assert u32 is not None
     globals_: list[Inst] = []
     if rw.new_u32:
         globals_.append([(4 << 16) | OP_TYPE_INT, u32, 32, 0])
@@ -389,17 +444,16 @@ def promote_narrow_ints(data: bytes) -> Promoted:
         assert rw.i32 is not None
         globals_.append([(4 << 16) | OP_TYPE_INT, rw.i32, 32, 1])
     globals_ += [[(4 << 16) | OP_CONSTANT, u32, i, value] for value, i in rw.new_constants.items()]
-    if globals_:
-        anchor = next(
-            i
-            for i, inst in enumerate(out)
-            if opcode(inst) == OP_TYPE_INT
-            and (inst[1] == u32 if not rw.new_u32 else inst[1] in rw.widths)
-        )
-        where = anchor + 1 if not rw.new_u32 else anchor
-        out[where:where] = globals_
-    out, removed = _drop_unused_narrow(out, rw)
-    return Promoted(module_bytes(words, rw.bound, out), len(promoted), removed)
+    if not globals_:
+        return
+    anchor = next(
+        i
+        for i, inst in enumerate(out)
+        if opcode(inst) == OP_TYPE_INT
+        and (inst[1] == u32 if not rw.new_u32 else inst[1] in rw.widths)
+    )
+    where = anchor + 1 if not rw.new_u32 else anchor
+    out[where:where] = globals_
 
 
 def _promotable(rw: _Rewriter, op: int, inst: tuple[int, ...]) -> bool:

@@ -23,25 +23,27 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from rgpu.artifacts.spirv_pointer_values import instructions, module_bytes, module_words, opcode
+from rgpu.spirv.opcodes import (
+    OP_BITWISE_AND,
+    OP_BRANCH,
+    OP_BRANCH_CONDITIONAL,
+    OP_CONSTANT,
+    OP_CONSTANT_TRUE,
+    OP_FUNCTION,
+    OP_FUNCTION_END,
+    OP_I_ADD,
+    OP_I_MUL,
+    OP_LABEL,
+    OP_SHIFT_LEFT_LOGICAL,
+    OP_SWITCH,
+    OP_TYPE_BOOL,
+    OP_TYPE_INT,
+    OP_U_DIV,
+    OP_U_LESS_THAN,
+    OP_U_MOD,
+)
+from rgpu.spirv.words import instructions, module_bytes, module_words, opcode
 
-OP_TYPE_BOOL = 20
-OP_TYPE_INT = 21
-OP_CONSTANT_TRUE = 41
-OP_CONSTANT = 43
-OP_FUNCTION = 54
-OP_FUNCTION_END = 56
-OP_IADD = 128
-OP_IMUL = 132
-OP_UDIV = 134
-OP_UMOD = 137
-OP_ULESS_THAN = 176
-OP_SHIFT_LEFT_LOGICAL = 196
-OP_BITWISE_AND = 199
-OP_LABEL = 248
-OP_BRANCH = 249
-OP_BRANCH_CONDITIONAL = 250
-OP_SWITCH = 251
 U32_MAX = 0xFFFF_FFFF
 
 Inst = tuple[int, ...]
@@ -149,7 +151,7 @@ def fold_proven_checks(data: bytes) -> tuple[bytes, int]:
     values = _Values(
         constants={i[2]: i[3] for i in insts if opcode(i) == OP_CONSTANT and i[1] in u32},
         defs={i[2]: i for i in insts if opcode(i) in _ARITHMETIC and i[1] in u32},
-        less={i[2]: (i[3], i[4]) for i in insts if opcode(i) == OP_ULESS_THAN},
+        less={i[2]: (i[3], i[4]) for i in insts if opcode(i) == OP_U_LESS_THAN},
     )
     folds = [index for function in _functions(insts) for index in _proven(function, insts, values)]
     if not folds:
@@ -225,7 +227,7 @@ def _with_true(words: tuple[int, ...], insts: list[Inst], folds: list[int]) -> b
     return module_bytes(words[:5], bound, out)
 
 
-_ARITHMETIC = {OP_IADD, OP_IMUL, OP_UDIV, OP_UMOD, OP_SHIFT_LEFT_LOGICAL, OP_BITWISE_AND}
+_ARITHMETIC = {OP_I_ADD, OP_I_MUL, OP_U_DIV, OP_U_MOD, OP_SHIFT_LEFT_LOGICAL, OP_BITWISE_AND}
 
 
 def _largest(value: int, known: dict[int, int], values: _Values, depth: int) -> int | None:
@@ -247,7 +249,7 @@ def _derived(value: int, known: dict[int, int], values: _Values, depth: int) -> 
     if inst is None or depth > 16:
         return None
     op, a, b = opcode(inst), inst[3], inst[4]
-    if op == OP_UMOD:
+    if op == OP_U_MOD:
         return constants[b] - 1 if constants.get(b, 0) > 0 else None
     left = _largest(a, known, values, depth + 1)
     if op == OP_BITWISE_AND:
@@ -256,14 +258,14 @@ def _derived(value: int, known: dict[int, int], values: _Values, depth: int) -> 
         return min(options) if options else None
     if left is None:
         return None
-    if op == OP_UDIV:
+    if op == OP_U_DIV:
         return left // constants[b] if constants.get(b, 0) > 0 else None
     right = _largest(b, known, values, depth + 1)
     if right is None:
         return None
-    if op == OP_IADD:
+    if op == OP_I_ADD:
         result = left + right
-    elif op == OP_IMUL:
+    elif op == OP_I_MUL:
         result = left * right
     else:  # OP_SHIFT_LEFT_LOGICAL
         result = left << right if right < 32 else U32_MAX + 1
