@@ -152,7 +152,17 @@ mod tests {
     fn params_say_what_the_kernels_read() {
         assert_eq!(core::mem::size_of::<SampleParams>(), 16);
         let p = BucketParams::new(3, KeyKind::F32, Order::Descending);
-        assert_eq!(p.key_map(), Some(KeyMap::new(KeyKind::F32, Order::Descending)));
-        assert_eq!(BucketParams { splitters: 1, flags: 7 }.key_map(), None);
+        assert_eq!(
+            p.key_map(),
+            Some(KeyMap::new(KeyKind::F32, Order::Descending))
+        );
+        assert_eq!(
+            BucketParams {
+                splitters: 1,
+                flags: 7
+            }
+            .key_map(),
+            None
+        );
     }
 }

@@ -528,7 +528,10 @@ mod tests {
 
     #[test]
     fn a_device_owns_its_buffers_and_is_its_clones() {
-        let (a, b) = (Device::open(Backend::Cpu).unwrap(), Device::open(Backend::Cpu).unwrap());
+        let (a, b) = (
+            Device::open(Backend::Cpu).unwrap(),
+            Device::open(Backend::Cpu).unwrap(),
+        );
         let buffer = a.zeros::<u32>(3).unwrap();
         assert!(a.owns(&buffer) && a.clone().owns(&buffer) && !b.owns(&buffer));
         assert!(a.is(&a.clone()) && !a.is(&b));

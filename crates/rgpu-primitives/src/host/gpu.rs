@@ -11,11 +11,11 @@ use rgpu::{Backend, Buffer, Device, Error};
 use crate::group::tiles;
 use crate::histogram::{prim_fill, prim_histogram, HistogramParams};
 use crate::key::{KeyKind, Order};
-use crate::partition::{prim_bucket, prim_bucket_wide, prim_sample, BucketParams, SampleParams};
 use crate::onesweep::{
     fallbacks, head_len, look_len, prim_radix_histograms, prim_radix_onesweep,
     prim_radix_onesweep_pairs, OnesweepParams,
 };
+use crate::partition::{prim_bucket, prim_bucket_wide, prim_sample, BucketParams, SampleParams};
 use crate::radix::{
     counts_len, prim_radix_downsweep, prim_radix_downsweep_pairs, prim_radix_scan,
     prim_radix_upsweep, RadixParams, PASSES, RADIX, RADIX_BITS,
@@ -279,7 +279,10 @@ fn onesweep(
             }
             Some(Moving { values, .. }) => {
                 if wide {
-                    let high = OnesweepParams { pass: PASSES, ..first };
+                    let high = OnesweepParams {
+                        pass: PASSES,
+                        ..first
+                    };
                     l.run("prim_radix_histograms", &mut |d| {
                         prim_radix_histograms(d, groups, high, values, &mut head, &mut look)
                     })?;
@@ -540,8 +543,9 @@ pub fn split(
     if len == 0 {
         return Ok(());
     }
-    s.launcher()
-        .run("prim_split", &mut |d| prim_split(d, len, keys, &mut *low, &mut *high))
+    s.launcher().run("prim_split", &mut |d| {
+        prim_split(d, len, keys, &mut *low, &mut *high)
+    })
 }
 
 /// Moves the key words `keys` into `out`, ordered by bucket (`prim_bucket`'s) and stably
@@ -580,7 +584,9 @@ pub fn partition_wide(
         })?;
         pair_pass(l, pass, bucket, keys.low, alt, &mut low, t)?;
         pair_pass(l, pass, bucket, keys.high, alt, &mut high, t)?;
-        l.run("prim_join", &mut |d| prim_join(d, len, &low, &high, &mut *out))
+        l.run("prim_join", &mut |d| {
+            prim_join(d, len, &low, &high, &mut *out)
+        })
     });
     s.give("partition low", low);
     s.give("partition high", high);

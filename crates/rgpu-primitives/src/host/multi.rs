@@ -122,9 +122,7 @@ impl Multi {
                 return Err(argument(
                     NEW,
                     "devices",
-                    format!(
-                        "ranks {j} and {i} are the same device ({a:?}): pass each device once"
-                    ),
+                    format!("ranks {j} and {i} are the same device ({a:?}): pass each device once"),
                 ));
             }
         }
@@ -204,10 +202,13 @@ impl Multi {
         // 1. The splitters.
         let samples = self.samples(&words, width, map)?;
         let splitters = splitters(samples, total, p);
+        // The kernels' splitters: a word each, or a u64's `[low, high]`.
         let splitter_words: Vec<u32> = splitters
             .iter()
             .flat_map(|&s| [s as u32, (s >> 32) as u32])
-            .step_by(3 - width as usize)
+            .enumerate()
+            .filter(|&(i, _)| width == 2 || i % 2 == 0)
+            .map(|(_, word)| word)
             .collect();
         let params = BucketParams::new((p - 1) as u32, kind, order);
         // 2. The partition: queued on every device, then the bucket sizes read.
@@ -253,7 +254,11 @@ impl Multi {
             received.push(device.zeros::<K>(len)?);
         }
         match width {
-            1 => self.exchange(&words_of(&parts)?, &mut words_of_mut(&mut received)?, &counts)?,
+            1 => self.exchange(
+                &words_of(&parts)?,
+                &mut words_of_mut(&mut received)?,
+                &counts,
+            )?,
             _ => self.exchange(&wide_of(&parts)?, &mut wide_of_mut(&mut received)?, &counts)?,
         }
         drop(parts);
@@ -278,7 +283,7 @@ impl Multi {
         for (primitives, words) in self.primitives.iter_mut().zip(words) {
             let len = words.len(w);
             let count = len.min(SAMPLES * p);
-            let step = if count == 0 { 1 } else { len / count };
+            let step = len.checked_div(count).unwrap_or(1);
             let params = SampleParams {
                 first: (step / 2) as u32,
                 step: step as u32,
@@ -331,7 +336,8 @@ impl Multi {
     ) -> Result<(), Error> {
         let p = parts.len();
         // Where bucket j starts in part i, and where part i's bucket j goes in received[j].
-        let start = |i: usize, j: usize| -> usize { counts[i][..j].iter().map(|&c| c as usize).sum() };
+        let start =
+            |i: usize, j: usize| -> usize { counts[i][..j].iter().map(|&c| c as usize).sum() };
         let at = |i: usize, j: usize| -> usize { counts[..i].iter().map(|c| c[j] as usize).sum() };
         for k in 0..p {
             let mut transfers = Vec::with_capacity(2 * p);
@@ -372,15 +378,15 @@ impl Multi {
             self.devices
                 .iter()
                 .position(|d| d.owns(buffer))
-                .ok_or_else(|| {
-                    argument(SORT, "transfers", "a buffer of no rank's device".into())
-                })
+                .ok_or_else(|| argument(SORT, "transfers", "a buffer of no rank's device".into()))
         };
         let mut sent: HashMap<(usize, usize), VecDeque<Vec<T>>> = HashMap::new();
         for transfer in transfers.iter() {
             if let Transfer::Send { buffer, range, to } = transfer {
                 let data = buffer.read_range(range.clone())?;
-                sent.entry((rank_of(buffer)?, *to)).or_default().push_back(data);
+                sent.entry((rank_of(buffer)?, *to))
+                    .or_default()
+                    .push_back(data);
             }
         }
         for transfer in transfers.iter_mut() {
@@ -399,7 +405,10 @@ impl Multi {
                         argument(
                             SORT,
                             "transfers",
-                            format!("no send of {} elements from rank {from} to {to}", range.len()),
+                            format!(
+                                "no send of {} elements from rank {from} to {to}",
+                                range.len()
+                            ),
                         )
                     })?;
                 buffer.write_at(range.start, &data)?;
@@ -462,7 +471,11 @@ impl Multi {
 
     /// One shard per device, shard `i` on rank `i`'s device, each at most `MAX_LEN`: the
     /// keys in all.
-    fn check_shards<T: Pod>(&self, what: &'static str, shards: &[Buffer<T>]) -> Result<usize, Error> {
+    fn check_shards<T: Pod>(
+        &self,
+        what: &'static str,
+        shards: &[Buffer<T>],
+    ) -> Result<usize, Error> {
         let p = self.devices.len();
         if shards.len() != p {
             let reason = match shards.len() {
