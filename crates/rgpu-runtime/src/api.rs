@@ -108,6 +108,19 @@ pub(crate) trait Api: Sized {
         None
     }
 
+    /// Copies `src`, a buffer of `from` (a device of this backend), into `dst` (this
+    /// device's, as large) after the launches queued on both, without going through host
+    /// memory; `None` where the backend has no such path (the caller reads back and writes).
+    fn copy_between(
+        &self,
+        from: &Self,
+        src: &Self::Memory,
+        dst: &mut Self::Memory,
+    ) -> Option<Result<(), Error>> {
+        let _ = (from, src, dst);
+        None
+    }
+
     /// The bytes of memory the host reaches directly (the cpu backend's), else `None`.
     fn host_bytes(memory: &Self::Memory) -> Option<&[u8]> {
         let _ = memory;

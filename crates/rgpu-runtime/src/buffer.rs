@@ -160,6 +160,19 @@ impl<T: Pod> Buffer<T> {
         self.write_at(0, data)
     }
 
+    /// Replaces the elements with those of `src` (as long), a buffer of any device of any
+    /// backend, after the launches queued on both: `Device::copy_from` into a buffer that
+    /// exists. Between two CUDA devices GPU to GPU (`Device::copy_path` says how), returning
+    /// once copied; otherwise through host memory.
+    pub fn copy_from(&mut self, src: &Buffer<T>) -> Result<(), Error> {
+        self.check_len("copy_from", src.len())?;
+        let (to, from) = (&self.raw.device.kind, &src.raw.device.kind);
+        match to.copy_between(from, &src.raw.memory, &mut self.raw.memory) {
+            Some(done) => done,
+            None => self.write(&src.read()?),
+        }
+    }
+
     /// The elements in `range` (`a..b`, `a..`, `..b`, `..`), after every queued launch.
     /// A range outside `0..len()` is `Error::Transfer`, naming both.
     pub fn read_range(&self, range: impl RangeBounds<usize>) -> Result<Vec<T>, Error> {

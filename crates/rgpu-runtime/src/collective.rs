@@ -1,9 +1,12 @@
 //! Collective operations over the devices of one process: all-reduce, broadcast,
-//! all-gather and reduce-scatter on one `Buffer` per device. Over CUDA devices (each GPU
+//! all-gather and reduce-scatter on one `Buffer` per device, and point-to-point transfers
+//! between ranks (`send_recv`). Over CUDA devices (each GPU
 //! once) they are NCCL's, loaded at run time as the driver is (`cuda/nccl.rs`): queued on
 //! each device's stream after its launches, GPU to GPU. Over any other devices (Vulkan, the
 //! cpu, a mix of backends) rgpu reads every buffer back, combines them in host memory and
 //! writes the results: `Collective::engine` says which.
+
+use std::ops::Range;
 
 use bytemuck::Pod;
 
@@ -20,6 +23,53 @@ pub enum ReduceOp {
     Min,
     /// The largest.
     Max,
+}
+
+/// One half of a point-to-point transfer (`Collective::send_recv`): part of a buffer sent to
+/// a rank, or received from one. Its own rank is its buffer's device's.
+pub enum Transfer<'a, T: Pod> {
+    /// `buffer[range]` goes to rank `to`.
+    Send {
+        buffer: &'a Buffer<T>,
+        range: Range<usize>,
+        to: usize,
+    },
+    /// `buffer[range]` becomes what rank `from` sends (as many elements).
+    Recv {
+        buffer: &'a mut Buffer<T>,
+        range: Range<usize>,
+        from: usize,
+    },
+}
+
+impl<'a, T: Pod> Transfer<'a, T> {
+    /// The whole of `buffer` to rank `to`.
+    pub fn send(buffer: &'a Buffer<T>, to: usize) -> Self {
+        let range = 0..buffer.len();
+        Transfer::Send { buffer, range, to }
+    }
+
+    /// The whole of `buffer` from rank `from`.
+    pub fn recv(buffer: &'a mut Buffer<T>, from: usize) -> Self {
+        let range = 0..buffer.len();
+        Transfer::Recv {
+            buffer,
+            range,
+            from,
+        }
+    }
+
+    /// The buffer's part this transfer moves, the peer rank, and whether it sends.
+    fn parts(&self) -> (&Buffer<T>, &Range<usize>, usize, bool) {
+        match self {
+            Transfer::Send { buffer, range, to } => (buffer, range, *to, true),
+            Transfer::Recv {
+                buffer,
+                range,
+                from,
+            } => (buffer, range, *from, false),
+        }
+    }
 }
 
 /// An element type collectives work on: `u32`, `i32`, `f32`, `f64`.
@@ -81,6 +131,8 @@ pub struct Collective {
     devices: Vec<Device>,
     /// How many ranks the job has (all processes').
     ranks: usize,
+    /// The rank of `devices[0]` (0 unless this is one process of a job).
+    first: usize,
     #[cfg(feature = "cuda")]
     nccl: Option<crate::cuda::nccl::Comms>,
 }
@@ -119,6 +171,7 @@ impl Collective {
         Ok(Collective {
             devices: devices.to_vec(),
             ranks: devices.len(),
+            first: 0,
             #[cfg(feature = "cuda")]
             nccl,
         })
@@ -150,6 +203,7 @@ impl Collective {
             return Ok(Collective {
                 devices: vec![device.clone()],
                 ranks,
+                first: rank,
                 nccl: Some(nccl),
             });
         }
@@ -296,6 +350,155 @@ impl Collective {
             .try_for_each(|(b, chunk)| b.write(chunk))
     }
 
+    /// Point-to-point transfers, all in flight together (so a ring or an all-to-all cannot
+    /// deadlock): each `Send` of rank r to rank q is matched, in order, by a `Recv` on rank q
+    /// from rank r of as many elements (in a job of processes, by the other process's call).
+    /// A transfer's rank is its buffer's device's; a rank may send to itself. Over CUDA
+    /// devices NCCL's `ncclSend`/`ncclRecv` in one group, queued after each device's
+    /// launches; otherwise rgpu reads each sent range back and writes it where it is
+    /// received.
+    pub fn send_recv<T: Pod>(&self, transfers: &mut [Transfer<'_, T>]) -> Result<(), Error> {
+        const WHAT: &str = "Collective::send_recv";
+        let mut local = Vec::with_capacity(transfers.len());
+        for (i, transfer) in transfers.iter().enumerate() {
+            let (buffer, range, peer, _) = transfer.parts();
+            let Some(rank) = self
+                .devices
+                .iter()
+                .position(|d| d.inner.id == buffer.raw.device.id)
+            else {
+                return Err(Error::WrongDevice {
+                    expected: "a device of this Collective".into(),
+                    found: buffer.raw.device.label(),
+                });
+            };
+            if range.start > range.end || range.end > buffer.len() {
+                let reason = format!(
+                    "transfer {i}'s range {range:?} is not inside its buffer of {} elements",
+                    buffer.len()
+                );
+                return Err(argument(WHAT, "transfers", reason));
+            }
+            if peer >= self.ranks {
+                let reason = format!(
+                    "transfer {i} names rank {peer} of a job of {}: ranks count from 0",
+                    self.ranks
+                );
+                return Err(argument(WHAT, "transfers", reason));
+            }
+            local.push(rank);
+        }
+        // Every rank is here (not a job of processes): unmatched transfers are refused
+        // before NCCL would wait for them for ever.
+        let matches = if self.ranks == self.devices.len() {
+            matched(transfers, &local)?
+        } else {
+            Vec::new()
+        };
+        #[cfg(feature = "cuda")]
+        if let Some(nccl) = &self.nccl {
+            return nccl.send_recv(&self.devices, transfers, &local);
+        }
+        for (q, s) in matches.into_iter().enumerate() {
+            if s == q {
+                continue;
+            }
+            let data = transfers[s]
+                .parts()
+                .0
+                .read_range(transfers[s].parts().1.clone())?;
+            if let Transfer::Recv { buffer, range, .. } = &mut transfers[q] {
+                buffer.write_at(range.start, &data)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// All to all with a part per pair of ranks: `counts[r][q]` elements of rank r's input
+    /// (its parts for ranks 0, 1, ... one after another from its start) go to rank q, whose
+    /// output gets its parts from ranks 0, 1, ... packed from its start. `counts` is the whole
+    /// job's ranks x ranks table (in a job of processes, gather it first: `all_gather`).
+    /// Over CUDA devices one NCCL group of sends and receives; otherwise through host memory.
+    pub fn all_to_all<T: Pod>(
+        &self,
+        inputs: &[Buffer<T>],
+        counts: &[Vec<usize>],
+        outputs: &mut [Buffer<T>],
+    ) -> Result<(), Error> {
+        const WHAT: &str = "Collective::all_to_all";
+        self.on_devices(WHAT, "inputs", inputs)?;
+        self.on_devices(WHAT, "outputs", outputs)?;
+        let n = self.ranks;
+        if counts.len() != n || counts.iter().any(|row| row.len() != n) {
+            let reason = format!(
+                "counts must be {n} rows of {n} (counts[r][q]: what rank r sends to rank q)"
+            );
+            return Err(argument(WHAT, "counts", reason));
+        }
+        for (local, (input, output)) in inputs.iter().zip(outputs.iter()).enumerate() {
+            let me = self.first + local;
+            let (sends, gets) = (
+                counts[me].iter().sum::<usize>(),
+                counts.iter().map(|row| row[me]).sum::<usize>(),
+            );
+            if sends > input.len() {
+                let reason = format!(
+                    "rank {me} sends {sends} elements but its input holds {}",
+                    input.len()
+                );
+                return Err(argument(WHAT, "inputs", reason));
+            }
+            if gets > output.len() {
+                let reason = format!(
+                    "rank {me} receives {gets} elements but its output holds {}: make it \
+                     at least that long",
+                    output.len()
+                );
+                return Err(argument(WHAT, "outputs", reason));
+            }
+        }
+        #[cfg(feature = "cuda")]
+        if let Some(nccl) = &self.nccl {
+            return nccl.all_to_all(&self.devices, inputs, counts, outputs, self.first);
+        }
+        for (q, output) in outputs.iter_mut().enumerate() {
+            let mut at = 0;
+            for (r, input) in inputs.iter().enumerate() {
+                let start: usize = counts[r][..q].iter().sum();
+                let part = input.read_range(start..start + counts[r][q])?;
+                output.write_at(at, &part)?;
+                at += part.len();
+            }
+        }
+        Ok(())
+    }
+
+    /// One buffer per device of this process, on that device.
+    fn on_devices<T: Pod>(
+        &self,
+        what: &'static str,
+        param: &'static str,
+        buffers: &[Buffer<T>],
+    ) -> Result<(), Error> {
+        if buffers.len() != self.devices.len() {
+            let reason = format!(
+                "{} buffers for {} devices: pass one per device, in rank order",
+                buffers.len(),
+                self.devices.len()
+            );
+            return Err(argument(what, param, reason));
+        }
+        for (rank, (buffer, device)) in buffers.iter().zip(&self.devices).enumerate() {
+            if buffer.raw.device.id != device.inner.id {
+                return Err(Error::WrongDevice {
+                    expected: format!("rank {}'s {}", self.first + rank, device.inner.label()),
+                    found: buffer.raw.device.label(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// One buffer per device, on that device, all of one length (`want`, or the first's):
     /// that length.
     fn check<T: Pod>(
@@ -305,22 +508,9 @@ impl Collective {
         buffers: &[Buffer<T>],
         want: Option<usize>,
     ) -> Result<usize, Error> {
-        if buffers.len() != self.devices.len() {
-            let reason = format!(
-                "{} buffers for {} devices: pass one per device, in rank order",
-                buffers.len(),
-                self.devices.len()
-            );
-            return Err(argument(what, param, reason));
-        }
+        self.on_devices(what, param, buffers)?;
         let len = want.unwrap_or(buffers[0].len());
-        for (rank, (buffer, device)) in buffers.iter().zip(&self.devices).enumerate() {
-            if buffer.raw.device.id != device.inner.id {
-                return Err(Error::WrongDevice {
-                    expected: format!("rank {rank}'s {}", device.inner.label()),
-                    found: buffer.raw.device.label(),
-                });
-            }
+        for (rank, buffer) in buffers.iter().enumerate() {
             if buffer.len() != len {
                 let reason = format!(
                     "rank {rank}'s buffer has {} elements where {len} are needed",
@@ -350,6 +540,54 @@ fn argument(what: &'static str, param: &'static str, reason: String) -> Error {
 
 fn read_all<T: Pod>(buffers: &[Buffer<T>]) -> Result<Vec<Vec<T>>, Error> {
     buffers.iter().map(Buffer::read).collect()
+}
+
+/// For each transfer, in order: for a `Recv`, the index of the `Send` it takes; a `Send`
+/// maps to itself. Ranks are local here:
+/// the host path has every rank in this process. Errors name what is unmatched.
+fn matched<T: Pod>(transfers: &[Transfer<'_, T>], rank: &[usize]) -> Result<Vec<usize>, Error> {
+    let mut taken = vec![false; transfers.len()];
+    let mut pairs = Vec::with_capacity(transfers.len());
+    for (q, transfer) in transfers.iter().enumerate() {
+        let (_, range, from, sends) = transfer.parts();
+        if sends {
+            pairs.push(q);
+            continue;
+        }
+        let send = (0..transfers.len()).find(|&s| {
+            let (_, _, to, is_send) = transfers[s].parts();
+            is_send && !taken[s] && rank[s] == from && to == rank[q]
+        });
+        let Some(s) = send else {
+            let reason = format!(
+                "transfer {q} receives on rank {} from rank {from}, but no send of rank {from} \
+                 to rank {} is left to match it: add one",
+                rank[q], rank[q]
+            );
+            return Err(argument("Collective::send_recv", "transfers", reason));
+        };
+        taken[s] = true;
+        let sent = transfers[s].parts().1.len();
+        if sent != range.len() {
+            let reason = format!(
+                "transfer {s} sends {sent} elements where transfer {q} receives {}: make the \
+                 ranges the same length",
+                range.len()
+            );
+            return Err(argument("Collective::send_recv", "transfers", reason));
+        }
+        pairs.push(s);
+    }
+    if let Some(s) = (0..transfers.len()).find(|&s| transfers[s].parts().3 && !taken[s]) {
+        let (_, _, to, _) = transfers[s].parts();
+        let reason = format!(
+            "transfer {s} sends from rank {} to rank {to}, but rank {to} receives nothing from \
+             it: add the matching Transfer::Recv",
+            rank[s]
+        );
+        return Err(argument("Collective::send_recv", "transfers", reason));
+    }
+    Ok(pairs)
 }
 
 /// The elementwise `op` of `parts` (rank order).

@@ -85,6 +85,15 @@ pub enum Error {
         location: String,
         message: String,
     },
+    /// A collective operation (`Collective`, over NCCL) did not complete on rank `rank` of a
+    /// job of `ranks`: NCCL reported an error, or a wait for it ran past the launch timeout
+    /// (a rank died, or did not make the same call). Its communicators are aborted (their
+    /// kernels end) and the device is unusable afterwards.
+    Collective {
+        rank: usize,
+        ranks: usize,
+        reason: String,
+    },
 }
 
 impl fmt::Display for Error {
@@ -226,6 +235,17 @@ impl fmt::Display for Error {
                      the kernel at {location} ({fix})"
                 )
             }
+            Error::Collective {
+                rank,
+                ranks,
+                reason,
+            } => write!(
+                f,
+                "rank {rank} of {ranks}: a collective operation did not complete ({reason}); \
+                 its NCCL communicator is aborted and the device unusable: another rank \
+                 failed, exited or did not make the same call (look at the other ranks' \
+                 output), then start the job again on new Devices"
+            ),
         }
     }
 }
@@ -345,6 +365,16 @@ impl fmt::Debug for Error {
                 .field("kernels", kernels)
                 .field("location", location)
                 .field("message", message)
+                .finish(),
+            Error::Collective {
+                rank,
+                ranks,
+                reason,
+            } => f
+                .debug_struct("Collective")
+                .field("rank", rank)
+                .field("ranks", ranks)
+                .field("reason", reason)
                 .finish(),
         }
     }

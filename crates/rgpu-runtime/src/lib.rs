@@ -46,7 +46,7 @@ pub use api::CopyPath;
 pub use backend::{Backend, Skipped, BACKEND_VAR};
 pub use buffer::{Buffer, Input, InputOutput};
 pub use bytemuck::Pod;
-pub use collective::{Collective, ReduceOp, Reducible, NCCL_ID_VAR};
+pub use collective::{Collective, ReduceOp, Reducible, Transfer, NCCL_ID_VAR};
 pub use cpu::{
     fence, Atomic, AtomicScope, AtomicWord, DeviceScope, Global, Group, Item, LaneValue, Shared,
     SubgroupBits, SubgroupValue, Word, WorkgroupScope, CPU_THREADS_VAR,

@@ -162,6 +162,25 @@ macro_rules! define_registry {
                 }
             }
 
+            pub(crate) fn copy_between(
+                &self,
+                from: &DeviceKind,
+                src: &Memory,
+                dst: &mut Memory,
+            ) -> Option<Result<(), Error>> {
+                match (self, from, src, dst) {
+                    $(#[cfg($($cfg)*)]
+                    (
+                        DeviceKind::$variant(d),
+                        DeviceKind::$variant(f),
+                        Memory::$variant(s),
+                        Memory::$variant(m),
+                    ) => d.copy_between(f, s, m),)*
+                    #[allow(unreachable_patterns)]
+                    _ => None,
+                }
+            }
+
             pub(crate) fn flush(&self) -> Result<(), Error> {
                 match self {
                     $(#[cfg($($cfg)*)] DeviceKind::$variant(d) => d.flush(),)*

@@ -5,6 +5,9 @@
 
 use rgpu_runtime::{Backend, Buffer, Collective, Device, Error, ReduceOp, Reducible};
 
+#[path = "common/exchange.rs"]
+mod exchange;
+
 /// Rank r's input: `len` elements from `value(r, i)`.
 fn inputs<T: Reducible>(
     devices: &[Device],
@@ -109,6 +112,14 @@ fn every_operation_through_host_memory_on_cpu_devices() {
 }
 
 #[test]
+fn transfers_between_ranks_through_host_memory() {
+    for n in [1, 2, 3] {
+        let devices = cpu_devices(n);
+        exchange::exchanges(&devices, &Collective::new(&devices).unwrap());
+    }
+}
+
+#[test]
 fn every_operation_across_backends() {
     let mut devices = cpu_devices(1);
     for backend in [Backend::Ash, Backend::Wgpu] {
@@ -127,6 +138,7 @@ fn every_operation_across_backends() {
         }
     }
     every_operation(&devices);
+    exchange::exchanges(&devices, &Collective::new(&devices).unwrap());
 }
 
 #[test]

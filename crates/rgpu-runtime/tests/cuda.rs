@@ -13,6 +13,9 @@ use rgpu_runtime::{
     Backend, Buffer, Collective, CopyPath, Device, Error, Input, InputOutput, ReduceOp,
 };
 
+#[path = "common/exchange.rs"]
+mod exchange;
+
 /// FIXTURE: `saxpy(p: {count, len_0, len_1, a}, x: *const f32, y: *mut f32)`, grid-striding,
 /// and `reverse_tiles(p: {count, len_0}, data: *mut u32)`, 256 threads reversing each tile
 /// through shared memory with barriers between the phases.
@@ -451,18 +454,25 @@ fn copies_between_cuda_devices_go_gpu_to_gpu() {
                 let copy = to.copy_from(&y).unwrap();
                 let want: Vec<f32> = x.iter().map(|v| 2.0 * v + 1.0).collect();
                 assert!(copy.read().unwrap() == want, "{len} elements, {path}");
+                let mut into = to.upload(&vec![5.0f32; len]).unwrap();
+                into.copy_from(&y).unwrap();
+                assert!(into.read().unwrap() == want, "into, {len} elements, {path}");
                 drop(y); // the copy is its own memory
                 assert!(copy.read().unwrap() == want);
             }
             if to_index == 0 || from_index == 0 {
                 let bytes = 1usize << 28;
                 let src = from.zeros::<u8>(bytes).unwrap();
-                let (mut direct, mut host) = (f64::MAX, f64::MAX);
+                let (mut direct, mut into, mut host) = (f64::MAX, f64::MAX, f64::MAX);
+                let mut dst = to.zeros::<u8>(bytes).unwrap();
                 for _ in 0..5 {
                     let start = std::time::Instant::now();
                     let copy = to.copy_from(&src).unwrap();
                     direct = direct.min(start.elapsed().as_secs_f64());
                     drop(copy);
+                    let start = std::time::Instant::now();
+                    dst.copy_from(&src).unwrap();
+                    into = into.min(start.elapsed().as_secs_f64());
                     let start = std::time::Instant::now();
                     let copy = to.upload(&src.read().unwrap()).unwrap();
                     to.sync().unwrap();
@@ -470,10 +480,13 @@ fn copies_between_cuda_devices_go_gpu_to_gpu() {
                     drop(copy);
                 }
                 eprintln!(
-                    "cuda {from_index} -> {to_index} ({path}): 256 MiB in {:.2} ms ({:.1} GB/s); \
-                     through host memory {:.2} ms ({:.1} GB/s)",
+                    "cuda {from_index} -> {to_index} ({path}): 256 MiB in {:.2} ms ({:.1} GB/s), \
+                     into a buffer made before {:.2} ms ({:.1} GB/s); through host memory \
+                     {:.2} ms ({:.1} GB/s)",
                     direct * 1e3,
                     gbps(bytes, direct),
+                    into * 1e3,
+                    gbps(bytes, into),
                     host * 1e3,
                     gbps(bytes, host)
                 );
@@ -551,6 +564,7 @@ fn collectives_over_the_gpus_go_through_nccl() {
     assert!(parts_out
         .iter()
         .all(|b| b.read().unwrap() == vec![0.5 * n as f64; 8]));
+    exchange::exchanges(&devices, &group);
     let len = 1usize << 26;
     let mut big: Vec<Buffer<f32>> = devices.iter().map(|d| d.zeros(len).unwrap()).collect();
     let mut best = f64::MAX;
@@ -601,6 +615,94 @@ fn a_job_of_processes_joins_through_nccls_unique_id() {
     eprintln!("cuda: {e} (after {took:?})");
     let e = Collective::join(&device, 0, 1, "not an id").err().unwrap();
     assert!(e.to_string().contains("is not the 256 hex digits"), "{e}");
+}
+
+/// A job of two processes on two GPUs (this test as rank 0, itself again as rank 1, the
+/// launcher's variables set as torchrun sets them): an all-reduce and an all-to-all exact
+/// across the processes; then rank 1 exits without a word and rank 0's next all-reduce is
+/// `Error::Collective` naming rank 0 after its launch timeout (NCCL's communicator
+/// aborted), not a hang. Needs two GPUs.
+#[test]
+fn a_job_of_two_processes_and_a_rank_that_dies() {
+    let child = std::env::var("RGPU_TEST_JOB_RANK").ok();
+    let rank: usize = child.as_deref().map_or(0, |r| r.parse().unwrap());
+    let Some(_) = open() else {
+        return;
+    };
+    if Device::open_all(Backend::Cuda).unwrap().len() < 2 {
+        eprintln!("a job of two processes needs two GPUs: not run");
+        return;
+    }
+    let (device, _) = Device::options()
+        .backend(Backend::Cuda)
+        .device(rank)
+        .launch_timeout(std::time::Duration::from_secs(5))
+        .select()
+        .unwrap();
+    let mut peer = None;
+    let group = if child.is_some() {
+        Collective::from_env(&device).unwrap()
+    } else {
+        let id = Collective::unique_id().unwrap();
+        peer = Some(
+            std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", "a_job_of_two_processes_and_a_rank_that_dies"])
+                .args(["--nocapture", "--test-threads", "1"])
+                .env("RGPU_TEST_JOB_RANK", "1")
+                .env(rgpu_runtime::NCCL_ID_VAR, &id)
+                .env("RANK", "1")
+                .env("WORLD_SIZE", "2")
+                .spawn()
+                .unwrap(),
+        );
+        Collective::join(&device, 0, 2, &id).unwrap()
+    };
+    assert_eq!(group.len(), 2);
+    let mut x = vec![device.upload(&vec![rank as u32 + 1; 4099]).unwrap()];
+    group.all_reduce(&mut x, ReduceOp::Sum).unwrap();
+    assert!(x[0].read().unwrap() == vec![3u32; 4099], "rank {rank}");
+    // counts[r][q] = 10 r + q + 1: rank q gets q + 1 elements from rank 0, q + 11 from 1.
+    let counts = vec![vec![1, 2], vec![11, 12]];
+    let mine: Vec<u32> = (0..counts[rank].iter().sum::<usize>())
+        .map(|i| (100 * rank + i) as u32)
+        .collect();
+    let inputs = vec![device.upload(&mine).unwrap()];
+    let mut outputs = vec![device
+        .zeros::<u32>(counts[0][rank] + counts[1][rank])
+        .unwrap()];
+    group.all_to_all(&inputs, &counts, &mut outputs).unwrap();
+    let from = |r: usize| {
+        let start: usize = counts[r][..rank].iter().sum();
+        (start..start + counts[r][rank]).map(move |i| (100 * r + i) as u32)
+    };
+    let want: Vec<u32> = from(0).chain(from(1)).collect();
+    assert_eq!(outputs[0].read().unwrap(), want, "rank {rank}");
+    if child.is_some() {
+        eprintln!("rank 1: exact; exits without a word");
+        std::process::exit(0);
+    }
+    let status = peer.unwrap().wait().unwrap();
+    assert!(status.success(), "rank 1: {status}");
+    let started = std::time::Instant::now();
+    let e = group
+        .all_reduce(&mut x, ReduceOp::Sum)
+        .and_then(|()| x[0].read().map(drop))
+        .unwrap_err();
+    let took = started.elapsed();
+    eprintln!("rank 0, rank 1 gone: {e} (after {took:?})");
+    assert!(
+        matches!(
+            e,
+            Error::Collective {
+                rank: 0,
+                ranks: 2,
+                ..
+            }
+        ),
+        "{e:#?}"
+    );
+    assert!(took < std::time::Duration::from_secs(30), "{took:?}");
+    assert!(device.sync().is_err(), "the device is lost after it");
 }
 
 #[test]

@@ -193,8 +193,18 @@ fn data_moves_between_devices_through_the_host() {
         }
         buffer = device.copy_from(&buffer).unwrap();
         assert_eq!(buffer.backend(), device.backend());
+        // Into a buffer that exists (host memory between backends).
+        let mut into = device.zeros::<f32>(data.len()).unwrap();
+        into.copy_from(&buffer).unwrap();
+        assert!(into.read().unwrap() == data);
     }
     assert!(buffer.read().unwrap() == data);
+    let mut short = devices[0].zeros::<f32>(3).unwrap();
+    let e = short.copy_from(&buffer).unwrap_err().to_string();
+    assert!(
+        e.contains("copy_from got 300001 elements for a buffer of 3"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -70,7 +70,7 @@ impl Lost {
     /// (`common::runaway`).
     pub(crate) fn set(&self, error: Error) -> Error {
         #[cfg(any(feature = "wgpu", feature = "ash", feature = "cuda"))]
-        if matches!(error, Error::Timeout { .. }) {
+        if matches!(error, Error::Timeout { .. } | Error::Collective { .. }) {
             super::runaway::exit_without_driver_handlers();
         }
         let _ = self.0.set(error);

@@ -121,6 +121,9 @@ pub(crate) struct CudaDevice {
     /// Whether a loaded module is a checked build's (has a fault record): launches and
     /// waits of release modules skip the checked launches' work.
     checked: AtomicBool,
+    /// The NCCL communicators on this device (`Collective`) and its rank among each's: a
+    /// wait ends with their error, and aborts them when it times out (`nccl::Shared`).
+    collectives: Mutex<Vec<(std::sync::Weak<nccl::Shared>, usize)>>,
 }
 
 /// The errors after which a CUDA context is unusable (the driver's "sticky" errors): the
@@ -280,6 +283,7 @@ impl Api for CudaDevice {
             lost: Arc::default(),
             last_kernel: Mutex::new("(none launched yet)"),
             checked: AtomicBool::new(false),
+            collectives: Mutex::default(),
         })
     }
 
@@ -330,6 +334,15 @@ impl Api for CudaDevice {
         // the copy is the source word for word.
         let _ = bytes;
         Some(peer::copy(self, from, src))
+    }
+
+    fn copy_between(
+        &self,
+        from: &Self,
+        src: &CudaMemory,
+        dst: &mut CudaMemory,
+    ) -> Option<Result<(), Error>> {
+        Some(peer::copy_into(self, from, src, dst))
     }
 
     /// A new buffer holding `data`.
@@ -566,8 +579,14 @@ impl CudaDevice {
             if done()? {
                 return Ok(());
             }
+            if let Some(e) = self.collective_failure(None) {
+                return Err(self.lost.set(e));
+            }
             if let Some(limit) = self.timeout {
                 if started.elapsed() >= limit {
+                    if let Some(e) = self.collective_failure(Some(limit)) {
+                        return Err(self.lost.set(e));
+                    }
                     let kernel = *self.last_kernel.lock().unwrap_or_else(|p| p.into_inner());
                     return Err(self.lost.set(Error::timeout(BACKEND, kernel, limit)));
                 }
@@ -575,6 +594,38 @@ impl CudaDevice {
             std::thread::sleep(pause);
             pause = (pause * 2).min(std::time::Duration::from_millis(1));
         }
+    }
+
+    /// Watches `shared`'s communicator `local` in this device's waits.
+    pub(crate) fn watch(&self, shared: std::sync::Weak<nccl::Shared>, local: usize) {
+        let mut watched = self.collectives.lock().unwrap_or_else(|e| e.into_inner());
+        watched.retain(|(s, _)| s.strong_count() > 0);
+        watched.push((shared, local));
+    }
+
+    /// An error of the NCCL communicators on this device: one NCCL reported, or, when the
+    /// wait ran out of time (`timed_out`), all of them aborted so that their kernels end
+    /// (a collective waits for ever for a rank that died).
+    fn collective_failure(&self, timed_out: Option<std::time::Duration>) -> Option<Error> {
+        let watched = self.collectives.lock().unwrap_or_else(|e| e.into_inner());
+        let live = watched
+            .iter()
+            .filter_map(|(s, local)| Some((s.upgrade()?, *local)));
+        let mut found = None;
+        for (shared, local) in live {
+            let failed = match timed_out {
+                None => shared.failure(local),
+                Some(limit) => Some(shared.abort(
+                    local,
+                    format!(
+                        "it did not finish within {} ms (the launch timeout)",
+                        limit.as_millis()
+                    ),
+                )),
+            };
+            found = found.or(failed);
+        }
+        found
     }
 
     /// A checked module's fault (`fault.rs`), after a wait: `Error::OutOfRange` naming the

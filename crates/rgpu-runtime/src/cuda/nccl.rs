@@ -5,7 +5,7 @@
 //! the launches queued there, and returns without waiting (a read of a buffer waits).
 
 use std::ffi::c_void;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bytemuck::Pod;
 use cudarc::driver::{DevicePtr, DevicePtrMut};
@@ -14,23 +14,104 @@ use cudarc::nccl::{result, sys};
 use super::{CudaDevice, CudaMemory, BACKEND};
 use crate::api::MemoryOf;
 use crate::buffer::Buffer;
-use crate::collective::{ElementKind, ReduceOp, Reducible};
+use crate::collective::{ElementKind, ReduceOp, Reducible, Transfer};
 use crate::device::Device;
 use crate::error::Error;
 use crate::registry::DeviceKind;
 
+/// One `ncclSend` or `ncclRecv`: `bytes` bytes at `ptr` on this process's rank `rank`'s
+/// device, with global rank `peer`.
+struct P2p {
+    rank: usize,
+    ptr: u64,
+    bytes: usize,
+    peer: usize,
+    send: bool,
+}
+
 /// One NCCL communicator per device, in rank order.
 pub(crate) struct Comms {
-    comms: Vec<sys::ncclComm_t>,
+    shared: Arc<Shared>,
     version: i32,
     /// NCCL's communicators are used by one thread at a time.
     busy: Mutex<()>,
 }
 
-// SAFETY: a communicator may be used from any thread, one at a time (`busy`).
-unsafe impl Send for Comms {}
-// SAFETY: as above: every use holds `busy`.
-unsafe impl Sync for Comms {}
+/// The communicators, and what the devices' waits ask of them (`CudaDevice::wait` holds a
+/// `Weak` of it): whether NCCL reported an error, and aborting them when a wait runs out of
+/// time, so that NCCL's kernels waiting for a rank that died end (`ncclCommAbort`).
+pub(crate) struct Shared {
+    comms: Vec<sys::ncclComm_t>,
+    /// The global rank of `comms[0]`, and the job's size.
+    first: usize,
+    ranks: usize,
+    /// Set once the communicators are aborted: the error every later call returns.
+    aborted: OnceLock<Error>,
+}
+
+// SAFETY: a communicator is used by one thread at a time (`Comms::busy`), except
+// `ncclCommGetAsyncError` and `ncclCommAbort`, which NCCL lets any thread call at any time.
+unsafe impl Send for Shared {}
+// SAFETY: as above.
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    /// The error NCCL reported on any communicator (its asynchronous error), after
+    /// aborting them all; or the abort's error if it came before. `local`: the rank in this
+    /// process whose device waits.
+    pub(crate) fn failure(&self, local: usize) -> Option<Error> {
+        if let Some(e) = self.aborted.get() {
+            return Some(e.clone());
+        }
+        for &comm in &self.comms {
+            let mut state = sys::ncclResult_t::ncclSuccess;
+            // SAFETY: a live communicator (not aborted: checked above); NCCL allows this
+            // call from any thread.
+            unsafe { sys::ncclCommGetAsyncError(comm, &mut state) };
+            if !matches!(
+                state,
+                sys::ncclResult_t::ncclSuccess | sys::ncclResult_t::ncclInProgress
+            ) {
+                // SAFETY: as above.
+                let text = unsafe { sys::ncclGetLastError(comm) };
+                let text = if text.is_null() {
+                    String::new()
+                } else {
+                    // SAFETY: NCCL's NUL-terminated message.
+                    unsafe { std::ffi::CStr::from_ptr(text) }
+                        .to_string_lossy()
+                        .into_owned()
+                };
+                let reason = format!("NCCL reported {state:?}: {}", text.trim());
+                return Some(self.abort(local, reason));
+            }
+        }
+        None
+    }
+
+    /// Aborts the communicators (once) because of `reason`: the error naming rank `local`
+    /// of this process.
+    pub(crate) fn abort(&self, local: usize, reason: String) -> Error {
+        let error = Error::Collective {
+            rank: self.first + local,
+            ranks: self.ranks,
+            reason,
+        };
+        let mut first = false;
+        let kept = self.aborted.get_or_init(|| {
+            first = true;
+            error
+        });
+        if first {
+            for &comm in &self.comms {
+                // SAFETY: made by NCCL, aborted once (the `OnceLock`); never destroyed
+                // after (`Comms::drop`).
+                let _ = unsafe { result::comm_abort(comm) };
+            }
+        }
+        kept.clone()
+    }
+}
 
 fn cuda(device: &Device) -> &CudaDevice {
     match &device.inner.kind {
@@ -163,7 +244,7 @@ impl Comms {
                 return Err(Error::timeout(BACKEND, "Collective::join", limit));
             }
         };
-        Comms::made(vec![comm])
+        Comms::made(vec![comm], rank, ranks, std::slice::from_ref(device))
     }
 
     pub(crate) fn new(devices: &[Device]) -> Result<Comms, Error> {
@@ -191,17 +272,31 @@ impl Comms {
             result::comm_init_all(comms.as_mut_ptr(), ordinals.len() as i32, ordinals.as_ptr())
         }
         .map_err(|e| failed("ncclCommInitAll", e))?;
-        Comms::made(comms)
+        Comms::made(comms, 0, devices.len(), devices)
     }
 
-    /// `comms`, just made, with the library's version.
-    fn made(comms: Vec<sys::ncclComm_t>) -> Result<Comms, Error> {
-        let made = Comms {
+    /// `comms` (rank `first` on, of a job of `ranks`), just made, with the library's version;
+    /// each of `devices` watches its communicator's state in its waits.
+    fn made(
+        comms: Vec<sys::ncclComm_t>,
+        first: usize,
+        ranks: usize,
+        devices: &[Device],
+    ) -> Result<Comms, Error> {
+        let shared = Arc::new(Shared {
             comms,
+            first,
+            ranks,
+            aborted: OnceLock::new(),
+        });
+        for (local, device) in devices.iter().enumerate() {
+            cuda(device).watch(Arc::downgrade(&shared), local);
+        }
+        let mut made = Comms {
+            shared,
             version: 0,
             busy: Mutex::new(()),
         };
-        let mut made = made;
         // (Made first: a failed version call still destroys the communicators.)
         made.version = result::get_nccl_version().map_err(|e| failed("ncclGetVersion", e))?;
         Ok(made)
@@ -211,6 +306,30 @@ impl Comms {
     pub(crate) fn name(&self) -> String {
         let v = self.version;
         format!("NCCL {}.{}.{}", v / 10000, v / 100 % 100, v % 100)
+    }
+
+    /// Runs `calls` (NCCL's enqueue calls; the first error they met) inside one NCCL group,
+    /// one thread at a time, on devices not lost.
+    fn grouped(
+        &self,
+        devices: &[Device],
+        what: &str,
+        calls: impl FnOnce() -> Option<result::NcclError>,
+    ) -> Result<(), Error> {
+        let _busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
+        for device in devices {
+            cuda(device).lost.check()?;
+        }
+        if let Some(e) = self.shared.aborted.get() {
+            return Err(e.clone());
+        }
+        result::group_start().map_err(|e| failed("ncclGroupStart", e))?;
+        let first_error = calls();
+        let ended = result::group_end();
+        match (first_error, ended) {
+            (Some(e), _) | (None, Err(e)) => Err(failed(what, e)),
+            _ => Ok(()),
+        }
     }
 
     /// Queues `call(rank, device, comm, stream)` for every rank inside one NCCL group.
@@ -225,24 +344,126 @@ impl Comms {
             sys::cudaStream_t,
         ) -> Result<(), result::NcclError>,
     ) -> Result<(), Error> {
-        let _busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
-        for device in devices {
-            cuda(device).lost.check()?;
+        self.grouped(devices, what, || {
+            let mut first_error = None;
+            for (rank, device) in devices.iter().enumerate() {
+                let d = cuda(device);
+                let stream = d.stream.cu_stream() as sys::cudaStream_t;
+                if let Err(e) = call(rank, d, self.shared.comms[rank], stream) {
+                    first_error.get_or_insert(e);
+                }
+            }
+            first_error
+        })
+    }
+
+    /// `ncclSend`/`ncclRecv` for every transfer (`local[i]`: transfer i's rank in this
+    /// process), as bytes, in one group.
+    pub(crate) fn send_recv<T: Pod>(
+        &self,
+        devices: &[Device],
+        transfers: &mut [Transfer<'_, T>],
+        local: &[usize],
+    ) -> Result<(), Error> {
+        let size = std::mem::size_of::<T>();
+        let mut ops = Vec::with_capacity(transfers.len());
+        let mut held = Vec::with_capacity(transfers.len());
+        for (transfer, &rank) in transfers.iter_mut().zip(local) {
+            let stream = &cuda(&devices[rank]).stream;
+            let (ptr, guard, range, peer, send) = match transfer {
+                Transfer::Send { buffer, range, to } => {
+                    let (p, g) = memory(buffer).slice.device_ptr(stream);
+                    (p, g, range.clone(), *to, true)
+                }
+                Transfer::Recv {
+                    buffer,
+                    range,
+                    from,
+                } => {
+                    let (p, g) = memory_mut(buffer).slice.device_ptr_mut(stream);
+                    (p, g, range.clone(), *from, false)
+                }
+            };
+            held.push(guard);
+            ops.push(P2p {
+                rank,
+                ptr: ptr + (range.start * size) as u64,
+                bytes: range.len() * size,
+                peer,
+                send,
+            });
         }
-        result::group_start().map_err(|e| failed("ncclGroupStart", e))?;
-        let mut first_error = None;
-        for (rank, device) in devices.iter().enumerate() {
-            let d = cuda(device);
-            let stream = d.stream.cu_stream() as sys::cudaStream_t;
-            if let Err(e) = call(rank, d, self.comms[rank], stream) {
-                first_error.get_or_insert(e);
+        self.p2p(devices, &ops)
+    }
+
+    /// Rank r's `inputs` part for rank q (`counts[r][q]` elements, parts in rank order) to
+    /// rank q's `outputs`, packed in rank order: one send and one receive per pair of ranks,
+    /// in one group. `first`: the global rank of this process's first device.
+    pub(crate) fn all_to_all<T: Pod>(
+        &self,
+        devices: &[Device],
+        inputs: &[Buffer<T>],
+        counts: &[Vec<usize>],
+        outputs: &mut [Buffer<T>],
+        first: usize,
+    ) -> Result<(), Error> {
+        let size = std::mem::size_of::<T>();
+        let mut ops = Vec::with_capacity(2 * counts.len() * devices.len());
+        let mut held = Vec::with_capacity(2 * devices.len());
+        for (rank, (input, output)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
+            let stream = &cuda(&devices[rank]).stream;
+            let me = first + rank;
+            let (sent, g) = memory(input).slice.device_ptr(stream);
+            held.push(g);
+            let (got, g) = memory_mut(output).slice.device_ptr_mut(stream);
+            held.push(g);
+            let (mut at_sent, mut at_got) = (0usize, 0usize);
+            for (peer, row) in counts.iter().enumerate() {
+                let (out, inn) = (counts[me][peer], row[me]);
+                ops.push(P2p {
+                    rank,
+                    ptr: sent + (at_sent * size) as u64,
+                    bytes: out * size,
+                    peer,
+                    send: true,
+                });
+                ops.push(P2p {
+                    rank,
+                    ptr: got + (at_got * size) as u64,
+                    bytes: inn * size,
+                    peer,
+                    send: false,
+                });
+                at_sent += out;
+                at_got += inn;
             }
         }
-        let ended = result::group_end();
-        match (first_error, ended) {
-            (Some(e), _) | (None, Err(e)) => Err(failed(what, e)),
-            _ => Ok(()),
-        }
+        self.p2p(devices, &ops)
+    }
+
+    /// Every op's `ncclSend` or `ncclRecv` (as bytes) in one group.
+    fn p2p(&self, devices: &[Device], ops: &[P2p]) -> Result<(), Error> {
+        let bytes = sys::ncclDataType_t::ncclUint8;
+        self.grouped(devices, "ncclSend/ncclRecv", || {
+            let mut first_error = None;
+            for op in ops {
+                let stream = cuda(&devices[op.rank]).stream.cu_stream() as sys::cudaStream_t;
+                let (comm, peer) = (self.shared.comms[op.rank], op.peer as i32);
+                // SAFETY: `ptr` and `bytes` lie inside a buffer of this rank's device
+                // (checked by `Collective`), borrowed for the whole call.
+                let done = unsafe {
+                    if op.send {
+                        result::send(op.ptr as *const c_void, op.bytes, bytes, peer, comm, stream)
+                    } else {
+                        result::recv(op.ptr as *mut c_void, op.bytes, bytes, peer, comm, stream)
+                    }
+                };
+                if let Err(e) = done {
+                    first_error.get_or_insert(e);
+                }
+            }
+            first_error
+        })
     }
 
     pub(crate) fn all_reduce<T: Reducible>(
@@ -338,9 +559,12 @@ impl Comms {
 
 impl Drop for Comms {
     fn drop(&mut self) {
-        for &comm in &self.comms {
-            // SAFETY: made by ncclCommInitAll, destroyed once, here. Errors have nobody to
-            // go to.
+        if self.shared.aborted.get().is_some() {
+            return; // `ncclCommAbort` freed them
+        }
+        for &comm in &self.shared.comms {
+            // SAFETY: made by NCCL, destroyed once, here (not aborted: checked above).
+            // Errors have nobody to go to.
             let _ = unsafe { result::comm_destroy(comm) };
         }
     }
