@@ -11,17 +11,15 @@
 //! 2. each device moves its shard's keys into buckets (bucket = the number of splitters
 //!    below the key, `prim_bucket`) with one stable radix pass over the bucket words (the
 //!    sort's own kernels), and the `p x p` bucket sizes are read back;
-//! 3. bucket `j` of every shard goes to device `j`, in rank order: `p` rounds of
-//!    [`Collective`] transfers, round `k` sending each device's bucket for rank `(i + k) %
-//!    p` (NCCL send/recv over CUDA devices, through host memory otherwise);
+//! 3. bucket `j` of every shard goes to device `j`, in rank order: one
+//!    [`Collective::all_to_all`] (one NCCL group of sends and receives over CUDA devices,
+//!    through host memory otherwise);
 //! 4. each device sorts what it received with the single-device sort ([`Primitives`]).
 //!
 //! Keys equal to a splitter all go to one bucket: the result is exact whatever the keys, but
 //! many equal keys make one device's share larger (all keys equal: one device gets all).
 
-use std::collections::{HashMap, VecDeque};
 use std::format;
-use std::ops::Range;
 use std::string::String;
 use std::vec;
 use std::vec::Vec;
@@ -47,21 +45,6 @@ pub struct Multi {
     devices: Vec<Device>,
     collective: Collective,
     primitives: Vec<Primitives>,
-}
-
-/// One transfer of a [`Collective`] exchange: `range` of `buffer` to rank `to`, or into
-/// `range` of `buffer` from rank `from` (the shape of `Collective::send_recv`'s).
-enum Transfer<'a, T: Pod> {
-    Send {
-        buffer: &'a Buffer<T>,
-        range: Range<usize>,
-        to: usize,
-    },
-    Recv {
-        buffer: &'a mut Buffer<T>,
-        range: Range<usize>,
-        from: usize,
-    },
 }
 
 /// A shard's keys as the partition reads them.
@@ -253,14 +236,11 @@ impl Multi {
             check_len(SORT, len)?;
             received.push(device.zeros::<K>(len)?);
         }
-        match width {
-            1 => self.exchange(
-                &words_of(&parts)?,
-                &mut words_of_mut(&mut received)?,
-                &counts,
-            )?,
-            _ => self.exchange(&wide_of(&parts)?, &mut wide_of_mut(&mut received)?, &counts)?,
-        }
+        let counts: Vec<Vec<usize>> = counts
+            .iter()
+            .map(|row| row.iter().map(|&c| c as usize).collect())
+            .collect();
+        self.collective.all_to_all(&parts, &counts, &mut received)?;
         drop(parts);
         // 4. Each device's keys sorted.
         for (primitives, keys) in self.primitives.iter_mut().zip(&mut received) {
@@ -322,99 +302,6 @@ impl Multi {
             samples.extend(keys.chunks(w).map(|key| (ordered(key, map), weight)));
         }
         Ok(samples)
-    }
-
-    /// Bucket `j` of each device's `parts` (its `counts[i][j]` keys, after its earlier
-    /// buckets) into `received[j]`, after the buckets of lower ranks: `p` rounds, round `k`
-    /// from each rank `i` to rank `(i + k) % p`, so each receiving buffer is taken once a
-    /// round.
-    fn exchange<W: Pod>(
-        &self,
-        parts: &[&Buffer<W>],
-        received: &mut [&mut Buffer<W>],
-        counts: &[Vec<u32>],
-    ) -> Result<(), Error> {
-        let p = parts.len();
-        // Where bucket j starts in part i, and where part i's bucket j goes in received[j].
-        let start =
-            |i: usize, j: usize| -> usize { counts[i][..j].iter().map(|&c| c as usize).sum() };
-        let at = |i: usize, j: usize| -> usize { counts[..i].iter().map(|c| c[j] as usize).sum() };
-        for k in 0..p {
-            let mut transfers = Vec::with_capacity(2 * p);
-            for (i, part) in parts.iter().enumerate() {
-                let j = (i + k) % p;
-                let len = counts[i][j] as usize;
-                if len > 0 {
-                    let from = start(i, j);
-                    transfers.push(Transfer::Send {
-                        buffer: *part,
-                        range: from..from + len,
-                        to: j,
-                    });
-                }
-            }
-            for (j, buffer) in received.iter_mut().enumerate() {
-                let i = (j + p - k) % p;
-                let len = counts[i][j] as usize;
-                if len > 0 {
-                    let to = at(i, j);
-                    transfers.push(Transfer::Recv {
-                        buffer: &mut **buffer,
-                        range: to..to + len,
-                        from: i,
-                    });
-                }
-            }
-            self.send_recv(&mut transfers)?;
-        }
-        Ok(())
-    }
-
-    /// `Collective::send_recv`'s contract on the host path: the k-th send from rank r to
-    /// rank q pairs with the k-th receive on q from r.
-    fn send_recv<T: Pod>(&self, transfers: &mut [Transfer<'_, T>]) -> Result<(), Error> {
-        let _ = &self.collective;
-        let rank_of = |buffer: &Buffer<T>| -> Result<usize, Error> {
-            self.devices
-                .iter()
-                .position(|d| d.owns(buffer))
-                .ok_or_else(|| argument(SORT, "transfers", "a buffer of no rank's device".into()))
-        };
-        let mut sent: HashMap<(usize, usize), VecDeque<Vec<T>>> = HashMap::new();
-        for transfer in transfers.iter() {
-            if let Transfer::Send { buffer, range, to } = transfer {
-                let data = buffer.read_range(range.clone())?;
-                sent.entry((rank_of(buffer)?, *to))
-                    .or_default()
-                    .push_back(data);
-            }
-        }
-        for transfer in transfers.iter_mut() {
-            if let Transfer::Recv {
-                buffer,
-                range,
-                from,
-            } = transfer
-            {
-                let to = rank_of(buffer)?;
-                let data = sent
-                    .get_mut(&(*from, to))
-                    .and_then(VecDeque::pop_front)
-                    .filter(|data| data.len() == range.len())
-                    .ok_or_else(|| {
-                        argument(
-                            SORT,
-                            "transfers",
-                            format!(
-                                "no send of {} elements from rank {from} to {to}",
-                                range.len()
-                            ),
-                        )
-                    })?;
-                buffer.write_at(range.start, &data)?;
-            }
-        }
-        Ok(())
     }
 
     /// The reduction of every shard's keys together ([`Reduction`]): each device reduces
@@ -593,20 +480,4 @@ fn partition_host(
         next[b as usize] += 1;
     }
     counts
-}
-
-fn words_of<K: Pod>(buffers: &[Buffer<K>]) -> Result<Vec<&Buffer<u32>>, Error> {
-    buffers.iter().map(|b| b.cast::<u32>()).collect()
-}
-
-fn words_of_mut<K: Pod>(buffers: &mut [Buffer<K>]) -> Result<Vec<&mut Buffer<u32>>, Error> {
-    buffers.iter_mut().map(|b| b.cast_mut::<u32>()).collect()
-}
-
-fn wide_of<K: Pod>(buffers: &[Buffer<K>]) -> Result<Vec<&Buffer<f64>>, Error> {
-    buffers.iter().map(|b| b.cast::<f64>()).collect()
-}
-
-fn wide_of_mut<K: Pod>(buffers: &mut [Buffer<K>]) -> Result<Vec<&mut Buffer<f64>>, Error> {
-    buffers.iter_mut().map(|b| b.cast_mut::<f64>()).collect()
 }
