@@ -9,6 +9,8 @@
 //! (`EXAMPLE=multigpu_bench benchmarks/primitives_pack.sh` makes one). Environment:
 //!   BENCH_BACKENDS=cuda      BENCH_SIZES=24,26 (powers of two)   BENCH_DEVICES=1,2,4
 //!   BENCH_OPS=sort_u32,sort_f32,sort_u64                        BENCH_RUNS=10
+//!   BENCH_OPENINGS=N: N openings of the backend's first device instead of its devices
+//!   (the multi-device path on one GPU, or on lavapipe, for a test; not a measurement)
 //! Lines: `devices backend=B count=N engine=E` (what moves the keys: NCCL or host memory),
 //! then per (op, size): `bench backend=B op=single_O n=2^P devices=1 ms=MEDIAN min=MIN
 //! max=MAX spread=PCT` for the single-device sort and `bench backend=B op=multi_O n=2^P
@@ -123,11 +125,10 @@ fn check<K: Keys>(what: &str, got: &[K], want: &[K]) {
         && got
             .par_iter()
             .zip(want.par_iter())
-            .all(|(a, b)| bytemuck::bytes_of(a) == bytemuck::bytes_of(b));
+            .all(|(a, b)| a.rank() == b.rank()); // bits: the rank is one-to-one
     println!("check {what} {}", if same { "ok" } else { "FAILED" });
 }
 
-#[allow(clippy::too_many_arguments)]
 fn bench<K: Keys>(
     backend: &str,
     op: &str,
@@ -230,6 +231,19 @@ fn main() {
                 println!("skip backend={name}: {e}");
                 continue;
             }
+        };
+        let devices = match var("BENCH_OPENINGS", "").parse::<usize>() {
+            Ok(n) => match (0..n)
+                .map(|_| Device::open_on(backend, devices[0].info().index))
+                .collect::<Result<Vec<_>, _>>()
+            {
+                Ok(openings) => openings,
+                Err(e) => {
+                    println!("skip backend={name}: {e}");
+                    continue;
+                }
+            },
+            Err(_) => devices,
         };
         for (i, d) in devices.iter().enumerate() {
             println!("device backend={name} rank={i}: {}", d.description());
