@@ -8,6 +8,9 @@
 #
 #   benchmarks/primitives_pack.sh [OUT]        # default OUT: target/primitives-bench
 #   BACKENDS=cpu benchmarks/primitives_pack.sh  # the cpu rows only (no GPU toolchain)
+#   EXAMPLE=multigpu_bench BACKENDS=cuda,ash PACK=DIR benchmarks/primitives_pack.sh OUT
+#       # the multi-device sort's benchmark instead (benchmarks/multigpu_bench.rs), packed
+#       # in DIR (default OUT/pack) with benchmarks/multigpu_run.sh as its run.sh
 #
 # On the GPU machine: `cd pack && ./run.sh [SIZES]` (SIZES: powers of two, default
 # 16,18,20,22,24,26) prints every `bench ...` line: rgpu on cuda, ash, wgpu, then CUB
@@ -21,6 +24,8 @@ OUT=$(mkdir -p "${1:-$REPO/target/primitives-bench}" && cd "${1:-$REPO/target/pr
 BACKENDS=${BACKENDS:-cuda,wgpu,ash}
 ARCH=${ARCH:-sm_90}
 RGPU=${RGPU:-rgpu}
+EXAMPLE=${EXAMPLE:-primitives_bench}
+PACK=$(mkdir -p "${PACK:-$OUT/pack}" && cd "${PACK:-$OUT/pack}" && pwd)
 WS=$OUT/primbench
 VERSION=$(python3 -c "import sys; sys.path.insert(0, '$REPO'); import rgpu; print(rgpu.__version__)")
 
@@ -63,17 +68,22 @@ EOF
 fi
 # The workspace's vendored crates are this checkout's, also when it was made by an earlier run.
 "$RGPU" vendor -C "$WS" -q
-cp "$REPO/benchmarks/primitives_bench.rs" "$WS/examples/primitives_bench.rs"
+cp "$REPO/benchmarks/$EXAMPLE.rs" "$WS/examples/$EXAMPLE.rs"
 if [ "$BACKENDS" != cpu ]; then
   "$RGPU" build -C "$WS" --backend "$BACKENDS" --arch "$ARCH" --yes
 fi
 FEATURES=$(echo "$BACKENDS" | tr ',' '\n' | { grep -v '^cpu$' || true; } | paste -sd, -)
 TARGET=$(cd "$WS" && cargo metadata --format-version 1 --no-deps | python3 -c "import json, sys; print(json.load(sys.stdin)['target_directory'])")
-(cd "$WS" && cargo build --release --example primitives_bench ${FEATURES:+--features "$FEATURES"})
-mkdir -p "$OUT/pack"
-cp "$TARGET/release/examples/primitives_bench" "$REPO/benchmarks/primitives_cub.cu" \
-  "$REPO/benchmarks/primitives_cupy.py" "$OUT/pack/"
-cat > "$OUT/pack/run.sh" <<'EOF'
+(cd "$WS" && cargo build --release --example "$EXAMPLE" ${FEATURES:+--features "$FEATURES"})
+cp "$TARGET/release/examples/$EXAMPLE" "$PACK/"
+if [ "$EXAMPLE" != primitives_bench ]; then
+  cp "$REPO/benchmarks/${EXAMPLE%_bench}_run.sh" "$PACK/run.sh"
+  chmod +x "$PACK/run.sh"
+  echo "packed: $PACK ($(ls "$PACK" | tr '\n' ' '))"
+  exit 0
+fi
+cp "$REPO/benchmarks/primitives_cub.cu" "$REPO/benchmarks/primitives_cupy.py" "$PACK/"
+cat > "$PACK/run.sh" <<'EOF'
 #!/usr/bin/env bash
 # rgpu-primitives against CUB on this GPU: rgpu on each backend, then CUB (nvcc), then CuPy.
 set -uo pipefail
@@ -110,5 +120,5 @@ else
 fi
 python3 primitives_cupy.py ${SIZES//,/ }
 EOF
-chmod +x "$OUT/pack/run.sh"
-echo "packed: $OUT/pack ($(ls "$OUT/pack" | tr '\n' ' '))"
+chmod +x "$PACK/run.sh"
+echo "packed: $PACK ($(ls "$PACK" | tr '\n' ' '))"

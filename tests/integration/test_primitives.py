@@ -86,10 +86,17 @@ def primws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return ws
 
 
+def passed(stderr: str, backend: str) -> set[str]:
+    """The checks `rgpu test` says passed on `backend` (its `passed  BACKEND: a, b` line)."""
+    found = re.search(rf"passed  {backend}: (.*)", stderr)
+    return set(found.group(1).split(", ")) if found else set()
+
+
 def test_on_the_cpu_every_primitive_and_library_kernel_matches_plain_rust(primws: Path) -> None:
     run_rgpu("build", "-C", str(primws), "--backend", "cpu")
     proc = run_rgpu("test", "-C", str(primws), "--backend", "cpu")
-    assert "passed  cpu: primitives" in proc.stderr, proc.stdout + proc.stderr[-3000:]
+    # "multi": the multi-device sort and reductions over two openings of the device.
+    assert {"primitives", "multi"} <= passed(proc.stderr, "cpu"), proc.stdout + proc.stderr[-3000:]
     run = run_rgpu("run", "-C", str(primws), "--backend", "cpu", "--", "--quick")
     assert "all checks passed" in run.stdout, run.stderr[-3000:]
 
@@ -119,7 +126,9 @@ def test_on_lavapipe_every_primitive_matches_plain_rust_through_wgpu_and_ash(bui
     env = {**LAVAPIPE, "RGPU_REQUIRE_BACKENDS": "wgpu,ash"}
     proc = run_rgpu("test", "-C", str(built), "--backend", "wgpu", "--backend", "ash", env=env)
     for backend in ("wgpu", "ash"):
-        assert f"passed  {backend}: primitives" in proc.stderr, proc.stdout + proc.stderr[-3000:]
+        assert {"primitives", "multi"} <= passed(proc.stderr, backend), (
+            proc.stdout + proc.stderr[-3000:]
+        )
 
 
 def test_through_naga_the_primitives_match_too(built: Path) -> None:

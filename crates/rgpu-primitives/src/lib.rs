@@ -23,6 +23,7 @@ pub mod group;
 pub mod histogram;
 pub mod key;
 pub mod onesweep;
+pub mod partition;
 pub mod radix;
 pub mod reduce;
 pub mod scan;

@@ -202,6 +202,17 @@ impl Device {
         self.upload(&buffer.read()?)
     }
 
+    /// Whether `buffer` belongs to this device: made by it or a clone of it (two `open`s
+    /// of one GPU are two devices, each owning its own buffers).
+    pub fn owns<T: Pod>(&self, buffer: &Buffer<T>) -> bool {
+        buffer.raw.device.id == self.inner.id
+    }
+
+    /// Whether `other` is this device (a clone of it), not another opening.
+    pub fn is(&self, other: &Device) -> bool {
+        self.inner.id == other.inner.id
+    }
+
     /// How `copy_from` moves a buffer of `from` to this device: `CopyPath::SameDevice`,
     /// `Peer` or `DriverStaged` between CUDA devices, else `Host`.
     pub fn copy_path(&self, from: &Device) -> CopyPath {
@@ -513,6 +524,17 @@ mod tests {
     #[test]
     fn devices_cross_threads() {
         send_sync::<Device>();
+    }
+
+    #[test]
+    fn a_device_owns_its_buffers_and_is_its_clones() {
+        let (a, b) = (
+            Device::open(Backend::Cpu).unwrap(),
+            Device::open(Backend::Cpu).unwrap(),
+        );
+        let buffer = a.zeros::<u32>(3).unwrap();
+        assert!(a.owns(&buffer) && a.clone().owns(&buffer) && !b.owns(&buffer));
+        assert!(a.is(&a.clone()) && !a.is(&b));
     }
 
     #[test]

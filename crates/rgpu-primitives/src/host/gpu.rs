@@ -15,6 +15,7 @@ use crate::onesweep::{
     fallbacks, head_len, look_len, prim_radix_histograms, prim_radix_onesweep,
     prim_radix_onesweep_pairs, OnesweepParams,
 };
+use crate::partition::{prim_bucket, prim_bucket_wide, prim_sample, BucketParams, SampleParams};
 use crate::radix::{
     counts_len, prim_radix_downsweep, prim_radix_downsweep_pairs, prim_radix_scan,
     prim_radix_upsweep, RadixParams, PASSES, RADIX, RADIX_BITS,
@@ -278,7 +279,10 @@ fn onesweep(
             }
             Some(Moving { values, .. }) => {
                 if wide {
-                    let high = OnesweepParams { pass: PASSES, ..first };
+                    let high = OnesweepParams {
+                        pass: PASSES,
+                        ..first
+                    };
                     l.run("prim_radix_histograms", &mut |d| {
                         prim_radix_histograms(d, groups, high, values, &mut head, &mut look)
                     })?;
@@ -476,6 +480,159 @@ pub fn sort_pairs_words(
     s.give("radix values", alt_values);
     t.give(s);
     result
+}
+
+/// An evenly spaced sample of `keys` (`width` words each, `len` keys): `count` keys,
+/// key `first + i * step` for `i < count`, as `width * count` words in a new buffer. Queued;
+/// read it when every device's is queued.
+pub fn sample(
+    s: &mut Scratch,
+    keys: &Buffer<u32>,
+    width: u32,
+    params: SampleParams,
+    count: u32,
+) -> Result<Buffer<u32>, Error> {
+    let mut out = s.device.zeros::<u32>((width * count) as usize)?;
+    if count > 0 {
+        s.launcher().run("prim_sample", &mut |d| {
+            prim_sample(d, width * count, params, keys, &mut out)
+        })?;
+    }
+    Ok(out)
+}
+
+/// A partition queued on a device: [`Partitioned::counts`] reads its buckets' sizes.
+pub struct Partitioned {
+    tables: Option<Tables>,
+    buckets: usize,
+}
+
+impl Partitioned {
+    /// How many keys went to each bucket (after the device's queued launches).
+    pub fn counts(self, s: &mut Scratch, len: usize) -> Result<Vec<u32>, Error> {
+        match self.tables {
+            None => {
+                let mut counts = std::vec![0; self.buckets];
+                counts[0] = len as u32;
+                Ok(counts)
+            }
+            Some(t) => {
+                let counts = t.totals.read_range(..self.buckets);
+                t.give(s);
+                counts
+            }
+        }
+    }
+}
+
+/// `u64` keys (`[low, high]` words) and their two words apart, for the partition.
+pub struct WideKeys<'a> {
+    pub keys: &'a Buffer<[u32; 2]>,
+    pub low: &'a Buffer<u32>,
+    pub high: &'a Buffer<u32>,
+}
+
+/// `low[i], high[i] = keys[i]` (queued): the words of `u64` keys apart.
+pub fn split(
+    s: &mut Scratch,
+    keys: &Buffer<[u32; 2]>,
+    low: &mut Buffer<u32>,
+    high: &mut Buffer<u32>,
+) -> Result<(), Error> {
+    let len = keys.len() as u32;
+    if len == 0 {
+        return Ok(());
+    }
+    s.launcher().run("prim_split", &mut |d| {
+        prim_split(d, len, keys, &mut *low, &mut *high)
+    })
+}
+
+/// Moves the key words `keys` into `out`, ordered by bucket (`prim_bucket`'s) and stably
+/// within one: one radix pass over the bucket words, each key moving along. Queued.
+pub fn partition(
+    s: &mut Scratch,
+    keys: &Buffer<u32>,
+    splitters: &Buffer<u32>,
+    params: BucketParams,
+    out: &mut Buffer<u32>,
+) -> Result<Partitioned, Error> {
+    let len = keys.len() as u32;
+    by_bucket(s, len, params, |l, pass, bucket, alt, t| {
+        l.run("prim_bucket", &mut |d| {
+            prim_bucket(d, len, params, keys, splitters, &mut *bucket)
+        })?;
+        pair_pass(l, pass, bucket, keys, alt, out, t)
+    })
+}
+
+/// [`partition`] of `u64` keys: `prim_bucket_wide`'s buckets, each word moved by the same
+/// (deterministic) pass, the two joined into `out`.
+pub fn partition_wide(
+    s: &mut Scratch,
+    keys: WideKeys<'_>,
+    splitters: &Buffer<u32>,
+    params: BucketParams,
+    out: &mut Buffer<[u32; 2]>,
+) -> Result<Partitioned, Error> {
+    let len = keys.keys.len() as u32;
+    let mut low = s.take("partition low", len as usize)?;
+    let mut high = s.take("partition high", len as usize)?;
+    let result = by_bucket(s, len, params, |l, pass, bucket, alt, t| {
+        l.run("prim_bucket_wide", &mut |d| {
+            prim_bucket_wide(d, len, params, keys.keys, splitters, &mut *bucket)
+        })?;
+        pair_pass(l, pass, bucket, keys.low, alt, &mut low, t)?;
+        pair_pass(l, pass, bucket, keys.high, alt, &mut high, t)?;
+        l.run("prim_join", &mut |d| {
+            prim_join(d, len, &low, &high, &mut *out)
+        })
+    });
+    s.give("partition low", low);
+    s.give("partition high", high);
+    result
+}
+
+/// The partitions' common part: `launch` gets the launcher, the pass over the bucket words,
+/// the bucket words' buffer, a second one for the pass and the pass's tables. `len` 0 or
+/// one bucket: nothing to order, and no launch.
+fn by_bucket(
+    s: &mut Scratch,
+    len: u32,
+    params: BucketParams,
+    launch: impl FnOnce(
+        &Launcher,
+        RadixParams,
+        &mut Buffer<u32>,
+        &mut Buffer<u32>,
+        &mut Tables,
+    ) -> Result<(), Error>,
+) -> Result<Partitioned, Error> {
+    let buckets = params.splitters as usize + 1;
+    if len == 0 {
+        return Ok(Partitioned {
+            tables: None,
+            buckets,
+        });
+    }
+    let l = s.launcher();
+    let mut bucket = s.take("partition buckets", len as usize)?;
+    let mut alt = s.take("radix keys", len as usize)?;
+    let mut t = Tables::take(s, len)?;
+    let pass = RadixParams::new(len, 0, KeyKind::U32, Order::Ascending, true, true);
+    let result = launch(&l, pass, &mut bucket, &mut alt, &mut t);
+    s.give("partition buckets", bucket);
+    s.give("radix keys", alt);
+    match result {
+        Ok(()) => Ok(Partitioned {
+            tables: Some(t),
+            buckets,
+        }),
+        Err(e) => {
+            t.give(s);
+            Err(e)
+        }
+    }
 }
 
 /// Sorts `u64` keys, each two words (`[low, high]`), in `wide`.

@@ -11,6 +11,7 @@
 mod cpu;
 mod data;
 mod gpu;
+pub mod multi;
 
 use std::string::String;
 use std::vec::Vec;
@@ -581,6 +582,9 @@ const _: () = assert!(RADIX_BITS == 8);
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod multi_tests;
 
 /// Sorts `keys` on `device` ([`Primitives::sort_keys`]).
 pub fn sort_keys<K: SortKey>(

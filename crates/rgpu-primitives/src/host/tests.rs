@@ -8,7 +8,7 @@ use std::vec::Vec;
 
 use super::*;
 
-fn random(seed: u64, n: usize) -> Vec<u64> {
+pub(super) fn random(seed: u64, n: usize) -> Vec<u64> {
     let mut state = seed;
     (0..n)
         .map(|_| {
