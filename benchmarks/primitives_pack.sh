@@ -8,9 +8,9 @@
 #
 #   benchmarks/primitives_pack.sh [OUT]        # default OUT: target/primitives-bench
 #   BACKENDS=cpu benchmarks/primitives_pack.sh  # the cpu rows only (no GPU toolchain)
-#   EXAMPLE=multigpu_bench BACKENDS=cuda,ash PACK=DIR benchmarks/primitives_pack.sh OUT
-#       # the multi-device sort's benchmark instead (benchmarks/multigpu_bench.rs), packed
-#       # in DIR (default OUT/pack) with benchmarks/multigpu_run.sh as its run.sh
+#   EXAMPLE=multi_device_sort_bench BACKENDS=cuda,ash PACK=DIR benchmarks/primitives_pack.sh OUT
+#       # the multi-device sort's benchmark instead (benchmarks/multi_device_sort_bench.rs), packed
+#       # in DIR (default OUT/pack) with benchmarks/multi_device_sort_run.sh as its run.sh
 #
 # On the GPU machine: `cd pack && ./run.sh [SIZES]` (SIZES: powers of two, default
 # 16,18,20,22,24,26) prints every `bench ...` line: rgpu on cuda, ash, wgpu, then CUB

@@ -6,7 +6,7 @@
 //! result is checked against a host sort of the keys (the first run's).
 //!
 //! Built as an example of a workspace whose kernel crate depends on rgpu-primitives
-//! (`EXAMPLE=multigpu_bench benchmarks/primitives_pack.sh` makes one). Environment:
+//! (`EXAMPLE=multi_device_sort_bench benchmarks/primitives_pack.sh` makes one). Environment:
 //!   BENCH_BACKENDS=cuda      BENCH_SIZES=24,26 (powers of two)   BENCH_DEVICES=1,2,4
 //!   BENCH_OPS=sort_u32,sort_f32,sort_u64                        BENCH_RUNS=10
 //!   BENCH_OPENINGS=N: N openings of the backend's first device instead of its devices
