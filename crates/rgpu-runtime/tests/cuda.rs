@@ -641,6 +641,11 @@ fn a_job_of_two_processes_and_a_rank_that_dies() {
         .unwrap();
     let shared = |e: Error| {
         let text = e.to_string();
+        assert!(matches!(e, Error::Config { .. }), "{text}");
+        assert!(
+            text.contains(&format!("rank {rank} of 2 could not join the job")),
+            "{text}"
+        );
         assert!(text.contains("ncclInvalidUsage"), "{text}");
         assert!(text.contains("give each rank its own GPU"), "{text}");
         eprintln!("rank {rank}, both ranks on one GPU: {text}");

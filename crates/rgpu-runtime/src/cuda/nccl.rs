@@ -259,8 +259,14 @@ impl Comms {
             .unwrap_or(std::time::Duration::from_secs(u64::MAX / 4));
         let comm = match rx.recv_timeout(limit) {
             Ok(Ok(comm)) => comm as sys::ncclComm_t,
+            // The job's setup, not a transfer: the reason alone, naming the rank.
             Ok(Err(e)) => {
-                return Err(Error::api_call(BACKEND, "NCCL's ncclCommInitRank", e));
+                return Err(Error::Config {
+                    reason: format!(
+                        "rank {rank} of {ranks} could not join the job (NCCL's \
+                         ncclCommInitRank: {e})"
+                    ),
+                });
             }
             Err(_) => {
                 return Err(Error::timeout(BACKEND, "Collective::join", limit));
