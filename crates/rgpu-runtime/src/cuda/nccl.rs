@@ -73,15 +73,7 @@ impl Shared {
                 sys::ncclResult_t::ncclSuccess | sys::ncclResult_t::ncclInProgress
             ) {
                 // SAFETY: as above.
-                let text = unsafe { sys::ncclGetLastError(comm) };
-                let text = if text.is_null() {
-                    String::new()
-                } else {
-                    // SAFETY: NCCL's NUL-terminated message.
-                    unsafe { std::ffi::CStr::from_ptr(text) }
-                        .to_string_lossy()
-                        .into_owned()
-                };
+                let text = c_text(unsafe { sys::ncclGetLastError(comm) });
                 let reason = format!("NCCL reported {state:?}: {}", text.trim());
                 return Some(self.abort(local, reason));
             }
@@ -105,7 +97,7 @@ impl Shared {
         if first {
             for &comm in &self.comms {
                 // SAFETY: made by NCCL, aborted once (the `OnceLock`); never destroyed
-                // after (`Comms::drop`).
+                // after (`Shared::drop`).
                 let _ = unsafe { result::comm_abort(comm) };
             }
         }
@@ -160,13 +152,11 @@ fn failed(what: &str, e: result::NcclError) -> Error {
 /// code a mistake in the job's setup gives, what to do.
 fn explained(e: &result::NcclError) -> String {
     // SAFETY: NCCL returns a static NUL-terminated string for every code.
-    let text = unsafe { sys::ncclGetErrorString(e.0) };
-    let text = if text.is_null() {
-        String::new()
+    let text = c_text(unsafe { sys::ncclGetErrorString(e.0) });
+    let text = if text.is_empty() {
+        text
     } else {
-        // SAFETY: as above.
-        let text = unsafe { std::ffi::CStr::from_ptr(text) };
-        format!(": {}", text.to_string_lossy())
+        format!(": {text}")
     };
     let hint = match e.0 {
         sys::ncclResult_t::ncclInvalidUsage => {
@@ -176,6 +166,17 @@ fn explained(e: &result::NcclError) -> String {
         _ => " (NCCL_DEBUG=WARN prints NCCL's reason)",
     };
     format!("{:?}{text}{hint}", e.0)
+}
+
+/// A NUL-terminated string NCCL returned (its error texts), or "" for none.
+fn c_text(text: *const std::ffi::c_char) -> String {
+    if text.is_null() {
+        return String::new();
+    }
+    // SAFETY: NCCL's texts are NUL-terminated and outlive this call.
+    unsafe { std::ffi::CStr::from_ptr(text) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// NCCL's library loads, or the error that says how to install it.
@@ -585,12 +586,14 @@ impl Comms {
     }
 }
 
-impl Drop for Comms {
+/// The communicators are destroyed with the last reference to them: a device's wait that
+/// holds one (upgraded from its `Weak`) keeps them alive while it asks them.
+impl Drop for Shared {
     fn drop(&mut self) {
-        if self.shared.aborted.get().is_some() {
+        if self.aborted.get().is_some() {
             return; // `ncclCommAbort` freed them
         }
-        for &comm in &self.shared.comms {
+        for &comm in &self.comms {
             // SAFETY: made by NCCL, destroyed once, here (not aborted: checked above).
             // Errors have nobody to go to.
             let _ = unsafe { result::comm_destroy(comm) };
