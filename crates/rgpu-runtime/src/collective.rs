@@ -362,11 +362,7 @@ impl Collective {
         let mut local = Vec::with_capacity(transfers.len());
         for (i, transfer) in transfers.iter().enumerate() {
             let (buffer, range, peer, _) = transfer.parts();
-            let Some(rank) = self
-                .devices
-                .iter()
-                .position(|d| d.inner.id == buffer.raw.device.id)
-            else {
+            let Some(rank) = self.devices.iter().position(|d| d.owns(buffer)) else {
                 return Err(Error::WrongDevice {
                     expected: "a device of this Collective".into(),
                     found: buffer.raw.device.label(),
@@ -403,10 +399,8 @@ impl Collective {
             if s == q {
                 continue;
             }
-            let data = transfers[s]
-                .parts()
-                .0
-                .read_range(transfers[s].parts().1.clone())?;
+            let (sent, range, _, _) = transfers[s].parts();
+            let data = sent.read_range(range.clone())?;
             if let Transfer::Recv { buffer, range, .. } = &mut transfers[q] {
                 buffer.write_at(range.start, &data)?;
             }
@@ -489,7 +483,7 @@ impl Collective {
             return Err(argument(what, param, reason));
         }
         for (rank, (buffer, device)) in buffers.iter().zip(&self.devices).enumerate() {
-            if buffer.raw.device.id != device.inner.id {
+            if !device.owns(buffer) {
                 return Err(Error::WrongDevice {
                     expected: format!("rank {}'s {}", self.first + rank, device.inner.label()),
                     found: buffer.raw.device.label(),

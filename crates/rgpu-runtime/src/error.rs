@@ -490,31 +490,21 @@ impl Error {
     /// An `OutOfRange` whose location is one of `places` (the faulting kernel's buffer
     /// indexes) with that place's parameter; any other error as it is.
     #[doc(hidden)]
-    pub fn with_places(self, places: &[crate::kernel::Place]) -> Self {
-        match self {
-            Error::OutOfRange {
-                backend,
-                kernels,
-                location,
-                message,
-                parameter: None,
-            } => {
-                let parameter = line_column(&location).and_then(|(line, column)| {
-                    places
-                        .iter()
-                        .find(|p| (p.line, p.column) == (line, column))
-                        .map(|p| p.param)
-                });
-                Error::OutOfRange {
-                    backend,
-                    kernels,
-                    location,
-                    message,
-                    parameter,
-                }
-            }
-            other => other,
+    pub fn with_places(mut self, places: &[crate::kernel::Place]) -> Self {
+        if let Error::OutOfRange {
+            location,
+            parameter: parameter @ None,
+            ..
+        } = &mut self
+        {
+            *parameter = line_column(location).and_then(|(line, column)| {
+                places
+                    .iter()
+                    .find(|p| (p.line, p.column) == (line, column))
+                    .map(|p| p.param)
+            });
         }
+        self
     }
 
     pub(crate) fn timeout(
