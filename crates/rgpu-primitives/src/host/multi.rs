@@ -71,6 +71,12 @@ impl Words<'_> {
     }
 }
 
+/// A shard's bucket sizes: counted on the host, or a partition queued on its device.
+enum Counts {
+    Known(Vec<u32>),
+    Queued(gpu::Partitioned),
+}
+
 /// A shard's sample: host words, or device buffers queued to be read.
 enum Sample {
     Host(Vec<u32>),
@@ -186,13 +192,14 @@ impl Multi {
         let samples = self.samples(&words, width, map)?;
         let splitters = splitters(samples, total, p);
         // The kernels' splitters: a word each, or a u64's `[low, high]`.
-        let splitter_words: Vec<u32> = splitters
-            .iter()
-            .flat_map(|&s| [s as u32, (s >> 32) as u32])
-            .enumerate()
-            .filter(|&(i, _)| width == 2 || i % 2 == 0)
-            .map(|(_, word)| word)
-            .collect();
+        let splitter_words: Vec<u32> = if width == 2 {
+            splitters
+                .iter()
+                .flat_map(|&s| [s as u32, (s >> 32) as u32])
+                .collect()
+        } else {
+            splitters.iter().map(|&s| s as u32).collect()
+        };
         let params = BucketParams::new((p - 1) as u32, kind, order);
         // 2. The partition: queued on every device, then the bucket sizes read.
         let mut parts = Vec::with_capacity(p);
@@ -204,18 +211,18 @@ impl Multi {
             pending.push(match words {
                 Words::Host(keys) => {
                     let out = bytemuck::cast_slice_mut(InputOutput::host_mut(&mut part)?);
-                    Err(partition_host(keys, width, &splitters, map, out))
+                    Counts::Known(partition_host(keys, width, &splitters, map, out))
                 }
                 Words::One(keys) => {
                     let splitters = device.upload(&splitter_words)?;
                     let out = part.cast_mut::<u32>()?;
-                    Ok(gpu::partition(scratch, keys, &splitters, params, out)?)
+                    Counts::Queued(gpu::partition(scratch, keys, &splitters, params, out)?)
                 }
                 Words::Two { keys, low, high } => {
                     let splitters = device.upload(&splitter_words)?;
                     let out = part.cast_mut::<[u32; 2]>()?;
                     let keys = gpu::WideKeys { keys, low, high };
-                    Ok(gpu::partition_wide(scratch, keys, &splitters, params, out)?)
+                    Counts::Queued(gpu::partition_wide(scratch, keys, &splitters, params, out)?)
                 }
             });
             parts.push(part);
@@ -223,8 +230,8 @@ impl Multi {
         let mut counts = Vec::with_capacity(p);
         for ((primitives, pending), shard) in self.primitives.iter_mut().zip(pending).zip(&shards) {
             counts.push(match pending {
-                Err(host) => host,
-                Ok(queued) => queued.counts(&mut primitives.scratch, shard.len())?,
+                Counts::Known(host) => host,
+                Counts::Queued(queued) => queued.counts(&mut primitives.scratch, shard.len())?,
             });
         }
         drop(words);
