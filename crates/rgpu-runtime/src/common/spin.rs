@@ -41,6 +41,19 @@ fn spin_time_from(value: Option<&str>, cpu_device: bool) -> Result<Duration, Err
     }
 }
 
+/// The shortest and longest pauses between polls of a wait past its spin time.
+#[cfg(feature = "cuda")]
+const PAUSES: (Duration, Duration) = (Duration::from_micros(10), Duration::from_millis(1));
+
+/// The pause before the next poll of a wait that has waited `waited`: a 64th of it, from
+/// 10 us to 1 ms. The wait then ends at most ~2% (plus the thread's wake-up) after the work
+/// does, where pauses doubling to 1 ms ended a 2.7 ms copy at 3.7 ms (BENCHMARKS.md, the
+/// 1 GiB copies between two H200s), and a long kernel still costs a poll a millisecond.
+#[cfg(feature = "cuda")]
+pub(crate) fn pause_after(waited: Duration) -> Duration {
+    (waited / 64).clamp(PAUSES.0, PAUSES.1)
+}
+
 /// Calls `done` until it says the work finished (true) or `spin` has passed (false).
 pub(crate) fn poll_for<E>(
     spin: Duration,
@@ -64,6 +77,17 @@ pub(crate) fn poll_for<E>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "cuda")]
+    #[test]
+    fn pauses_grow_with_the_wait_within_bounds() {
+        assert_eq!(pause_after(Duration::ZERO), PAUSES.0);
+        assert_eq!(
+            pause_after(Duration::from_micros(3200)),
+            Duration::from_micros(50)
+        );
+        assert_eq!(pause_after(Duration::from_secs(5)), PAUSES.1);
+    }
 
     #[test]
     fn a_gpu_spins_a_cpu_device_blocks_and_the_variable_wins() {

@@ -34,7 +34,7 @@ use crate::api::{About, Api, Arg, CopyPath, Dst, MemoryOf, Src};
 use crate::backend::Backend;
 use crate::common::deadline::{launch_timeout, Lost};
 use crate::common::launch::{host_inputs, host_outputs, Limits};
-use crate::common::spin::{poll_for, spin_time};
+use crate::common::spin::{pause_after, poll_for, spin_time};
 use crate::devices::{pick, DeviceInfo, DeviceType, Wanted};
 use crate::error::Error;
 use crate::kernel::{covering_grid, workgroups, Artifact, KernelInfo, CUDA_MAX_GRID};
@@ -400,9 +400,9 @@ impl Api for CudaDevice {
     /// Polls the stream (`cuStreamQuery`) instead of blocking in `cuStreamSynchronize`, so
     /// that a kernel that never ends is `Error::Timeout` after the launch timeout: without a
     /// pause for the spin time (`RGPU_SPIN_WAIT_US`, 1 ms by default: a short kernel's sync
-    /// costs no wake-up, as CUDA's own spinning wait), then with pauses from 20 us doubling
-    /// to 1 ms (a long kernel costs little CPU). Then a checked module's fault
-    /// (`take_fault`).
+    /// costs no wake-up, as CUDA's own spinning wait), then with pauses of a 64th of the
+    /// time waited so far (`pause_after`: a wait ends at most ~2% after the work, and a long
+    /// kernel costs little CPU). Then a checked module's fault (`take_fault`).
     fn sync(&self) -> Result<(), Error> {
         self.wait()?;
         self.take_fault()
@@ -574,7 +574,6 @@ impl CudaDevice {
         if poll_for(self.spin, done)? {
             return Ok(());
         }
-        let mut pause = std::time::Duration::from_micros(20);
         loop {
             if done()? {
                 return Ok(());
@@ -591,8 +590,7 @@ impl CudaDevice {
                     return Err(self.lost.set(Error::timeout(BACKEND, kernel, limit)));
                 }
             }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(std::time::Duration::from_millis(1));
+            std::thread::sleep(pause_after(started.elapsed()));
         }
     }
 
