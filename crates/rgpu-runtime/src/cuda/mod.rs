@@ -14,6 +14,7 @@
 mod fault;
 pub(crate) mod nccl;
 mod peer;
+mod pool;
 mod ptx;
 mod staging;
 
@@ -228,6 +229,9 @@ impl Api for CudaDevice {
             ctx.attribute(a)
                 .map_err(|e| Error::unavailable(BACKEND, format!("cannot read the {what} ({e})")))
         };
+        if ctx.has_async_alloc() {
+            pool::keep_freed(ctx.cu_device())?;
+        }
         let cc = ctx.compute_capability().map_err(|e| {
             Error::unavailable(BACKEND, format!("cannot read the compute capability ({e})"))
         })?;
@@ -536,6 +540,11 @@ impl Drop for CudaDevice {
             std::mem::forget(std::mem::take(&mut *self.state()));
             std::mem::forget(std::mem::take(&mut *self.staging()));
             std::mem::forget(Arc::clone(&self.stream));
+        } else if self.stream.context().has_async_alloc() && self.wait().is_ok() {
+            // The pool keeps freed memory while the device is open (`pool`); closing it
+            // gives what no buffer holds back to the driver, for other devices and
+            // processes (a Vulkan device on the same GPU, the next job).
+            let _ = pool::give_back(self.stream.context().cu_device());
         }
     }
 }
@@ -546,11 +555,24 @@ impl CudaDevice {
     fn allocate(&self, bytes: usize, zeroed: bool) -> Result<CudaMemory, Error> {
         self.lost.check()?;
         let size = self.limits.check_buffer(BACKEND, bytes)? as usize;
-        let slice = if zeroed {
-            self.stream.alloc_zeros::<u8>(size)
-        } else {
-            // SAFETY: the caller writes every byte before anything reads it.
-            unsafe { self.stream.alloc::<u8>(size) }
+        let alloc = || {
+            if zeroed {
+                self.stream.alloc_zeros::<u8>(size)
+            } else {
+                // SAFETY: the caller writes every byte before anything reads it.
+                unsafe { self.stream.alloc::<u8>(size) }
+            }
+        };
+        let slice = match alloc() {
+            Ok(slice) => Ok(slice),
+            // The pool keeps freed memory (`pool`): once the frees queued before have run,
+            // what it keeps unused goes back to the driver, and the allocation is tried again.
+            Err(_) if self.stream.context().has_async_alloc() => {
+                self.wait()?;
+                pool::give_back(self.stream.context().cu_device())?;
+                alloc()
+            }
+            Err(e) => Err(e),
         }
         .map_err(|e| Error::out_of_memory(BACKEND, bytes as u64, e.to_string()))?;
         Ok(CudaMemory {

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{result, sys, CudaContext, DevicePtr, DevicePtrMut};
 
-use super::{CudaDevice, CudaMemory, BACKEND};
+use super::{pool, CudaDevice, CudaMemory, BACKEND};
 use crate::api::{Api, CopyPath};
 use crate::error::Error;
 
@@ -53,8 +53,8 @@ fn enable_peer_access(to: &Arc<CudaContext>, from: &Arc<CudaContext>) -> Result<
             // access does not cover: each pool is opened to the other GPU too (without it the
             // driver copies pool memory at a tenth of the link's speed).
             if to.has_async_alloc() {
-                open_pool(from.cu_device(), to.ordinal())?;
-                open_pool(to.cu_device(), from.ordinal())?;
+                pool::open_to(from.cu_device(), to.ordinal())?;
+                pool::open_to(to.cu_device(), from.ordinal())?;
             }
             enabled.push(key);
             Ok(())
@@ -65,26 +65,6 @@ fn enable_peer_access(to: &Arc<CudaContext>, from: &Arc<CudaContext>) -> Result<
             result::DriverError(e),
         )),
     }
-}
-
-/// Lets GPU `ordinal` read and write the memory of `device`'s default memory pool.
-fn open_pool(device: sys::CUdevice, ordinal: usize) -> Result<(), Error> {
-    let mut pool = std::ptr::null_mut();
-    // SAFETY: `pool` receives the device's default pool.
-    unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, device) }
-        .result()
-        .map_err(|e| Error::api_call(BACKEND, "reading a GPU's memory pool", e))?;
-    let access = sys::CUmemAccessDesc {
-        location: sys::CUmemLocation {
-            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-            id: ordinal as i32,
-        },
-        flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-    };
-    // SAFETY: one descriptor, alive for the call.
-    unsafe { sys::cuMemPoolSetAccess(pool, &access, 1) }
-        .result()
-        .map_err(|e| Error::api_call(BACKEND, "opening a memory pool to another GPU", e))
 }
 
 /// A copy on `to` of `src` (memory of `from`: its whole allocation), after the launches
