@@ -412,7 +412,9 @@ impl Collective {
     /// (its parts for ranks 0, 1, ... one after another from its start) go to rank q, whose
     /// output gets its parts from ranks 0, 1, ... packed from its start. `counts` is the whole
     /// job's ranks x ranks table (in a job of processes, gather it first: `all_gather`).
-    /// Over CUDA devices one NCCL group of sends and receives; otherwise through host memory.
+    /// Over the CUDA devices of one process, copies between the GPUs ordered by events (the
+    /// copy engines: both directions of a link at once, nothing waiting on the host); in a
+    /// job of processes one NCCL group of sends and receives; otherwise through host memory.
     pub fn all_to_all<T: Pod>(
         &self,
         inputs: &[Buffer<T>],
@@ -453,6 +455,9 @@ impl Collective {
         }
         #[cfg(feature = "cuda")]
         if let Some(nccl) = &self.nccl {
+            if self.ranks == self.devices.len() {
+                return crate::cuda::peer::all_to_all(&self.devices, inputs, counts, outputs);
+            }
             return nccl.all_to_all(&self.devices, inputs, counts, outputs, self.first);
         }
         for (q, output) in outputs.iter_mut().enumerate() {

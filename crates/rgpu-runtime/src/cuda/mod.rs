@@ -13,7 +13,7 @@
 
 mod fault;
 pub(crate) mod nccl;
-mod peer;
+pub(crate) mod peer;
 mod pool;
 mod ptx;
 mod staging;
@@ -25,6 +25,7 @@ use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use bytemuck::Pod;
 use cudarc::driver::{
     result, sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream,
     DevicePtr, DevicePtrMut, DriverError,
@@ -33,12 +34,15 @@ use cudarc::nvrtc::Ptx;
 
 use crate::api::{About, Api, Arg, CopyPath, Dst, MemoryOf, Src};
 use crate::backend::Backend;
+use crate::buffer::Buffer;
 use crate::common::deadline::{launch_timeout, Lost};
 use crate::common::launch::{host_inputs, host_outputs, Limits};
 use crate::common::spin::{pause_after, poll_for, spin_time};
+use crate::device::Device;
 use crate::devices::{pick, DeviceInfo, DeviceType, Wanted};
 use crate::error::Error;
 use crate::kernel::{covering_grid, workgroups, Artifact, KernelInfo, CUDA_MAX_GRID};
+use crate::registry::DeviceKind;
 use crate::stats::{DeviceFacts, KernelStats, Stat, StatValue};
 
 const BACKEND: Backend = Backend::Cuda;
@@ -59,6 +63,31 @@ pub(crate) struct CudaMemory {
     /// ends.)
     slice: ManuallyDrop<CudaSlice<u8>>,
     device_lost: Arc<Lost>,
+}
+
+/// The CUDA part of a device of this backend.
+pub(super) fn cuda(device: &Device) -> &CudaDevice {
+    match &device.inner.kind {
+        DeviceKind::Cuda(d) => d,
+        #[allow(unreachable_patterns)]
+        _ => unreachable!("callers check that the devices are CUDA devices"),
+    }
+}
+
+/// The CUDA memory of a buffer of one of this backend's devices.
+pub(super) fn memory<T: Pod>(buffer: &Buffer<T>) -> &CudaMemory {
+    buffer
+        .raw
+        .memory()
+        .expect("checked: the buffer is on its CUDA device")
+}
+
+/// [`memory`], to write.
+pub(super) fn memory_mut<T: Pod>(buffer: &mut Buffer<T>) -> &mut CudaMemory {
+    buffer
+        .raw
+        .memory_mut()
+        .expect("checked: the buffer is on its CUDA device")
 }
 
 impl Drop for CudaMemory {

@@ -11,13 +11,11 @@ use bytemuck::Pod;
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 use cudarc::nccl::{result, sys};
 
-use super::{CudaDevice, CudaMemory, BACKEND};
-use crate::api::MemoryOf;
+use super::{cuda, memory, memory_mut, CudaDevice, BACKEND};
 use crate::buffer::Buffer;
 use crate::collective::{ElementKind, ReduceOp, Reducible, Transfer};
 use crate::device::Device;
 use crate::error::Error;
-use crate::registry::DeviceKind;
 
 /// One `ncclSend` or `ncclRecv`: `bytes` bytes at `ptr` on this process's rank `rank`'s
 /// device, with global rank `peer`.
@@ -145,28 +143,6 @@ impl Shared {
         }
         kept.clone()
     }
-}
-
-fn cuda(device: &Device) -> &CudaDevice {
-    match &device.inner.kind {
-        DeviceKind::Cuda(d) => d,
-        #[allow(unreachable_patterns)]
-        _ => unreachable!("Collective uses NCCL for CUDA devices only"),
-    }
-}
-
-fn memory<T: Pod>(buffer: &Buffer<T>) -> &CudaMemory {
-    buffer
-        .raw
-        .memory()
-        .expect("checked: the buffer is on its CUDA device")
-}
-
-fn memory_mut<T: Pod>(buffer: &mut Buffer<T>) -> &mut CudaMemory {
-    buffer
-        .raw
-        .memory_mut()
-        .expect("checked: the buffer is on its CUDA device")
 }
 
 fn data_type(kind: ElementKind) -> sys::ncclDataType_t {

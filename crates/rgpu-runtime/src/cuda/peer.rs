@@ -5,10 +5,13 @@
 
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{result, sys, CudaContext, DevicePtr, DevicePtrMut};
+use bytemuck::Pod;
+use cudarc::driver::{result, sys, CudaContext, CudaEvent, DevicePtr, DevicePtrMut};
 
-use super::{pool, CudaDevice, CudaMemory, BACKEND};
+use super::{cuda, memory, memory_mut, pool, CudaDevice, CudaMemory, BACKEND};
 use crate::api::{Api, CopyPath};
+use crate::buffer::Buffer;
+use crate::device::Device;
 use crate::error::Error;
 
 /// The peer contexts each context has enabled access to (`cuCtxEnablePeerAccess` says
@@ -112,4 +115,80 @@ pub(super) fn copy_into(
         .map_err(|e| to.failed("copying from another CUDA device (cuMemcpyPeerAsync)", e))?;
     }
     to.sync()
+}
+
+/// All to all among CUDA devices of this process, in `Collective::all_to_all`'s layout
+/// (`counts[r][q]` elements of `inputs[r]`, its parts in rank order, to `outputs[q]`, packed
+/// in rank order), with nothing waiting on the host: each destination's stream waits for an
+/// event after every source's queued work, then copies its parts in (`cuMemcpyPeerAsync`:
+/// the copy engines, each GPU pulling at once, so both directions of a link run together;
+/// its own part inside its memory); then every source's stream waits for the destinations'
+/// copies, so that nothing queued later on a source (a write, a free) overtakes a copy
+/// reading it.
+pub(crate) fn all_to_all<T: Pod>(
+    devices: &[Device],
+    inputs: &[Buffer<T>],
+    counts: &[Vec<usize>],
+    outputs: &mut [Buffer<T>],
+) -> Result<(), Error> {
+    let size = std::mem::size_of::<T>();
+    let devices: Vec<&CudaDevice> = devices.iter().map(cuda).collect();
+    let event = |d: &CudaDevice| {
+        d.stream
+            .record_event(None)
+            .map_err(|e| d.failed("recording an event for an all-to-all (cuEventRecord)", e))
+    };
+    let wait = |d: &CudaDevice, e: &CudaEvent| {
+        d.stream
+            .wait(e)
+            .map_err(|e| d.failed("waiting for another GPU's event (cuStreamWaitEvent)", e))
+    };
+    let ready = devices
+        .iter()
+        .map(|d| event(d))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (q, (to, output)) in devices.iter().zip(outputs.iter_mut()).enumerate() {
+        let (dst, _written) = memory_mut(output).slice.device_ptr_mut(&to.stream);
+        let mut at = 0;
+        for (r, (from, input)) in devices.iter().zip(inputs).enumerate() {
+            let bytes = counts[r][q] * size;
+            let start = counts[r][..q].iter().sum::<usize>() * size;
+            if bytes > 0 {
+                if r != q {
+                    if path(to, from) == CopyPath::Peer {
+                        enable_peer_access(context(to), context(from))?;
+                    }
+                    wait(to, &ready[r])?;
+                }
+                let (src, _read) = memory(input).slice.device_ptr(&from.stream);
+                // SAFETY: both ranges lie inside their buffers (`Collective` checked the
+                // counts against the lengths); the streams' events order the copy after the
+                // source's writes and before anything later on either buffer.
+                unsafe {
+                    result::memcpy_peer_async(
+                        context(to).cu_ctx(),
+                        dst + at as u64,
+                        context(from).cu_ctx(),
+                        src + start as u64,
+                        bytes,
+                        to.stream.cu_stream(),
+                    )
+                }
+                .map_err(|e| to.failed("copying an all-to-all part (cuMemcpyPeerAsync)", e))?;
+            }
+            at += bytes;
+        }
+    }
+    let copied = devices
+        .iter()
+        .map(|d| event(d))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (r, from) in devices.iter().enumerate() {
+        for (q, done) in copied.iter().enumerate() {
+            if q != r {
+                wait(from, done)?;
+            }
+        }
+    }
+    Ok(())
 }
