@@ -11,7 +11,6 @@ use cudarc::driver::{result, sys, CudaContext, CudaEvent, DevicePtr, DevicePtrMu
 use super::{cuda, memory, memory_mut, pool, CudaDevice, CudaMemory, BACKEND};
 use crate::api::{Api, CopyPath};
 use crate::buffer::Buffer;
-use crate::collective::Transfer;
 use crate::device::Device;
 use crate::error::Error;
 
@@ -87,9 +86,9 @@ pub(super) fn copy(
 /// Copies `src` (memory of `from`) into `dst` (memory of `to`, as large: the callers' buffers
 /// are of one length) after the launches queued on both; returns once it is done. (Waiting
 /// on the host measured faster for one copy than ordering it by events, which costs a
-/// round trip between the GPUs per copy: 1.19x `cudaMemcpyPeerAsync` at 16 MiB against
-/// 1.02-1.13x on 2 x H200; the collectives' transfers, queued together, take events:
-/// [`all_to_all`], [`send_recv`].)
+/// round trip between the GPUs per copy: on 2 x H200 1.20-1.23x `cudaMemcpyPeerAsync` at
+/// 16 MiB against 1.03-1.06x, 3.6-3.8x at 1 MiB against 2.4-2.7x; an all-to-all's parts,
+/// queued together, take one round of events: [`all_to_all`].)
 pub(super) fn copy_into(
     to: &CudaDevice,
     from: &CudaDevice,
@@ -105,28 +104,6 @@ pub(super) fn copy_into(
         copy_on(to, from, d, s, bytes, what)?;
     }
     to.sync()
-}
-
-/// Queues a copy of `bytes` bytes at `src` (memory of `from`) to `dst` (memory of `to`) on
-/// `to`'s stream, between two waits that order it after `from`'s queued work and before
-/// anything queued on `from` later (on one GPU the devices share a stream: no waits).
-fn queue_copy(
-    to: &CudaDevice,
-    from: &CudaDevice,
-    dst: sys::CUdeviceptr,
-    src: sys::CUdeviceptr,
-    bytes: usize,
-    what: &str,
-) -> Result<(), Error> {
-    let apart = path(to, from) != CopyPath::SameDevice;
-    if apart {
-        wait(to, &event(from)?)?;
-    }
-    copy_on(to, from, dst, src, bytes, what)?;
-    if apart {
-        wait(from, &event(to)?)?;
-    }
-    Ok(())
 }
 
 /// Queues the copy itself on `to`'s stream (peer access enabled first where the two GPUs
@@ -218,40 +195,6 @@ pub(crate) fn all_to_all<T: Pod>(
             if q != r {
                 wait(from, done)?;
             }
-        }
-    }
-    Ok(())
-}
-
-/// Send/receive among CUDA devices of this process (`Collective::send_recv` with every rank
-/// here): receive `q` takes send `matches[q]`'s elements, a [`queue_copy`] each on the
-/// receiver's stream; `rank[i]` is transfer `i`'s device. Nothing waits on the host.
-pub(crate) fn send_recv<T: Pod>(
-    devices: &[Device],
-    transfers: &mut [Transfer<'_, T>],
-    rank: &[usize],
-    matches: &[usize],
-) -> Result<(), Error> {
-    let size = std::mem::size_of::<T>();
-    // Where each send's elements start (the buffers stay borrowed by `transfers`).
-    let sent: Vec<Option<sys::CUdeviceptr>> = transfers
-        .iter()
-        .zip(rank)
-        .map(|(transfer, &r)| match transfer {
-            Transfer::Send { buffer, range, .. } => {
-                let (p, _read) = memory(buffer).slice.device_ptr(&cuda(&devices[r]).stream);
-                Some(p + (range.start * size) as u64)
-            }
-            Transfer::Recv { .. } => None,
-        })
-        .collect();
-    for (q, (transfer, &s)) in transfers.iter_mut().zip(matches).enumerate() {
-        if let (Transfer::Recv { buffer, range, .. }, Some(src)) = (transfer, sent[s]) {
-            let (to, from) = (cuda(&devices[rank[q]]), cuda(&devices[rank[s]]));
-            let (p, _written) = memory_mut(buffer).slice.device_ptr_mut(&to.stream);
-            let dst = p + (range.start * size) as u64;
-            let bytes = range.len() * size;
-            queue_copy(to, from, dst, src, bytes, "copying a send to its receive")?;
         }
     }
     Ok(())
