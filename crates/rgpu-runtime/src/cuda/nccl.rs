@@ -28,19 +28,7 @@ struct P2p {
 }
 
 impl P2p {
-    fn send(rank: usize, ptr: u64, bytes: usize, peer: usize) -> Self {
-        let send = true;
-        Self {
-            rank,
-            ptr,
-            bytes,
-            peer,
-            send,
-        }
-    }
-
-    fn recv(rank: usize, ptr: u64, bytes: usize, peer: usize) -> Self {
-        let send = false;
+    fn new(rank: usize, ptr: u64, bytes: usize, peer: usize, send: bool) -> Self {
         Self {
             rank,
             ptr,
@@ -476,10 +464,10 @@ impl Comms {
                 } else {
                     // Empty parts are left out on both sides (the table is the job's).
                     if out > 0 {
-                        ops.push(P2p::send(rank, from, out * size, peer));
+                        ops.push(P2p::new(rank, from, out * size, peer, true));
                     }
                     if inn > 0 {
-                        ops.push(P2p::recv(rank, to, inn * size, peer));
+                        ops.push(P2p::new(rank, to, inn * size, peer, false));
                     }
                 }
                 at_sent += out;

@@ -87,7 +87,7 @@ pub(super) fn copy(
 /// are of one length) after the launches queued on both; returns once it is done. (Waiting
 /// on the host measured faster for one copy than ordering it by events, which costs a
 /// round trip between the GPUs per copy: on 2 x H200 1.20-1.23x `cudaMemcpyPeerAsync` at
-/// 16 MiB against 1.03-1.06x, 3.6-3.8x at 1 MiB against 2.4-2.7x; an all-to-all's parts,
+/// 16 MiB against 1.03-1.11x, 3.6-3.8x at 1 MiB against 2.3-2.7x; an all-to-all's parts,
 /// queued together, take one round of events: [`all_to_all`].)
 pub(super) fn copy_into(
     to: &CudaDevice,
