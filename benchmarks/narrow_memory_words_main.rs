@@ -17,7 +17,9 @@ fn median(mut times: Vec<f64>) -> (f64, f64, f64) {
 }
 
 fn bytes(n: usize) -> Vec<u8> {
-    (0..n).map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[3]).collect()
+    (0..n)
+        .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[3])
+        .collect()
 }
 
 /// Runs `launch` RUNS + 1 times (the first a warm-up) and prints its line; `traffic` bytes
@@ -66,7 +68,9 @@ fn run() -> Result<(), String> {
         if got != want {
             return Err(format!("bytes_map n=2^{log} differs from plain Rust"));
         }
-        let words: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+        let words: Vec<u32> = (0..n as u32)
+            .map(|i| i.wrapping_mul(2_654_435_761))
+            .collect();
         let xw = device.upload(&words).map_err(e)?;
         let mut ow = device.zeros::<u32>(n).map_err(e)?;
         time(&device, "words_map", log, 8 * n, || {
@@ -84,7 +88,12 @@ fn run() -> Result<(), String> {
         })
         .map_err(e)?;
         let got = sums.read().map_err(e)?;
-        let want = |j: usize| input[16 * j..16 * j + 16].iter().map(|&b| u32::from(b)).sum();
+        let want = |j: usize| {
+            input[16 * j..16 * j + 16]
+                .iter()
+                .map(|&b| u32::from(b))
+                .sum()
+        };
         if (0..items).any(|j| got[j] != want(j)) {
             return Err(format!("bytes_sum16 n=2^{log} differs from plain Rust"));
         }

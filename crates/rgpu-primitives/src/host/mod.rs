@@ -317,10 +317,9 @@ impl Primitives {
         let scratch = &mut self.scratch;
         match K::LAYOUT {
             KeyLayout::Word(kind) => {
-                self.fallbacks =
-                    on_device(&device, keys.place(), |words: &mut Buffer<u32>| {
-                        gpu::sort_words(scratch, words, kind, order, plan)
-                    })?;
+                self.fallbacks = on_device(&device, keys.place(), |words: &mut Buffer<u32>| {
+                    gpu::sort_words(scratch, words, kind, order, plan)
+                })?;
                 Ok(())
             }
             KeyLayout::Wide => on_device(&device, keys.place(), |wide: &mut Buffer<[u32; 2]>| {

@@ -202,7 +202,11 @@ impl Multi {
         };
         let params = BucketParams::new((p - 1) as u32, kind, order);
         // 2. The partition: queued on every device at once, then the bucket sizes read.
-        let jobs = self.primitives.iter_mut().zip(&self.devices).zip(shards.iter().zip(&words));
+        let jobs = self
+            .primitives
+            .iter_mut()
+            .zip(&self.devices)
+            .zip(shards.iter().zip(&words));
         let queued = each_device(jobs.collect(), |((primitives, device), (shard, words))| {
             let mut part = device.zeros::<K>(shard.len())?;
             let scratch = &mut primitives.scratch;
@@ -434,7 +438,11 @@ fn each_device<I: Send, R: Send>(
         let mut results = Vec::with_capacity(others.len() + 1);
         results.extend(first.map(job));
         for other in others {
-            results.push(other.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            results.push(
+                other
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            );
         }
         results.into_iter().collect()
     })

@@ -428,9 +428,7 @@ fn bad_input_is_an_error_that_writes_nothing() {
 }
 
 /// The names of the kernels `prims` launches from now on, as its launch hook sees them.
-fn record_launches(
-    prims: &mut Primitives,
-) -> std::sync::Arc<std::sync::Mutex<Vec<&'static str>>> {
+fn record_launches(prims: &mut Primitives) -> std::sync::Arc<std::sync::Mutex<Vec<&'static str>>> {
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let log = std::sync::Arc::clone(&seen);
     prims.set_launch_hook(Some(std::boxed::Box::new(move |name, launch| {
@@ -534,7 +532,11 @@ fn the_single_pass_scan_falls_back_for_a_predecessor_that_never_publishes() {
     use crate::scan::ScanParams;
     let device = cpu();
     let mut prims = Primitives::with_kernels(&device);
-    for (n, spins) in [(10 * 4096 + 5, 0), (10 * 4096 + 5, ScanParams::SPINS), (2 * 4096 + 1, 3)] {
+    for (n, spins) in [
+        (10 * 4096 + 5, 0),
+        (10 * 4096 + 5, ScanParams::SPINS),
+        (2 * 4096 + 1, 3),
+    ] {
         let host: Vec<u32> = random(77, n).iter().map(|r| *r as u32).collect();
         let input = device.upload(&host).unwrap();
         for inclusive in [false, true] {
@@ -542,16 +544,17 @@ fn the_single_pass_scan_falls_back_for_a_predecessor_that_never_publishes() {
             let params = ScanParams::new(n as u32, inclusive)
                 .with_flags(ScanParams::WITHHOLD)
                 .with_spins(spins);
-            let fallbacks = prims
-                .single_pass_scan(&input, &mut output, params)
-                .unwrap();
+            let fallbacks = prims.single_pass_scan(&input, &mut output, params).unwrap();
             assert!(
                 output.read().unwrap() == prefix_sums(&host, inclusive),
                 "{n} items, spins {spins}, inclusive {inclusive}"
             );
             // Withheld tiles with a tile after them: 1, 5, 9 of 11; 1 of 3.
             let withheld = (1..params.tiles - 1).filter(|t| t % 4 == 1).count() as u32;
-            assert!(withheld > 0 && fallbacks >= withheld, "{fallbacks} fallbacks, {withheld} withheld");
+            assert!(
+                withheld > 0 && fallbacks >= withheld,
+                "{fallbacks} fallbacks, {withheld} withheld"
+            );
         }
     }
 }
@@ -604,7 +607,10 @@ fn onesweep_sorts_like_plain_rust_at_the_edges() {
             ("random", random_words.clone()),
             ("equal", vec![0x8000_0001; n]),
             ("descending", (0..n as u32).rev().collect()),
-            ("high bits", random_words.iter().map(|w| w & 0xff00_0000).collect()),
+            (
+                "high bits",
+                random_words.iter().map(|w| w & 0xff00_0000).collect(),
+            ),
         ];
         for (what, words) in patterns {
             for order in [Order::Ascending, Order::Descending] {
@@ -675,7 +681,9 @@ fn onesweep_falls_back_for_a_predecessor_that_never_publishes() {
         let words: Vec<u32> = random(41, n).iter().map(|r| *r as u32).collect();
         let mut keys = words.clone();
         let mut values: Vec<u32> = (0..n as u32).collect();
-        prims.sort_pairs(&mut keys, &mut values, Order::Ascending).unwrap();
+        prims
+            .sort_pairs(&mut keys, &mut values, Order::Ascending)
+            .unwrap();
         let mut want: Vec<(u32, u32)> = words.iter().copied().zip(0..n as u32).collect();
         want.sort();
         let got: Vec<(u32, u32)> = keys.into_iter().zip(values).collect();
