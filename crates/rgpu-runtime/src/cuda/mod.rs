@@ -613,6 +613,11 @@ impl CudaDevice {
     /// Polls the stream (`cuStreamQuery`): see `sync`.
     fn wait(&self) -> Result<(), Error> {
         self.lost.check()?;
+        // The stream is its context's NULL stream: the query asks the current context's.
+        self.stream
+            .context()
+            .bind_to_thread()
+            .map_err(|e| self.failed("binding the CUDA context", e))?;
         let started = std::time::Instant::now();
         let done = || {
             // SAFETY: the device's stream, alive as long as the device.

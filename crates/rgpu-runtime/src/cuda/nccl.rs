@@ -11,7 +11,7 @@ use bytemuck::Pod;
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 use cudarc::nccl::{result, sys};
 
-use super::{cuda, memory, memory_mut, CudaDevice, BACKEND};
+use super::{cuda, memory, memory_mut, peer, CudaDevice, BACKEND};
 use crate::buffer::Buffer;
 use crate::collective::{ElementKind, ReduceOp, Reducible, Transfer};
 use crate::device::Device;
@@ -37,24 +37,6 @@ impl P2p {
             send,
         }
     }
-}
-
-/// Queues a copy of `bytes` bytes from `from` to `to`, both in `device`'s memory, on its
-/// stream.
-fn copy_within(device: &Device, to: u64, from: u64, bytes: usize) -> Result<(), Error> {
-    if bytes == 0 {
-        return Ok(());
-    }
-    let d = cuda(device);
-    let copying = "copying a rank's own part (cuMemcpyDtoDAsync)";
-    d.stream
-        .context()
-        .bind_to_thread()
-        .map_err(|e| d.failed(copying, e))?;
-    // SAFETY: both ranges lie inside buffers of this device that the caller borrows until
-    // the copy is queued; the stream orders it before anything later on them.
-    unsafe { cudarc::driver::result::memcpy_dtod_async(to, from, bytes, d.stream.cu_stream()) }
-        .map_err(|e| d.failed(copying, e))
 }
 
 /// One NCCL communicator per device, in rank order.
@@ -460,7 +442,11 @@ impl Comms {
                     // A rank's own part is a copy inside its memory, queued before the
                     // group: NCCL's send to itself goes through its channels at a fraction
                     // of the memory's speed.
-                    copy_within(&devices[rank], to, from, out * size)?;
+                    if out > 0 {
+                        let d = cuda(&devices[rank]);
+                        let what = "copying a rank's own part";
+                        peer::copy_on(d, d, to, from, out * size, what)?;
+                    }
                 } else {
                     // Empty parts are left out on both sides (the table is the job's).
                     if out > 0 {

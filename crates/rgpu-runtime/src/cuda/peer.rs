@@ -107,8 +107,8 @@ pub(super) fn copy_into(
 }
 
 /// Queues the copy itself on `to`'s stream (peer access enabled first where the two GPUs
-/// allow it); the caller orders it.
-fn copy_on(
+/// allow it; `to` and `from` may be one device); the caller orders it.
+pub(super) fn copy_on(
     to: &CudaDevice,
     from: &CudaDevice,
     dst: sys::CUdeviceptr,
@@ -119,6 +119,10 @@ fn copy_on(
     if path(to, from) == CopyPath::Peer {
         enable_peer_access(context(to), context(from))?;
     }
+    // The stream is `to`'s context's NULL stream: that context must be current.
+    context(to)
+        .bind_to_thread()
+        .map_err(|e| to.failed("binding the CUDA context", e))?;
     // SAFETY: the callers' ranges lie inside allocations of `to` and `from` that stay
     // alive until the copy has run: they are freed on these streams, after it.
     unsafe {
