@@ -14,8 +14,14 @@ How each backend does it:
   panic into the error (crates/rgpu-runtime/src/cpu/watch.rs).
 - codegen nvvm: cuda_std (Rust-CUDA) brings its own panic handler, and nvvm cannot be
   built here to test one of rgpu's: refused (`require_codegen`).
-- wgpu, ash, webgpu (SPIR-V through rust-gpu): not yet. A checked build with one of them is
-  refused (`require_supported`), never built unchecked in silence.
+- wgpu, ash (codegen spirv): rust-gpu builds the kernels with
+  `--abort-strategy=debug-printf+backtrace` and the checked cfg (codegens/spirv.py), so each
+  panic becomes a DebugPrintf of its place and message before the invocation returns; rgpu's
+  SPIR-V pass (spirv/faults.py) turns each into stores to a fault record the runtime binds at
+  binding 64 and reads after each wait (crates/rgpu-runtime/src/common/fault.rs). The same
+  module runs through wgpu's passthrough and through naga.
+- webgpu: not yet (its WGSL is written from the module, but the page's runtime binds no fault
+  record): refused (`require_supported`), never built unchecked in silence.
 
 A build without the setting passes nothing: its PTX and SPIR-V are byte-identical to those
 of an rgpu without this module.
@@ -31,8 +37,8 @@ from rgpu.errors import ConfigError
 # The cfg the kernel crates (and the `rgpu` crate) are compiled with.
 CFG = "rgpu_checked"
 # The backends whose launches a checked build checks, and the codegens that build them so.
-BACKENDS = ("cpu", "cuda")
-CODEGENS = ("nvptx",)
+BACKENDS = ("cpu", "cuda", "wgpu", "ash")
+CODEGENS = ("nvptx", "spirv")
 
 
 def rustc_args(checked: bool) -> tuple[str, ...]:
@@ -51,11 +57,11 @@ def require_supported(checked: bool, backends: Sequence[Backend]) -> None:
     names = ", ".join(unchecked)
     raise ConfigError(
         f"checked launches (--checked, `checked = true`) are not available for {names}: "
-        f"rgpu cannot yet record out-of-range accesses in rust-gpu's SPIR-V, and a build "
-        f"that embeds unchecked kernels there would hide the faults the setting is for "
+        f"the browser's runtime does not read the fault record yet, and a build that embeds "
+        f"unchecked kernels there would hide the faults the setting is for "
         f"(checked backends: {', '.join(BACKENDS)})",
-        f"build without --checked, or build only {' and '.join(BACKENDS)} checked: "
-        f"`rgpu build --checked --backend cuda` (a build keeps the backends built before: "
+        f"build without --checked, or build only {', '.join(BACKENDS)} checked: "
+        f"`rgpu build --checked --backend wgpu` (a build keeps the backends built before: "
         f"remove target/rgpu/build.json first if it built {names})",
     )
 

@@ -48,13 +48,14 @@ from rgpu.artifacts import (
     portability,
 )
 from rgpu.check import Check
+from rgpu.checked import rustc_args as checked_args
 from rgpu.codegens import KernelBuild, spirv_post, standalone
 from rgpu.config import cache_dir
 from rgpu.containers.placement import Placement
 from rgpu.errors import ArtifactError, RgpuError, ToolMissingError
 from rgpu.plan import CARGO_INSTALL_NOTES, Plan, Step
+from rgpu.spirv import faults, passes
 from rgpu.spirv import module as spirv_module
-from rgpu.spirv import passes
 from rgpu.toolchains import naga, rustup
 from rgpu.toolchains.pins import Pin
 from rgpu.util import cmd
@@ -66,6 +67,26 @@ CARGO_GPU_MANIFEST = "manifest.json"
 # precedence over the builder's own extra args); `--no-spirv-opt` skips the linker's spirv-opt.
 CODEGEN_ARGS_ENV = "RUSTGPU_CODEGEN_ARGS"
 NO_SPIRV_OPT = "--no-spirv-opt"
+# A checked build (rgpu/checked.py): each panic becomes a DebugPrintf of its place, message
+# and the inlined calls that led there, which spirv/faults.py turns into the fault record;
+# and the kernel crates get the checked cfg (spirv-builder appends RUSTGPU_RUSTFLAGS to the
+# rustflags of the shader build).
+CHECKED_ABORTS = "--abort-strategy=debug-printf+backtrace"
+RUSTFLAGS_ENV = "RUSTGPU_RUSTFLAGS"
+# The extension a module with DebugPrintf declares (rust-gpu's spirv-val refuses it without).
+CHECKED_EXTENSIONS = ("--extensions", "SPV_KHR_non_semantic_info")
+
+
+def codegen_env(checked: bool) -> dict[str, str]:
+    """The environment of the shader build: rust-gpu's codegen args and extra rustflags."""
+    if not checked:
+        return {CODEGEN_ARGS_ENV: NO_SPIRV_OPT}
+    return {
+        CODEGEN_ARGS_ENV: f"{NO_SPIRV_OPT} {CHECKED_ABORTS}",
+        RUSTFLAGS_ENV: " ".join(checked_args(True)),
+    }
+
+
 # The nested cargo must not inherit these (spirv-builder strips them too: cargo_cmd.rs);
 # RUSTUP_TOOLCHAIN would override the pinned nightly cargo-gpu selects.
 UNSET_ENV = ("RUSTC", "RUSTC_WRAPPER", "RUSTFLAGS", "RUSTUP_TOOLCHAIN", "CARGO_TARGET_DIR")
@@ -341,6 +362,7 @@ class SpirvCodegen:
         steps.append(write_step(crate_dir(build), shader_crate(build, p), "shader crate"))
         caps = tuple(a for c in self.capabilities(build) for a in ("--capabilities", c))
         consent = ("--auto-install-rust-toolchain",) if build.options.yes else ()
+        checked = CHECKED_EXTENSIONS if build.options.checked else ()
         steps.append(
             Step(
                 name="spirv-kernel",
@@ -356,13 +378,14 @@ class SpirvCodegen:
                     "--target",
                     p.target,
                     *caps,
+                    *checked,
                     *consent,
                 ),
                 cwd=root,
                 # rust-gpu's linker runs its own bundled spirv-opt -O on release builds, which
                 # folds a*b+c into one Fma before rgpu could mark it NoContraction: rgpu runs
                 # the optimizer itself, after the decorations (spirv_post.py).
-                env={CODEGEN_ARGS_ENV: NO_SPIRV_OPT},
+                env=codegen_env(build.options.checked),
                 unset_env=UNSET_ENV,
                 hint=None if build.options.yes else toolchain_hint(p),
                 keep_output=True,
@@ -388,6 +411,7 @@ class SpirvCodegen:
             translator,
             opt=build.options.spirv_opt,
             contraction=build.options.float_contraction,
+            checked=build.options.checked,
             root=build.workspace.root,
         )
 
@@ -435,6 +459,7 @@ def collect_from(
     *,
     opt: bool = True,
     contraction: bool = False,
+    checked: bool = False,
     root: Path | None = None,
 ) -> list[manifest.Artifact]:
     """cargo-gpu's manifest.json -> one artifact per .spv, post-processed (spirv_post.py:
@@ -459,7 +484,13 @@ def collect_from(
             )
         validated = spirv_module.validate(spv, p.target)
         work = directory / f"{spv.stem}.opt.spv"
-        data, post = spirv_post.process(spv, work, p.target, opt=opt, contraction=contraction)
+        data, post = spirv_post.process(
+            spv, work, p.target, opt=opt, contraction=contraction, checked=checked
+        )
+        if "checked_faults" in post:
+            base_dir = str(root) if root is not None else None
+            sites = post["checked_faults"]["sites"]
+            post["checked_faults"]["sites"] = [faults.compact(s, base_dir) for s in sites]
         dest = base / spv.name
         data, for_naga = _for_naga(spv, data)
         write_bytes_if_changed(dest, data)
@@ -472,7 +503,7 @@ def collect_from(
             **for_naga,
         }
         if translator is not None:
-            checked = portability.check(
+            ported = portability.check(
                 dest,
                 entry_points,
                 translator,
@@ -482,11 +513,16 @@ def collect_from(
                 raw=spv,
                 root=root,
             )
-            found += checked.artifacts
-            extra["naga"] = checked.naga
-            extra["portability"] = checked.table
-            if checked.sources:
-                extra["sources"] = checked.sources
+            found += ported.artifacts
+            if "checked_faults" in post:
+                # The WGSL keeps the module's fault record (binding and sites) for webgpu.
+                for each in ported.artifacts:
+                    if each.kind == "wgsl":
+                        each.extra["checked_faults"] = post["checked_faults"]
+            extra["naga"] = ported.naga
+            extra["portability"] = ported.table
+            if ported.sources:
+                extra["sources"] = ported.sources
         found.append(
             manifest.describe(
                 dest,

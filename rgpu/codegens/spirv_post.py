@@ -12,8 +12,10 @@
    cpu backend's on every Vulkan driver that honours the decoration.
 3. spirv-val on the result (the codegen validates rust-gpu's own module before this too).
 
-Before all of them, index checks a guard of the kernel's own already proves get `true` as
-their branch condition (spirv/range_checks.py), for spirv-opt to remove. The passes before
+Before all of them, in a checked build, each panic's DebugPrintf becomes stores to the fault
+record the runtime reads (spirv/faults.py); then index checks a guard of the kernel's own
+already proves get `true` as their branch condition (spirv/range_checks.py), for spirv-opt
+to remove. The passes before
 and after spirv-opt, in order, are spirv/passes.py's BEFORE_OPT and AFTER_OPT.
 
 The manifest records each step: SPIRV-Tools' version, the passes, and how many float
@@ -80,10 +82,13 @@ def optimize(source: Path, work: Path, target: str, tool: SpirvOpt) -> bytes:
 
 
 def process(
-    source: Path, work: Path, target: str, *, opt: bool, contraction: bool
+    source: Path, work: Path, target: str, *, opt: bool, contraction: bool, checked: bool = False
 ) -> tuple[bytes, dict[str, Any]]:
     """The module to embed for rust-gpu's ``source`` and what the manifest says about it."""
-    off = frozenset({passes.FLOAT_CONTRACTION}) if contraction else frozenset()
+    off = frozenset(
+        ({passes.FLOAT_CONTRACTION} if contraction else set())
+        | (set() if checked else {passes.UNCHECKED})
+    )
     data, extra = _run(passes.BEFORE_OPT, source.read_bytes(), source, off)
     if opt:
         tool = find_spirv_opt()

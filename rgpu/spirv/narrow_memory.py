@@ -44,6 +44,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from rgpu.spirv.opcodes import (
+    DECORATION_ARRAY_STRIDE,
+    DECORATION_BINDING,
+    DECORATION_BLOCK,
+    DECORATION_NON_WRITABLE,
+    DECORATION_OFFSET,
+    MEMORY_MODEL_VULKAN,
     OP_ACCESS_CHAIN,
     OP_ARRAY_LENGTH,
     OP_ATOMIC_AND,
@@ -97,6 +103,11 @@ from rgpu.spirv.opcodes import (
     OP_U_DIV,
     OP_UNDEF,
     OP_VARIABLE,
+    SC_PUSH_CONSTANT,
+    SC_STORAGE_BUFFER,
+    SC_UNIFORM,
+    SCOPE_DEVICE,
+    SCOPE_QUEUE_FAMILY,
 )
 from rgpu.spirv.pointer_values import used_words
 from rgpu.spirv.words import (
@@ -108,22 +119,7 @@ from rgpu.spirv.words import (
     opcode,
 )
 
-DECORATION_BLOCK = 2
-DECORATION_ARRAY_STRIDE = 6
-DECORATION_BINDING = 33
-DECORATION_NON_WRITABLE = 24
-DECORATION_OFFSET = 35
-
-SC_UNIFORM = 2
-SC_WORKGROUP = 4
-SC_PRIVATE = 6
-SC_FUNCTION = 7
-SC_PUSH_CONSTANT = 9
-SC_STORAGE_BUFFER = 12
 LAID_OUT = frozenset({SC_UNIFORM, SC_PUSH_CONSTANT, SC_STORAGE_BUFFER})
-SCOPE_DEVICE = 1
-SCOPE_QUEUE_FAMILY = 5
-MEMORY_MODEL_VULKAN = 3
 
 # Capabilities and extensions that only narrow memory needs (SPIR-V spec, 3.31).
 STORAGE_CAPABILITIES = frozenset({4433, 4434, 4435, 4436, 4448, 4449, 4450})

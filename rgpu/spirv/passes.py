@@ -9,9 +9,10 @@ it cannot read; the caller says which file and what to do.
 The order, as the spirv codegen runs them on each module cargo-gpu wrote
 (codegens/spirv_post.py, then codegens/spirv.py):
 
-1. BEFORE_OPT: the index checks a guard proves (range_checks), then NoContraction on float
-   arithmetic (contraction; not with `float-contraction = true`), so that spirv-opt's -O
-   neither keeps the checks nor fuses a*b+c into one Fma;
+1. BEFORE_OPT: in a checked build, each panic's DebugPrintf turned into stores to the fault
+   record (faults; only then), then the index checks a guard proves (range_checks), then
+   NoContraction on float arithmetic (contraction; not with `float-contraction = true`), so
+   that spirv-opt's -O neither keeps the checks nor fuses a*b+c into one Fma;
 2. spirv-opt (SPIRV-Tools; not with `spirv-opt = false`), outside this package;
 3. AFTER_OPT: NoContraction again, on what the optimizer made anew;
 4. FOR_NAGA: what naga (wgpu on Metal and DX12, the WGSL/MSL/HLSL translations) needs of the
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 
 from rgpu.spirv import (
     contraction,
+    faults,
     naga_scopes,
     narrow_ints,
     narrow_memory,
@@ -41,6 +43,8 @@ from rgpu.spirv import (
 
 # What the manifest says in place of a pass that the workspace's config turned off.
 FLOAT_CONTRACTION = "float-contraction"
+# What turns the fault records off: a build that is not checked (rgpu/checked.py).
+UNCHECKED = "unchecked"
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,16 @@ class Pass:
     name: str  # the manifest's key for its report
     run: Callable[[bytes], PassResult]
     off_with: str | None = None  # the config setting that turns it off, if any
+
+
+def _faults(data: bytes) -> PassResult:
+    recorded = faults.record_faults(data)
+    report = {
+        "set": faults.FAULT_SET,
+        "binding": faults.FAULT_BINDING,
+        "sites": list(recorded.sites),
+    }
+    return PassResult(recorded.data, report if recorded.sites else None)
 
 
 def _range_checks(data: bytes) -> PassResult:
@@ -91,6 +105,7 @@ def _naga_scopes(data: bytes) -> PassResult:
     return PassResult(rescoped.data, {"copied": rescoped.copied, "addresses": rescoped.addresses})
 
 
+FAULTS = Pass("checked_faults", _faults, off_with=UNCHECKED)
 RANGE_CHECKS = Pass("bounds_checks_proven", _range_checks)
 NO_CONTRACTION = Pass("no_contraction", _no_contraction, off_with=FLOAT_CONTRACTION)
 POINTER_VALUES = Pass("pointer_values", _pointer_values)
@@ -98,7 +113,7 @@ NARROW_MEMORY = Pass("narrow_memory", _narrow_memory)
 NARROW_INTS = Pass("narrow_ints", _narrow_ints)
 NAGA_SCOPES = Pass("naga_scopes", _naga_scopes)
 
-BEFORE_OPT: tuple[Pass, ...] = (RANGE_CHECKS, NO_CONTRACTION)
+BEFORE_OPT: tuple[Pass, ...] = (FAULTS, RANGE_CHECKS, NO_CONTRACTION)
 AFTER_OPT: tuple[Pass, ...] = (NO_CONTRACTION,)
 FOR_NAGA: tuple[Pass, ...] = (POINTER_VALUES, NARROW_MEMORY, NARROW_INTS, NAGA_SCOPES)
 

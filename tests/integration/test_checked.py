@@ -75,8 +75,8 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return checked_workspace(tmp_path_factory.mktemp("checked"))
 
 
-def fault_program(backend: str) -> str:
-    env = {**os.environ, "RGPU_BACKEND": backend}
+def fault_program(backend: str, **extra: str) -> str:
+    env = {**os.environ, "RGPU_BACKEND": backend, **extra}
     proc = subprocess.run(
         [str(TARGET_DIR / "release" / "checked_fault")],
         env=env,
@@ -105,17 +105,7 @@ def test_cpu_release_panics_and_checked_returns_the_error(ws: Path) -> None:
     run_rgpu("build", "-C", str(ws), "--checked")
     assert json.loads((kernels_dir(ws) / "manifest.json").read_text())["checked"] is True
     out = fault_program("cpu")
-    assert out.splitlines() == [
-        f"read_past_end: error: kernel `read_past_end` failed on cpu at {LINE}: index out "
-        f"of bounds: the len is 64 but the index is 64 of parameter `x` (checked launch): fix "
-        f"the kernel at "
-        f"{LINE} (keep the index below the buffer's length)",
-        f"count_past_end: error: kernel `count_past_end` failed on cpu at {COUNT_LINE}: "
-        f"Global::atomic: index 64 is past the 64 elements of the buffer of parameter `counts` "
-        f"(checked launch): "
-        f"fix the kernel at {COUNT_LINE} (keep the index below the buffer's length)",
-        "saxpy after: right",
-    ], out
+    assert out.splitlines() == expected_lines("cpu"), out
 
 
 def ptx_strings(text: str) -> list[str]:
@@ -150,10 +140,43 @@ def test_checked_ptx_records_the_fault_and_release_ptx_is_unchanged(ws: Path) ->
     assert "checked" not in json.loads((kernels_dir(ws) / "manifest.json").read_text())
 
 
-def test_spirv_backends_are_refused_with_the_reason(ws: Path) -> None:
-    proc = run_rgpu("build", "-C", str(ws), "--backend", "wgpu", "--checked", check=False)
+def expected_lines(backend: str) -> list[str]:
+    """What the program prints with a checked build on ``backend`` (the cpu's lines)."""
+    return [
+        f"read_past_end: error: kernel `read_past_end` failed on {backend} at {LINE}: index "
+        f"out of bounds: the len is 64 but the index is 64 of parameter `x` (checked launch): "
+        f"fix the kernel at {LINE} (keep the index below the buffer's length)",
+        f"count_past_end: error: kernel `count_past_end` failed on {backend} at {COUNT_LINE}: "
+        f"Global: index 64 is past the 64 elements of the buffer of parameter `counts` "
+        f"(checked launch): fix the kernel at {COUNT_LINE} (keep the index below the buffer's "
+        f"length)",
+        "saxpy after: right",
+    ]
+
+
+def test_checked_spirv_records_the_fault_on_lavapipe(ws: Path) -> None:
+    """wgpu (passthrough and through naga) and ash on lavapipe: the same errors as the cpu's
+    (``Global``'s message from its checked build), the device usable after; the release
+    module has no fault record and the manifest no sites."""
+    build = ("build", "-C", str(ws), "--backend", "wgpu", "--backend", "ash", "--yes")
+    run_rgpu(*build, "--checked")
+    manifest = json.loads((kernels_dir(ws) / "manifest.json").read_text())
+    (spirv,) = [a for a in manifest["artifacts"] if a["kind"] == "spirv"]
+    sites = spirv["extra"]["checked_faults"]
+    assert (sites["set"], sites["binding"]) == (1, 0) and any("index out of bounds" in s for s in sites["sites"])
+    for backend, extra in (("wgpu", {}), ("wgpu", {"RGPU_WGPU_SHADER": "naga"}), ("ash", {})):
+        out = fault_program(backend, **extra)
+        assert out.splitlines() == expected_lines(backend), (backend, extra, out)
+    run_rgpu(*build)
+    manifest = json.loads((kernels_dir(ws) / "manifest.json").read_text())
+    (spirv,) = [a for a in manifest["artifacts"] if a["kind"] == "spirv"]
+    assert "checked_faults" not in spirv["extra"] and "checked" not in manifest
+
+
+def test_webgpu_and_nvvm_are_refused_with_the_reason(ws: Path) -> None:
+    proc = run_rgpu("build", "-C", str(ws), "--backend", "webgpu", "--checked", check=False)
     assert_clean_failure(proc, 9)
-    assert "not available for wgpu" in proc.stderr and "cpu, cuda" in proc.stderr
+    assert "not available for webgpu" in proc.stderr and "cpu, cuda, wgpu, ash" in proc.stderr
     nvvm = run_rgpu(
         "build", "-C", str(ws), "--backend", "cuda", "--codegen", "nvvm", "--checked",
         check=False,

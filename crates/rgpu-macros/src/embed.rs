@@ -127,6 +127,19 @@ fn artifact(dir: &Path, value: &Value) -> Result<TokenStream, String> {
                 .collect()
         })
         .unwrap_or_default();
+    // A checked build's SPIR-V: each fault site's format string (rgpu/spirv/faults.py).
+    let faults: Vec<String> = value
+        .get("extra")
+        .and_then(|e| e.get("checked_faults"))
+        .and_then(|f| f.get("sites"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
     Ok(quote! {
         ::rgpu::__private::Artifact {
             kind: #kind,
@@ -135,6 +148,7 @@ fn artifact(dir: &Path, value: &Value) -> Result<TokenStream, String> {
             entry_points: &[#(#entries),*],
             sha256: #sha,
             bytes: include_bytes!(#path),
+            faults: &[#(#faults),*],
         }
     })
 }

@@ -553,7 +553,7 @@ impl Error {
 }
 
 /// The line and column of a `file:line:column` location.
-fn line_column(location: &str) -> Option<(u32, u32)> {
+pub(crate) fn line_column(location: &str) -> Option<(u32, u32)> {
     let mut parts = location.rsplitn(3, ':');
     let column = parts.next()?.parse().ok()?;
     let line = parts.next()?.parse().ok()?;

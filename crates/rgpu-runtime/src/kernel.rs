@@ -72,6 +72,9 @@ pub struct Artifact {
     pub entry_points: &'static [&'static str],
     pub sha256: &'static str,
     pub bytes: &'static [u8],
+    /// A checked build's SPIR-V: the format string of each place that records a fault
+    /// (rgpu/spirv/faults.py; `common/fault.rs` reads the record). Empty otherwise.
+    pub faults: &'static [&'static str],
 }
 
 /// Most workgroups a CUDA grid has in x (the kernels grid-stride past it).

@@ -117,6 +117,7 @@ static ARTIFACTS: [Artifact; 1] = [Artifact {
     entry_points: &["saxpy", "reverse_tiles"],
     sha256: "",
     bytes: KERNELS_PTX.as_bytes(),
+    faults: &[],
 }];
 
 /// PTX for a GPU newer than any: nothing a device can run.

@@ -143,6 +143,7 @@ fn artifacts(backend: Backend) -> Option<&'static [Artifact]> {
                 entry_points: &["spin", "add"],
                 sha256: "",
                 bytes: KERNELS_PTX.as_bytes(),
+                faults: &[],
             }];
             Box::leak(table.into_boxed_slice())
         }));

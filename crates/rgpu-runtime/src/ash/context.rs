@@ -62,6 +62,14 @@ pub(super) struct Context {
     pub(super) made: Vec<(ModuleKey, &'static str)>,
     /// `VK_KHR_pipeline_executable_properties`, enabled, or why the device lacks it.
     pub(super) statistics: Result<ash::khr::pipeline_executable_properties::Device, String>,
+    /// Checked builds' modules: each one's fault record (`common::fault`).
+    pub(super) faults: HashMap<ModuleKey, FaultRecord>,
+    /// The set layout of the fault records, and the pool of their sets (made with the first).
+    pub(super) fault_layout: vk::DescriptorSetLayout,
+    pub(super) fault_pool: vk::DescriptorPool,
+    /// The kernels launched since the last wait, once a checked module is loaded (a fault
+    /// names them).
+    pub(super) since_wait: Vec<&'static crate::kernel::KernelInfo>,
 }
 
 // SAFETY: Vulkan handles may be used from any thread when access is externally
@@ -107,6 +115,10 @@ impl Context {
             timing: None,
             made: Vec::new(),
             statistics: Err("not asked yet".into()),
+            faults: HashMap::new(),
+            fault_layout: vk::DescriptorSetLayout::null(),
+            fault_pool: vk::DescriptorPool::null(),
+            since_wait: Vec::new(),
         }
     }
 }
@@ -126,6 +138,12 @@ impl Drop for Context {
             for a in std::mem::take(&mut self.garbage) {
                 a.free(&self.device);
             }
+            for (_, r) in self.faults.drain() {
+                r.memory.free(&self.device);
+            }
+            self.device.destroy_descriptor_pool(self.fault_pool, None);
+            self.device
+                .destroy_descriptor_set_layout(self.fault_layout, None);
             for s in [self.upload_staging.take(), self.readback_staging.take()]
                 .into_iter()
                 .flatten()
@@ -229,6 +247,18 @@ pub(super) struct Kernel {
     pub(super) set_layout: vk::DescriptorSetLayout,
     pub(super) pipeline_layout: vk::PipelineLayout,
     pub(super) pipeline: vk::Pipeline,
+    /// A checked build's kernel: its module's fault record's descriptor set, bound as set
+    /// `fault::SET` (`common::fault`).
+    pub(super) fault: Option<vk::DescriptorSet>,
+}
+
+/// A checked module's fault record (`common::fault`) on this device.
+pub(super) struct FaultRecord {
+    pub(super) memory: Allocation,
+    /// The module's format strings by site.
+    pub(super) sites: &'static [&'static str],
+    /// Its descriptor set (set `fault::SET` of the module's kernels).
+    pub(super) set: vk::DescriptorSet,
 }
 
 impl Kernel {

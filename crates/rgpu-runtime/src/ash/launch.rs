@@ -6,6 +6,7 @@ use ash::vk;
 use super::transfer::{copy_in, copy_out, Target};
 use super::{AshDevice, AshMemory, BACKEND};
 use crate::api::{Arg, MemoryOf};
+use crate::common::fault;
 use crate::common::launch::{bound, host_inputs, host_outputs};
 use crate::error::Error;
 use crate::kernel::{workgroups, Artifact, KernelInfo};
@@ -21,9 +22,9 @@ impl AshDevice {
     ) -> Result<(), Error> {
         self.limits.check_launch(BACKEND, kernel, args)?;
         let mut c = self.usable()?;
-        let (pipeline, pipeline_layout, set_layout) = {
+        let (pipeline, pipeline_layout, set_layout, fault) = {
             let k = c.kernel(kernel, artifacts)?;
-            (k.pipeline, k.pipeline_layout, k.set_layout)
+            (k.pipeline, k.pipeline_layout, k.set_layout, k.fault)
         };
         // Host slices go to temporary buffers, freed once the launch ran.
         let mut temporaries: Vec<Option<AshMemory>> = Vec::with_capacity(args.len());
@@ -49,6 +50,9 @@ impl AshDevice {
             } else {
                 c.descriptor_set(kernel, set_layout, &buffers)?
             };
+            if fault.is_some() {
+                c.since_wait.push(kernel);
+            }
             let groups = workgroups(kernel.mode, count, kernel.threads, self.limits.max_groups);
             let cb = c.batch()?;
             c.last_kernel = kernel.name;
@@ -74,6 +78,16 @@ impl AshDevice {
                     &[set],
                     &[],
                 );
+                if let Some(record) = fault {
+                    d.cmd_bind_descriptor_sets(
+                        cb,
+                        vk::PipelineBindPoint::COMPUTE,
+                        pipeline_layout,
+                        fault::SET,
+                        &[record],
+                        &[],
+                    );
+                }
                 if !params.is_empty() {
                     d.cmd_push_constants(
                         cb,
@@ -91,7 +105,8 @@ impl AshDevice {
                 .map(|(t, out)| (t, 0, out))
                 .collect();
             if !reads.is_empty() {
-                copy_out(&mut c, &mut reads)
+                copy_out(&mut c, &mut reads)?;
+                c.take_fault()
             } else if temporaries.iter().any(Option::is_some) {
                 c.submit_batch()
             } else {

@@ -148,7 +148,8 @@ impl Api for AshDevice {
     /// launch.
     fn read(&self, memory: &AshMemory, offset: usize, out: &mut [u8]) -> Result<(), Error> {
         let mut c = self.usable()?;
-        copy_out(&mut c, &mut [(memory, offset as u64, out)])
+        copy_out(&mut c, &mut [(memory, offset as u64, out)])?;
+        c.take_fault()
     }
 
     /// A buffer is dropped: freed now, or after the batch that may use it.
@@ -162,7 +163,9 @@ impl Api for AshDevice {
     }
 
     fn sync(&self) -> Result<(), Error> {
-        self.flush()
+        let mut c = self.usable()?;
+        c.submit_batch()?;
+        c.take_fault()
     }
 
     fn begin_timing(&self) -> Result<(), Error> {

@@ -7,8 +7,10 @@ use std::ffi::CString;
 
 use ash::vk;
 
-use super::context::{Context, Kernel};
+use super::context::{Context, FaultRecord, Kernel};
+use super::transfer::{copy_in, copy_out, Target};
 use super::BACKEND;
+use crate::common::fault::{self, Fault};
 use crate::common::spirv;
 use crate::error::Error;
 use crate::kernel::{Artifact, KernelInfo};
@@ -20,6 +22,8 @@ const BUFFERS_PER_POOL: u32 = 8 * SETS_PER_POOL;
 /// The most sets kept for device buffers; launches on other buffers beyond it allocate per
 /// batch (as launches with temporaries do).
 const MAX_BOUND_SETS: usize = 4096;
+/// Fault records (one per checked module) a device holds.
+const FAULT_SETS: u32 = 64;
 
 impl Context {
     /// The kernel's pipeline: made from the embedded SPIR-V the first time.
@@ -32,8 +36,9 @@ impl Context {
         let key = spirv::module_key(artifact);
         if !self.kernels.contains_key(&(key, kernel.name)) {
             let module = self.module(kernel, artifact)?;
+            let fault = self.fault_record(kernel, artifact)?;
             // SAFETY: the device is live and `module` is one of its modules.
-            let made = unsafe { self.make_kernel(kernel, module) }?;
+            let made = unsafe { self.make_kernel(kernel, module, fault) }?;
             self.kernels.insert((key, kernel.name), made);
             self.made.push((key, kernel.name));
         }
@@ -67,12 +72,114 @@ impl Context {
         Ok(module)
     }
 
+    /// A checked build's module: its fault record's descriptor set (the record made zeroed
+    /// with the module's first kernel); `None` for any other.
+    fn fault_record(
+        &mut self,
+        kernel: &KernelInfo,
+        artifact: &'static Artifact,
+    ) -> Result<Option<vk::DescriptorSet>, Error> {
+        if artifact.faults.is_empty() {
+            return Ok(None);
+        }
+        let key = spirv::module_key(artifact);
+        if let Some(record) = self.faults.get(&key) {
+            return Ok(Some(record.set));
+        }
+        let call = |what: &'static str| move |e| Error::launch_call(BACKEND, kernel.name, what, e);
+        if self.fault_layout == vk::DescriptorSetLayout::null() {
+            let binding = [vk::DescriptorSetLayoutBinding::default()
+                .binding(fault::BINDING)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::COMPUTE)];
+            let sizes = [vk::DescriptorPoolSize::default()
+                .ty(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(FAULT_SETS)];
+            // SAFETY: valid create infos on a live device (destroyed with the context).
+            unsafe {
+                self.fault_layout = self
+                    .device
+                    .create_descriptor_set_layout(
+                        &vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding),
+                        None,
+                    )
+                    .map_err(call("vkCreateDescriptorSetLayout"))?;
+                self.fault_pool = self
+                    .device
+                    .create_descriptor_pool(
+                        &vk::DescriptorPoolCreateInfo::default()
+                            .max_sets(FAULT_SETS)
+                            .pool_sizes(&sizes),
+                        None,
+                    )
+                    .map_err(call("vkCreateDescriptorPool"))?;
+            }
+        }
+        let set = self
+            .allocate_set(self.fault_pool, self.fault_layout)
+            .map_err(call("vkAllocateDescriptorSets (a fault record)"))?;
+        let memory = self.allocate_storage(fault::BYTES as u64)?;
+        if let Err(e) = copy_in(self, &memory, 0, &[0; fault::BYTES], Target::New) {
+            self.discard(memory);
+            return Err(Error::launch(
+                BACKEND,
+                kernel.name,
+                format!("making its fault record: {e}"),
+            ));
+        }
+        let info = [vk::DescriptorBufferInfo::default()
+            .buffer(memory.buffer)
+            .offset(0)
+            .range(vk::WHOLE_SIZE)];
+        let write = vk::WriteDescriptorSet::default()
+            .dst_set(set)
+            .dst_binding(fault::BINDING)
+            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .buffer_info(&info);
+        // SAFETY: the set is new and the buffer live.
+        unsafe { self.device.update_descriptor_sets(&[write], &[]) };
+        self.faults.insert(
+            key,
+            FaultRecord {
+                memory,
+                sites: artifact.faults,
+                set,
+            },
+        );
+        Ok(Some(set))
+    }
+
+    /// A checked module's fault (`common::fault`), after a wait: `Error::OutOfRange` naming
+    /// the kernels launched since the wait before; the record is cleared, the device usable.
+    pub(super) fn take_fault(&mut self) -> Result<(), Error> {
+        if self.faults.is_empty() {
+            return Ok(());
+        }
+        let kernels = std::mem::take(&mut self.since_wait);
+        let records: Vec<_> = self.faults.values().map(|r| (r.memory, r.sites)).collect();
+        let mut first = None;
+        for (record, sites) in records {
+            let mut bytes = [0u8; fault::BYTES];
+            copy_out(self, &mut [(&record, 0, &mut bytes[..])])?;
+            if let Some(found) = Fault::read(&bytes, sites) {
+                copy_in(self, &record, 0, &[0; fault::BYTES], Target::Live)?;
+                first = first.or(Some(found));
+            }
+        }
+        match first {
+            None => Ok(()),
+            Some(found) => Err(found.into_error(BACKEND, &kernels)),
+        }
+    }
+
     /// # Safety
     /// `module` belongs to this device.
     unsafe fn make_kernel(
         &self,
         kernel: &KernelInfo,
         module: vk::ShaderModule,
+        fault: Option<vk::DescriptorSet>,
     ) -> Result<Kernel, Error> {
         let d = &self.device;
         let name = CString::new(kernel.name).map_err(|_| {
@@ -96,6 +203,7 @@ impl Context {
             set_layout: vk::DescriptorSetLayout::null(),
             pipeline_layout: vk::PipelineLayout::null(),
             pipeline: vk::Pipeline::null(),
+            fault,
         };
         // SAFETY: valid create infos on a live device; on error what was made is destroyed.
         let result = unsafe {
@@ -108,7 +216,13 @@ impl Context {
                     .map_err(|e| {
                         Error::launch_call(BACKEND, kernel.name, "vkCreateDescriptorSetLayout", e)
                     })?;
-                let layouts = [made.set_layout];
+                // A checked build's kernel: its fault record is set `fault::SET`.
+                let with_fault = [made.set_layout, self.fault_layout];
+                let layouts = if fault.is_some() {
+                    &with_fault[..]
+                } else {
+                    &with_fault[..1]
+                };
                 let ranges = [vk::PushConstantRange::default()
                     .stage_flags(vk::ShaderStageFlags::COMPUTE)
                     .offset(0)
@@ -121,7 +235,7 @@ impl Context {
                 made.pipeline_layout = d
                     .create_pipeline_layout(
                         &vk::PipelineLayoutCreateInfo::default()
-                            .set_layouts(&layouts)
+                            .set_layouts(layouts)
                             .push_constant_ranges(ranges),
                         None,
                     )

@@ -5,11 +5,18 @@
 //! and webgpu backends share (`wgpu_device.rs`: the device, its buffers and pipelines), and
 //! waiting for a future (`wait.rs`: blocking natively, JSPI in a browser), and waiting for the GPU on
 //! the Vulkan and CUDA backends by polling first (`spin.rs`), and launch timeouts and lost devices
-//! (`deadline.rs`), and how a process whose kernel timed out still exits (`runaway.rs`).
+//! (`deadline.rs`), and how a process whose kernel timed out still exits (`runaway.rs`), and
+//! checked launches' fault records on the SPIR-V backends (`fault.rs`).
 
 #[cfg(any(feature = "cuda", feature = "wgpu", feature = "ash"))]
 pub(crate) mod copy;
 pub(crate) mod deadline;
+#[cfg(any(
+    feature = "wgpu",
+    feature = "ash",
+    all(feature = "webgpu", target_arch = "wasm32")
+))]
+pub(crate) mod fault;
 #[cfg(any(
     feature = "cuda",
     feature = "wgpu",

@@ -92,6 +92,7 @@ mod tests {
             entry_points,
             sha256: "",
             bytes,
+            faults: &[],
         }
     }
 
@@ -105,6 +106,7 @@ mod tests {
                 entry_points: &["other"],
                 sha256: "",
                 bytes: &HEADER,
+                faults: &[],
             },
             Artifact {
                 kind: "spirv",
@@ -113,6 +115,7 @@ mod tests {
                 entry_points: &["other", "saxpy"],
                 sha256: "",
                 bytes: &HEADER,
+                faults: &[],
             },
         ];
         let found = artifact_for(Backend::Ash, &KERNEL, &ARTIFACTS).unwrap();

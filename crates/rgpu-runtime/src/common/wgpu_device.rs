@@ -67,6 +67,9 @@ impl Drop for Gpu {
 pub(crate) struct Pipeline {
     pub(crate) pipeline: wgpu::ComputePipeline,
     pub(crate) layout: wgpu::BindGroupLayout,
+    /// A checked build's kernel: the bind group of its module's fault record
+    /// (`common::fault`), set `fault::SET` of every launch.
+    pub(crate) fault: Option<wgpu::BindGroup>,
 }
 
 /// An adapter as `Device::list` shows it (wgpu tells no memory size): device `index` of
@@ -320,6 +323,7 @@ impl Gpu {
         kernel: &'static KernelInfo,
         module: &wgpu::ShaderModule,
         read_only: impl Fn(u32, &BufferInfo) -> Option<bool>,
+        fault: Option<wgpu::Buffer>,
     ) -> Result<Pipeline, Error> {
         let storage = |binding: u32, read_only: bool| wgpu::BindGroupLayoutEntry {
             binding,
@@ -342,6 +346,7 @@ impl Gpu {
                 0
             }
         };
+
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let layout = self
             .device
@@ -349,11 +354,29 @@ impl Gpu {
                 label: Some(kernel.name),
                 entries: &entries,
             });
+        // A checked build's kernel: its fault record in a set of its own.
+        let fault = fault.map(|record| {
+            let layout = self
+                .device
+                .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                    label: Some("rgpu fault record"),
+                    entries: &[storage(crate::common::fault::BINDING, false)],
+                });
+            let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("rgpu fault record"),
+                layout: &layout,
+                entries: &[wgpu::BindGroupEntry {
+                    binding: crate::common::fault::BINDING,
+                    resource: record.as_entire_binding(),
+                }],
+            });
+            (layout, group)
+        });
         let pipeline_layout = self
             .device
             .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                 label: Some(kernel.name),
-                bind_group_layouts: &[Some(&layout)],
+                bind_group_layouts: &[Some(&layout), fault.as_ref().map(|(l, _)| l)],
                 immediate_size,
             });
         let pipeline = self
@@ -377,14 +400,18 @@ impl Gpu {
                 ),
             ));
         }
-        Ok(Pipeline { pipeline, layout })
+        Ok(Pipeline {
+            pipeline,
+            layout,
+            fault: fault.map(|(_, group)| group),
+        })
     }
 
-    /// A bind group of `buffers` (binding i = `buffers[i]`) for a kernel's `layout`.
+    /// A bind group of `buffers` (binding i = `buffers[i]`) for a kernel's `pipeline`.
     pub(crate) fn bind_group(
         &self,
         kernel: &KernelInfo,
-        layout: &wgpu::BindGroupLayout,
+        pipeline: &Pipeline,
         buffers: &[&wgpu::Buffer],
     ) -> wgpu::BindGroup {
         let entries: Vec<wgpu::BindGroupEntry> = (0u32..)
@@ -396,7 +423,7 @@ impl Gpu {
             .collect();
         self.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some(kernel.name),
-            layout,
+            layout: &pipeline.layout,
             entries: &entries,
         })
     }

@@ -87,6 +87,7 @@ mod tests {
             entry_points: &["k"],
             sha256: "",
             bytes: b"",
+            faults: &[],
         }
     }
 

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::api::{About, Api, Arg, MemoryOf};
 use crate::backend::Backend;
+use crate::common::fault::{self, Fault};
 use crate::common::launch::{bound, host_inputs, host_outputs, padded_bytes};
 use crate::common::wait::block_on;
 use crate::common::wgpu_device::{device_info, one_line, pop, Gpu, Params, Pipeline};
@@ -37,6 +38,16 @@ pub(crate) struct WebGpuDevice {
     gpu: Gpu,
     about: About,
     kernels: Mutex<HashMap<&'static str, Arc<Pipeline>>>,
+    checked: Mutex<Checked>,
+}
+
+/// Checked builds' fault records (`common::fault`).
+#[derive(Default)]
+struct Checked {
+    /// By the module's format strings (every kernel's WGSL of one module has the same).
+    records: HashMap<usize, (wgpu::Buffer, &'static [&'static str])>,
+    /// The kernels launched since the last wait, once a checked module is loaded.
+    since_wait: Vec<&'static KernelInfo>,
 }
 
 /// Waits once for two futures (the browser settles both in the same turns): one wait per
@@ -135,7 +146,58 @@ impl WebGpuDevice {
                 facts,
             },
             kernels: Mutex::default(),
+            checked: Mutex::default(),
         })
+    }
+
+    fn checked(&self) -> std::sync::MutexGuard<'_, Checked> {
+        self.checked.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The fault record of a checked build's kernel (`artifact`'s module's, made zeroed with
+    /// its first kernel); `None` for any other.
+    fn fault_record(&self, artifact: &'static Artifact) -> Result<Option<wgpu::Buffer>, Error> {
+        if artifact.faults.is_empty() {
+            return Ok(None);
+        }
+        let key = artifact.faults.as_ptr() as usize;
+        if let Some((record, _)) = self.checked().records.get(&key) {
+            return Ok(Some(record.clone()));
+        }
+        let record = self.gpu.storage(fault::BYTES, false)?;
+        self.checked()
+            .records
+            .insert(key, (record.clone(), artifact.faults));
+        Ok(Some(record))
+    }
+
+    /// A checked module's fault, after a wait: `Error::OutOfRange` naming the kernels
+    /// launched since the wait before; the record is cleared, the device usable.
+    fn take_fault(&self) -> Result<(), Error> {
+        let (records, kernels) = {
+            let mut checked = self.checked();
+            if checked.records.is_empty() {
+                return Ok(());
+            }
+            let records: Vec<_> = checked.records.values().cloned().collect();
+            (records, std::mem::take(&mut checked.since_wait))
+        };
+        let mut first = None;
+        for (buffer, sites) in records {
+            let mut bytes = [0u8; fault::BYTES];
+            let record = WebGpuMemory { buffer };
+            self.download(&record, 0, &mut bytes)?;
+            if let Some(found) = Fault::read(&bytes, sites) {
+                self.gpu
+                    .queue
+                    .write_buffer(&record.buffer, 0, &[0; fault::BYTES]);
+                first = first.or(Some(found));
+            }
+        }
+        match first {
+            None => Ok(()),
+            Some(found) => Err(found.into_error(BACKEND, &kernels)),
+        }
     }
 
     /// Waits for the queue: a `onSubmittedWorkDone` promise.
@@ -274,10 +336,13 @@ impl WebGpuDevice {
         // Each buffer bound as its WGSL declares it (WebGPU wants the exact access mode):
         // WGSL written from SPIR-V may declare a buffer the kernel only reads `read_write`.
         let declared = storage_access(source);
-        let compiled = Arc::new(
-            self.gpu
-                .pipeline(kernel, &module, |i, _| declared.get(&i).copied())?,
-        );
+        let fault = self.fault_record(artifact)?;
+        let compiled = Arc::new(self.gpu.pipeline(
+            kernel,
+            &module,
+            |i, _| declared.get(&i).copied(),
+            fault,
+        )?);
         self.kernels
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -358,7 +423,8 @@ impl Api for WebGpuDevice {
 
     fn read(&self, memory: &WebGpuMemory, offset: usize, out: &mut [u8]) -> Result<(), Error> {
         self.gpu.usable()?;
-        self.download(memory, offset as u64, out)
+        self.download(memory, offset as u64, out)?;
+        self.take_fault()
     }
 
     fn write(&self, memory: &mut WebGpuMemory, offset: usize, data: &[u8]) -> Result<(), Error> {
@@ -372,7 +438,8 @@ impl Api for WebGpuDevice {
     }
 
     fn sync(&self) -> Result<(), Error> {
-        self.wait_idle()
+        self.wait_idle()?;
+        self.take_fault()
     }
 
     /// No timestamps on the web here: the time is unknown.
@@ -392,6 +459,9 @@ impl Api for WebGpuDevice {
         self.gpu.limits.check_launch(BACKEND, kernel, args)?;
         self.gpu.launched(kernel.name);
         let compiled = self.kernel(kernel, artifacts)?;
+        if compiled.fault.is_some() {
+            self.checked().since_wait.push(kernel);
+        }
         let device = &self.gpu.device;
         // One wait per launch: the params buffer, the bind group and the dispatch go inside
         // one out-of-memory and one validation scope, popped together.
@@ -420,7 +490,7 @@ impl Api for WebGpuDevice {
         words.resize(rows, 0);
         self.gpu.queue.write_buffer(&params_block, 0, &words);
         buffers.push(&params_block);
-        let bind_group = self.gpu.bind_group(kernel, &compiled.layout, &buffers);
+        let bind_group = self.gpu.bind_group(kernel, &compiled, &buffers);
         let groups = workgroups(
             kernel.mode,
             count,
@@ -436,6 +506,9 @@ impl Api for WebGpuDevice {
             });
             pass.set_pipeline(&compiled.pipeline);
             pass.set_bind_group(0, &bind_group, &[]);
+            if let Some(fault) = &compiled.fault {
+                pass.set_bind_group(fault::SET, fault, &[]);
+            }
             pass.dispatch_workgroups(groups, 1, 1);
         }
         self.gpu.queue.submit([encoder.finish()]);
@@ -457,8 +530,13 @@ impl Api for WebGpuDevice {
             ));
         }
         // Host outputs come back before returning.
-        for (t, out) in host_outputs(args, &temporaries) {
+        let outputs = host_outputs(args, &temporaries);
+        let read = !outputs.is_empty();
+        for (t, out) in outputs {
             self.download(t, 0, out)?;
+        }
+        if read {
+            self.take_fault()?;
         }
         Ok(())
     }

@@ -5,6 +5,7 @@ use std::sync::{mpsc, Arc};
 
 use super::shader::Kernel;
 use super::{WgpuDevice, BACKEND};
+use crate::common::fault;
 use crate::common::wgpu_device::pop;
 use crate::error::Error;
 
@@ -77,6 +78,9 @@ impl WgpuDevice {
             for d in &dispatches {
                 if !bound.is_some_and(|k| Arc::ptr_eq(k, &d.kernel)) {
                     pass.set_pipeline(&d.kernel.pipeline);
+                    if let Some(fault) = &d.kernel.fault {
+                        pass.set_bind_group(fault::SET, fault, &[]);
+                    }
                     bound = Some(&d.kernel);
                 }
                 pass.set_bind_group(0, &d.bind_group, &[]);

@@ -8,7 +8,7 @@ use super::memory::WgpuMemory;
 use super::{WgpuDevice, BACKEND};
 use crate::api::{Api, Arg, MemoryOf};
 use crate::common::launch::{bound, host_inputs, host_outputs};
-use crate::common::wgpu_device::pop;
+use crate::common::wgpu_device::{pop, Pipeline};
 use crate::error::Error;
 use crate::kernel::{workgroups, Artifact, KernelInfo};
 
@@ -45,7 +45,7 @@ impl WgpuDevice {
         let bind_group = match kept {
             Some(group) => group,
             None => {
-                let group = self.bind_group(kernel, &compiled.layout, &buffers)?;
+                let group = self.bind_group(kernel, &compiled, &buffers)?;
                 if let Some(key) = key {
                     let mut state = self.state();
                     if state.bind_groups.len() < MAX_BIND_GROUPS {
@@ -62,12 +62,18 @@ impl WgpuDevice {
             kernel.threads,
             self.gpu.limits.max_groups,
         );
-        self.state().pending.push(Dispatch {
-            kernel: compiled,
-            bind_group,
-            params: params.to_vec(),
-            groups,
-        });
+        {
+            let mut state = self.state();
+            if compiled.fault.is_some() {
+                state.since_wait.push(kernel);
+            }
+            state.pending.push(Dispatch {
+                kernel: compiled,
+                bind_group,
+                params: params.to_vec(),
+                groups,
+            });
+        }
         // Host outputs come back before returning (this submits the queued launches).
         let mut reads: Vec<_> = host_outputs(args, &temporaries)
             .into_iter()
@@ -80,17 +86,19 @@ impl WgpuDevice {
         }
         if !reads.is_empty() {
             self.download(&mut reads)?;
+            self.take_fault()?;
         }
         Ok(())
     }
 }
 
 impl WgpuDevice {
-    /// A bind group of the kernel's `layout` with binding i = `buffers[i]` (whole buffers).
+    /// A bind group of the kernel's layout with binding i = `buffers[i]` (whole buffers), and
+    /// its fault record where it has one.
     fn bind_group(
         &self,
         kernel: &KernelInfo,
-        layout: &wgpu::BindGroupLayout,
+        pipeline: &Pipeline,
         buffers: &[&WgpuMemory],
     ) -> Result<wgpu::BindGroup, Error> {
         let buffers: Vec<&wgpu::Buffer> = buffers.iter().map(|m| &m.buffer).collect();
@@ -98,7 +106,7 @@ impl WgpuDevice {
             .gpu
             .device
             .push_error_scope(wgpu::ErrorFilter::Validation);
-        let group = self.gpu.bind_group(kernel, layout, &buffers);
+        let group = self.gpu.bind_group(kernel, pipeline, &buffers);
         match pop(scope) {
             None => Ok(group),
             Some(e) => Err(Error::launch(

@@ -39,7 +39,7 @@ pub(crate) struct WgpuMemory {
 }
 
 impl WgpuMemory {
-    fn new(buffer: wgpu::Buffer) -> Self {
+    pub(super) fn new(buffer: wgpu::Buffer) -> Self {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         Self {
             buffer,

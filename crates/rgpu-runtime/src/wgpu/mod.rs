@@ -23,6 +23,7 @@ use std::time::Duration;
 use crate::api::{About, Api, Arg, MemoryOf};
 use crate::backend::Backend;
 use crate::common::deadline::launch_timeout;
+use crate::common::fault::{self, Fault};
 use crate::common::spin::{poll_for, spin_time};
 use crate::common::spirv::ModuleKey;
 use crate::common::wait::block_on;
@@ -58,6 +59,11 @@ struct State {
     pending: Vec<Dispatch>,
     /// Inside `Device::timed`: the device time of the batches submitted so far.
     timing: Option<Timing>,
+    /// Checked builds' modules: each one's fault record (`common::fault`) and format strings.
+    faults: HashMap<ModuleKey, (Arc<WgpuMemory>, &'static [&'static str])>,
+    /// The kernels launched since the last wait, once a checked module is loaded (a fault
+    /// names them).
+    since_wait: Vec<&'static KernelInfo>,
 }
 
 pub(crate) struct WgpuDevice {
@@ -188,7 +194,8 @@ impl Api for WgpuDevice {
 
     fn read(&self, memory: &WgpuMemory, offset: usize, out: &mut [u8]) -> Result<(), Error> {
         self.gpu.usable()?;
-        self.download(&mut [(memory, offset as u64, out)])
+        self.download(&mut [(memory, offset as u64, out)])?;
+        self.take_fault()
     }
 
     fn write(&self, memory: &mut WgpuMemory, offset: usize, data: &[u8]) -> Result<(), Error> {
@@ -226,7 +233,8 @@ impl Api for WgpuDevice {
 
     fn sync(&self) -> Result<(), Error> {
         self.flush()?;
-        self.wait()
+        self.wait()?;
+        self.take_fault()
     }
 
     fn begin_timing(&self) -> Result<(), Error> {
@@ -266,5 +274,31 @@ impl WgpuDevice {
             self.gpu.wait_for(None)?;
         }
         self.gpu.reported()
+    }
+
+    /// A checked module's fault (`common::fault`), after a wait: `Error::OutOfRange` naming
+    /// the kernels launched since the wait before; the record is cleared, the device usable.
+    pub(super) fn take_fault(&self) -> Result<(), Error> {
+        let (records, kernels) = {
+            let mut state = self.state();
+            if state.faults.is_empty() {
+                return Ok(());
+            }
+            let records: Vec<_> = state.faults.values().cloned().collect();
+            (records, std::mem::take(&mut state.since_wait))
+        };
+        let mut first = None;
+        for (record, sites) in records {
+            let mut bytes = [0u8; fault::BYTES];
+            self.download(&mut [(&record, 0, &mut bytes[..])])?;
+            if let Some(found) = Fault::read(&bytes, sites) {
+                self.write(&record, 0, &[0u8; fault::BYTES])?;
+                first = first.or(Some(found));
+            }
+        }
+        match first {
+            None => Ok(()),
+            Some(found) => Err(found.into_error(BACKEND, &kernels)),
+        }
     }
 }

@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use wgpu::naga;
 
+use super::memory::WgpuMemory;
 use super::{WgpuDevice, BACKEND};
-use crate::common::spirv;
 use crate::common::wgpu_device::{pop, Pipeline};
+use crate::common::{fault, spirv};
 use crate::error::Error;
 use crate::kernel::{Artifact, KernelInfo};
 
@@ -251,9 +252,29 @@ impl WgpuDevice {
         // never uses is not checked); passthrough: the kernel's, which rust-gpu's SPIR-V
         // declares. On the naga path wgpu translates the kernel here (naga's SPIR-V, MSL or
         // HLSL writer), and a writer can panic: that is naga's refusal too.
+        // A checked build's module: its fault record, made with the module's first kernel.
+        let fault = if artifact.faults.is_empty() {
+            None
+        } else {
+            let record = match state.faults.get(&key) {
+                Some((record, _)) => Arc::clone(record),
+                None => {
+                    let record = Arc::new(WgpuMemory::new(self.gpu.storage(fault::BYTES, false)?));
+                    state
+                        .faults
+                        .insert(key, (Arc::clone(&record), artifact.faults));
+                    record
+                }
+            };
+            Some(record.buffer.clone())
+        };
         let pipeline = quiet::catch(|| {
-            self.gpu
-                .pipeline(kernel, &made.shader, |i, _| made.read_only.get(&i).copied())
+            self.gpu.pipeline(
+                kernel,
+                &made.shader,
+                |i, _| made.read_only.get(&i).copied(),
+                fault,
+            )
         })
         .map_err(|panic| launch_error(refused(kernel.name, &format!("wgpu crashed ({panic})"))))?;
         let pipeline = match pipeline {

@@ -343,9 +343,18 @@ impl<T: Copy> Global<T> {
 impl<T: Copy> Global<T> {
     /// Element `index` (past `len()`: the invocation stops).
     #[inline(always)]
+    #[cfg_attr(rgpu_checked, track_caller)]
     pub(super) fn element(&self, index: u32) -> Ptr<T> {
         if index >= self.len {
+            #[cfg(not(rgpu_checked))]
             panic!("Global index out of bounds");
+            // A checked build says what (rust-gpu's DebugPrintf, recorded by rgpu's SPIR-V
+            // pass: rgpu/spirv/faults.py).
+            #[cfg(rgpu_checked)]
+            panic!(
+                "Global: index {index} is past the {} elements of the buffer",
+                self.len
+            );
         }
         // SAFETY: in bounds; every access to it through `atomic*` is atomic.
         unsafe { &mut (&mut (*self.slice))[index as usize] }
