@@ -114,7 +114,6 @@ def plan_build(
 ) -> BuildPlan:
     env = os.environ if env is None else env
     backends = accumulated(ws, asked)
-    checked.require_supported(options.checked, backends)
     kinds = needed_kinds(backends)
     ext.check_kinds(external, kinds)
     if "ptx" in kinds or external:

@@ -26,7 +26,7 @@
 #   of `*.fixture.spv` a run of those tests here left, e.g. crates/target/tmp/rgpu-runtime-fixtures):
 #   an endless kernel on cuda, ash and wgpu is a timeout naming it and its process exits;
 #   8 threads of mixed launches on one device, each checked; the GPUs filled until they refuse;
-# - checked launches on cuda (scripts/checked-gpu.sh, when its program is packed in
+# - checked launches on cuda, ash, wgpu and naga (scripts/checked-gpu.sh, when its program is packed in
 #   .device/checked: `scripts/checked-gpu.sh --pack`);
 # - the sort demo's parity tests (its tests/parity.rs, PARITY_TESTS: special values, odd
 #   lengths, both algorithms, against Rust's sort) on every backend built in, each required,
@@ -175,5 +175,5 @@ if [ -x "$DIR/runtime-reliability-tests" ]; then
 fi
 if [ -x "$R/.device/checked/checked_fault" ]; then
   bash "$R/scripts/checked-gpu.sh" > "$OUT/checked_gpu.txt" 2>&1
-  say "checked launches on cuda (scripts/checked-gpu.sh) exited $?: $(tail -1 "$OUT/checked_gpu.txt")"
+  say "checked launches (scripts/checked-gpu.sh) exited $?: $(tail -1 "$OUT/checked_gpu.txt")"
 fi

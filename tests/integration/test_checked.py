@@ -1,9 +1,10 @@
 """Checked launches (`rgpu build --checked`, rgpu/checked.py) end to end with the real cargo:
 a kernel reading `x[item.index() + 1]` (one past the end on the last item), then a correct
-launch. On cpu the fault is an `rgpu::Error` naming the kernel, the place and the parameter
+launch. On cpu, on wgpu and ash (lavapipe; wgpu also through naga) and on webgpu (headless
+Chromium) the fault is an `rgpu::Error` naming the kernel, the place and the parameter
 indexed there, and the device gives the next launch's right result; the checked PTX records
 the fault in `RGPU_FAULT` and has no `trap`, the release PTX is the same before and after a
-checked build; the SPIR-V backends are refused with the reason. The cuda run itself is
+checked build; codegen nvvm is refused with the reason. The cuda run itself is
 scripts/checked-gpu.sh (GPU)."""
 
 from __future__ import annotations
@@ -40,18 +41,18 @@ fn main() {
     let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let mut y = vec![0.0f32; n as usize];
     match kernel::read_past_end(&device, n, &x, &mut y) {
-        Ok(()) => println!("read_past_end: no error"),
-        Err(e) => println!("read_past_end: error: {e}"),
+        Ok(()) => rgpu::println!("read_past_end: no error"),
+        Err(e) => rgpu::println!("read_past_end: error: {e}"),
     }
     let mut counts = vec![0u32; n as usize];
     match kernel::count_past_end(&device, n, &mut counts) {
-        Ok(()) => println!("count_past_end: no error"),
-        Err(e) => println!("count_past_end: error: {e}"),
+        Ok(()) => rgpu::println!("count_past_end: no error"),
+        Err(e) => rgpu::println!("count_past_end: error: {e}"),
     }
     let mut z = vec![1.0f32; n as usize];
     kernel::saxpy(&device, n, 2.0, &x, &mut z).expect("saxpy");
     let right = z.iter().zip(&x).all(|(z, x)| *z == 2.0 * x + 1.0);
-    println!("saxpy after: {}", if right { "right" } else { "WRONG" });
+    rgpu::println!("saxpy after: {}", if right { "right" } else { "WRONG" });
 }
 """
 LINE = "kernel/src/lib.rs:21:10"
@@ -154,29 +155,31 @@ def expected_lines(backend: str) -> list[str]:
     ]
 
 
-def test_checked_spirv_records_the_fault_on_lavapipe(ws: Path) -> None:
-    """wgpu (passthrough and through naga) and ash on lavapipe: the same errors as the cpu's
-    (``Global``'s message from its checked build), the device usable after; the release
-    module has no fault record and the manifest no sites."""
-    build = ("build", "-C", str(ws), "--backend", "wgpu", "--backend", "ash", "--yes")
+def test_checked_spirv_records_the_fault_on_lavapipe_and_in_chromium(ws: Path) -> None:
+    """wgpu (passthrough and through naga) and ash on lavapipe, webgpu in headless Chromium
+    (SwiftShader): the same errors as the cpu's (``Global``'s message from its checked
+    build), the device usable after; the release module has no fault record and the
+    manifest no sites."""
+    backends = ("--backend", "wgpu", "--backend", "ash", "--backend", "webgpu")
+    build = ("build", "-C", str(ws), *backends, "--yes")
     run_rgpu(*build, "--checked")
     manifest = json.loads((kernels_dir(ws) / "manifest.json").read_text())
     (spirv,) = [a for a in manifest["artifacts"] if a["kind"] == "spirv"]
     sites = spirv["extra"]["checked_faults"]
-    assert (sites["set"], sites["binding"]) == (1, 0) and any("index out of bounds" in s for s in sites["sites"])
+    assert (sites["set"], sites["binding"]) == (1, 0)
+    assert any("index out of bounds" in s for s in sites["sites"])
     for backend, extra in (("wgpu", {}), ("wgpu", {"RGPU_WGPU_SHADER": "naga"}), ("ash", {})):
         out = fault_program(backend, **extra)
         assert out.splitlines() == expected_lines(backend), (backend, extra, out)
+    web = run_rgpu("run", "-C", str(ws), "--backend", "webgpu", "--bin", "checked_fault")
+    assert web.stdout.splitlines() == expected_lines("webgpu"), web.stderr[-3000:]
     run_rgpu(*build)
     manifest = json.loads((kernels_dir(ws) / "manifest.json").read_text())
-    (spirv,) = [a for a in manifest["artifacts"] if a["kind"] == "spirv"]
-    assert "checked_faults" not in spirv["extra"] and "checked" not in manifest
+    assert "checked" not in manifest
+    assert all("checked_faults" not in a["extra"] for a in manifest["artifacts"])
 
 
-def test_webgpu_and_nvvm_are_refused_with_the_reason(ws: Path) -> None:
-    proc = run_rgpu("build", "-C", str(ws), "--backend", "webgpu", "--checked", check=False)
-    assert_clean_failure(proc, 9)
-    assert "not available for webgpu" in proc.stderr and "cpu, cuda, wgpu, ash" in proc.stderr
+def test_nvvm_is_refused_with_the_reason(ws: Path) -> None:
     nvvm = run_rgpu(
         "build", "-C", str(ws), "--backend", "cuda", "--codegen", "nvvm", "--checked",
         check=False,

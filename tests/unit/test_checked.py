@@ -1,5 +1,5 @@
-"""The checked setting (rgpu/checked.py): where it is read, what it passes to the nvptx
-build, what it writes in the manifest, and the builds it refuses."""
+"""The checked setting (rgpu/checked.py): where it is read, what it passes to the nvptx and
+spirv builds, what it writes in the manifest, and the builds it refuses."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from rgpu import checked, config
 from rgpu.artifacts.manifest import write_manifest
-from rgpu.backends import BACKENDS
+from rgpu.codegens import spirv
 from rgpu.codegens.nvptx import rustflags
 from rgpu.cuda_archs import CudaArchs
 from rgpu.errors import ConfigError
@@ -34,6 +34,14 @@ def test_only_a_checked_build_passes_the_cfg() -> None:
     assert rustflags(arch, True)[-2:] == ("--cfg", "rgpu_checked")
 
 
+def test_only_a_checked_build_asks_rust_gpu_for_the_printf_aborts() -> None:
+    assert spirv.codegen_env(False) == {"RUSTGPU_CODEGEN_ARGS": "--no-spirv-opt"}
+    assert spirv.codegen_env(True) == {
+        "RUSTGPU_CODEGEN_ARGS": "--no-spirv-opt --abort-strategy=debug-printf+backtrace",
+        "RUSTGPU_RUSTFLAGS": "--cfg rgpu_checked",
+    }
+
+
 def test_the_manifest_says_checked_only_when_it_is(tmp_path: Path) -> None:
     plain = json.loads(write_manifest(tmp_path, []).read_text(encoding="utf-8"))
     assert plain == {"artifacts": [], "version": plain["version"]}
@@ -41,15 +49,9 @@ def test_the_manifest_says_checked_only_when_it_is(tmp_path: Path) -> None:
     assert data["checked"] is True
 
 
-def test_backends_and_codegens_it_cannot_check_are_refused() -> None:
-    checked.require_supported(True, (BACKENDS["cpu"], BACKENDS["cuda"]))
-    checked.require_supported(False, (BACKENDS["wgpu"],))
-    for name in ("wgpu", "ash", "webgpu"):
-        with pytest.raises(ConfigError) as caught:
-            checked.require_supported(True, (BACKENDS["cuda"], BACKENDS[name]))
-        assert f"not available for {name}" in caught.value.message
-        assert "build without --checked" in (caught.value.hint or "")
+def test_codegens_that_cannot_check_are_refused() -> None:
     checked.require_codegen(True, "nvptx")
+    checked.require_codegen(True, "spirv")
     checked.require_codegen(False, "nvvm")
     with pytest.raises(ConfigError, match="codegen nvvm"):
         checked.require_codegen(True, "nvvm")

@@ -353,22 +353,32 @@ impl WebGpuDevice {
 
 /// The storage buffers a WGSL module declares in group 0: binding -> read-only
 /// (`var<storage>` and `var<storage, read>`; `var<storage, read_write>` is read-write).
+/// Other groups' (a checked build's fault record is group 1) are not the kernel's buffers.
 fn storage_access(wgsl: &str) -> HashMap<u32, bool> {
+    /// The number before the next `)` and the text after it.
+    fn number(text: &str) -> Option<(u32, &str)> {
+        let close = text.find(')')?;
+        Some((text[..close].trim().parse().ok()?, &text[close + 1..]))
+    }
     let mut found = HashMap::new();
     let mut rest = wgsl;
-    while let Some(at) = rest.find("@binding(") {
-        rest = &rest[at + "@binding(".len()..];
-        let Some(close) = rest.find(')') else { break };
-        let Ok(binding) = rest[..close].trim().parse::<u32>() else {
+    while let Some(at) = rest.find("@group(") {
+        rest = &rest[at + "@group(".len()..];
+        let Some((group, after)) = number(rest) else {
             continue;
         };
-        let decl = rest[close + 1..].trim_start();
-        let Some(var) = decl.strip_prefix("var<") else {
+        let Some(after) = after.trim_start().strip_prefix("@binding(") else {
+            continue;
+        };
+        let Some((binding, decl)) = number(after) else {
+            continue;
+        };
+        let Some(var) = decl.trim_start().strip_prefix("var<") else {
             continue;
         };
         let Some(end) = var.find('>') else { break };
         let parts: Vec<&str> = var[..end].split(',').map(str::trim).collect();
-        if parts.first() == Some(&"storage") {
+        if group == 0 && parts.first() == Some(&"storage") {
             // `var<storage>` without an access mode is `read`.
             found.insert(binding, parts.get(1).is_none_or(|a| *a == "read"));
         }
