@@ -6,7 +6,7 @@
 #          user-kernels benchmark built `--backend cuda,wgpu,ash --arch sm_90` without and
 #          with --checked)
 #   there: bash scripts/checked-gpu.sh            # the fault test on cuda, ash, wgpu, naga
-#          BACKENDS="cuda ash" bash scripts/checked-gpu.sh --cost
+#          BACKENDS="cuda ash" [KERNELS=a,b] bash scripts/checked-gpu.sh --cost
 #                                                 # what a checked build costs (user kernels)
 #
 # The fault test runs `checked_fault` (tests/integration/test_checked.py's workspace, built
@@ -48,7 +48,9 @@ if [ "${1:-}" = "--cost" ]; then
   for b in ${BACKENDS:-cuda}; do
   [ "$b" = naga ] && continue
   for p in user-kernels user-kernels-checked; do
-    RGPU_BACKEND=$b timeout 600 "$DIR/$p" --sizes large --backends "$b" > "$DIR/$p.$b.jsonl"
+    # shellcheck disable=SC2086 # KERNELS: an optional --kernels list
+    RGPU_BACKEND=$b timeout 600 "$DIR/$p" --sizes large --backends "$b" ${KERNELS:+--kernels $KERNELS} \
+      > "$DIR/$p.$b.jsonl"
     echo "$p on $b exited $?"
   done
   python3 - "$DIR/user-kernels.$b.jsonl" "$DIR/user-kernels-checked.$b.jsonl" "$b" <<'PY'
