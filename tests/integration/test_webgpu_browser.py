@@ -106,6 +106,54 @@ def test_dawn_is_refused_without_consent_and_for_a_native_backend(
     assert "add --backend webgpu" in native.stderr
 
 
+SPIN = """
+
+/// Waits for a flag nobody sets: never ends.
+#[rgpu::kernel]
+pub fn spin(item: rgpu::Item, flag: rgpu::Global<u32>) {
+    let _ = item;
+    while flag.atomic(0).load(core::sync::atomic::Ordering::Relaxed) == 0 {}
+}
+"""
+ENDLESS = """//! An endless kernel under a 500 ms launch timeout, then a launch on the lost device.
+fn main() {
+    let (device, _) = rgpu::Device::options()
+        .launch_timeout(std::time::Duration::from_millis(500))
+        .select()
+        .expect("a device");
+    let mut flag = vec![0u32; 1];
+    match kernel::spin(&device, 1, &mut flag) {
+        Ok(()) => rgpu::println!("spin: no error"),
+        Err(e) => rgpu::println!("spin: error: {e}"),
+    }
+    let x = vec![1.0f32; 4];
+    let mut y = vec![0.0f32; 4];
+    match kernel::saxpy(&device, 4, 2.0, &x, &mut y) {
+        Ok(()) => rgpu::println!("saxpy after: ran"),
+        Err(e) => rgpu::println!("saxpy after: error: {e}"),
+    }
+}
+"""
+
+
+def test_an_endless_kernel_is_a_timeout_in_headless_chromium(web_saxpy: Path) -> None:
+    """The launch timeout in a browser: the endless kernel keeps SwiftShader's GPU process
+    from answering even the launch's error scopes, so every wait of the page gives up at the
+    limit (`Error::Timeout`), the device is lost, and the page's program still ends."""
+    with (web_saxpy / "kernel" / "src" / "lib.rs").open("a", encoding="utf-8") as lib:
+        lib.write(SPIN)
+    (web_saxpy / "src" / "bin").mkdir(parents=True, exist_ok=True)
+    (web_saxpy / "src" / "bin" / "endless.rs").write_text(ENDLESS, encoding="utf-8")
+    proc = run_rgpu("run", "-C", str(web_saxpy), "--backend", "webgpu", "--bin", "endless")
+    timeout = (
+        "kernel `spin` did not finish on webgpu within 500 ms (the launch timeout): look for "
+        "a loop that never ends in it"
+    )
+    spin, after = proc.stdout.splitlines()
+    assert spin.startswith(f"spin: error: {timeout}"), proc.stdout + proc.stderr[-3000:]
+    assert after.startswith(f"saxpy after: error: {timeout}"), proc.stdout
+
+
 # The sort demo: its two kernels and the radix sort's (rgpu-primitives', which its kernel crate
 # depends on) compiled by rust-gpu, each written as WGSL by rgpu-naga.
 RADIX_KERNELS = ("prim_radix_upsweep", "prim_radix_scan", "prim_radix_downsweep")

@@ -51,10 +51,17 @@ struct Checked {
 }
 
 /// Waits once for two futures (the browser settles both in the same turns): one wait per
-/// launch or readback instead of one per error scope.
-fn both<A: std::future::Future, B: std::future::Future>(a: A, b: B) -> (A::Output, B::Output) {
+/// launch or readback instead of one per error scope. `None` when `limit` (the launch
+/// timeout) passed first: an endless kernel keeps the browser's GPU process from answering
+/// even an error scope.
+fn both<A: std::future::Future, B: std::future::Future>(
+    a: A,
+    b: B,
+    limit: Option<std::time::Duration>,
+) -> Option<(A::Output, B::Output)> {
     let (mut a, mut b) = (std::pin::pin!(a), std::pin::pin!(b));
     let (mut ra, mut rb) = (None, None);
+    let started = crate::program::Instant::now();
     block_on(std::future::poll_fn(|cx| {
         if ra.is_none() {
             if let std::task::Poll::Ready(v) = a.as_mut().poll(cx) {
@@ -66,16 +73,14 @@ fn both<A: std::future::Future, B: std::future::Future>(a: A, b: B) -> (A::Outpu
                 rb = Some(v);
             }
         }
-        if ra.is_some() && rb.is_some() {
+        let late = limit.is_some_and(|l| started.elapsed() >= l);
+        if (ra.is_some() && rb.is_some()) || late {
             std::task::Poll::Ready(())
         } else {
             std::task::Poll::Pending
         }
     }));
-    match (ra, rb) {
-        (Some(a), Some(b)) => (a, b),
-        _ => unreachable!("poll_fn returned Ready with both results"),
-    }
+    ra.zip(rb)
 }
 
 impl WebGpuDevice {
@@ -222,14 +227,21 @@ impl WebGpuDevice {
             }
         }));
         if !finished {
-            self.gpu.reported()?;
-            return Err(self.gpu.lost.set(Error::timeout(
-                BACKEND,
-                self.gpu.last_launched(),
-                limit.unwrap_or_default(),
-            )));
+            return Err(self.timed_out());
         }
         self.gpu.reported()
+    }
+
+    /// The launch timeout passed: the device is lost (the browser's own report first).
+    fn timed_out(&self) -> Error {
+        if let Err(e) = self.gpu.reported() {
+            return e;
+        }
+        self.gpu.lost.set(Error::timeout(
+            BACKEND,
+            self.gpu.last_launched(),
+            self.gpu.timeout.unwrap_or_default(),
+        ))
     }
 
     /// Copies `out.len()` bytes of the buffer from `offset` back (through a `MAP_READ`
@@ -261,7 +273,9 @@ impl WebGpuDevice {
                 }
             }),
             scope.pop(),
-        );
+            self.gpu.timeout,
+        )
+        .ok_or_else(|| self.timed_out())?;
         if let Some(e) = no_memory {
             return Err(Error::out_of_memory(
                 BACKEND,
@@ -522,7 +536,8 @@ impl Api for WebGpuDevice {
             pass.dispatch_workgroups(groups, 1, 1);
         }
         self.gpu.queue.submit([encoder.finish()]);
-        let (invalid, no_memory) = both(validation.pop(), no_memory.pop());
+        let (invalid, no_memory) = both(validation.pop(), no_memory.pop(), self.gpu.timeout)
+            .ok_or_else(|| self.timed_out())?;
         if let Some(e) = no_memory {
             let e = one_line(&e.to_string());
             return Err(Error::launch(
