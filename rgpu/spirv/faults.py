@@ -31,7 +31,6 @@ word, 0. The runtime reads them back by the format's conversions (`%u` one word,
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -81,16 +80,13 @@ FAULT_SET = 1
 FAULT_BINDING = 0
 # Words of one record: the count, the site, then the operands' words.
 RECORD_WORDS = 32
-# The buffer: the record, then the spare one the other faulting invocations write.
-BUFFER_WORDS = 2 * RECORD_WORDS
+# The buffer holds the record, then the spare one the other faulting invocations write.
 ARG_WORDS = RECORD_WORDS - 2
 
 DEBUG_PRINTF_SET = "NonSemantic.DebugPrintf"
 DEBUG_PRINTF = 1  # the set's only instruction
 NON_SEMANTIC_EXTENSION = "SPV_KHR_non_semantic_info"
 SEMANTICS_RELAXED = 0
-
-_PANICKED_AT = re.compile(r"\[Rust \w+ at ([^\]]+)\]")
 
 Inst = list[int]
 
@@ -99,13 +95,6 @@ Inst = list[int]
 class Recorded:
     data: bytes  # the module
     sites: tuple[str, ...]  # site i + 1's format string
-
-
-def literal_words(text: str) -> list[int]:
-    """A SPIR-V literal string's words (UTF-8, nul-terminated, zero-padded)."""
-    raw = text.encode() + b"\0"
-    raw += b"\0" * (-len(raw) % 4)
-    return [int.from_bytes(raw[i : i + 4], "little") for i in range(0, len(raw), 4)]
 
 
 class _Module:
@@ -286,11 +275,8 @@ def record_faults(data: bytes) -> Recorded:
                 continue
             out.append(list(inst))
         elif op == OP_ENTRY_POINT:
-            name_words = len(literal_words(literal_string(inst, 3)))
-            interface = inst[3 + name_words :]
-            new = [*inst[: 3 + name_words], *interface, variable]
-            new[0] = (len(new) << 16) | OP_ENTRY_POINT
-            out.append(new)
+            # The interface ends the instruction: the record joins it.
+            out.append([((len(inst) + 1) << 16) | OP_ENTRY_POINT, *inst[1:], variable])
         else:
             out.append(list(inst))
     return Recorded(module_bytes(words, m.bound, out), tuple(sites))
@@ -307,12 +293,6 @@ def compact(site: str, root: str | None) -> str:
     ]
     text = "\n".join(kept)
     return text.replace(root.rstrip("/") + "/", "") if root else text
-
-
-def location(site: str) -> str | None:
-    """The place a site's format names ("kernel/src/lib.rs:21:10"), if any."""
-    found = _PANICKED_AT.search(site)
-    return found.group(1) if found else None
 
 
 # Every OpType* of the core grammar (OpTypeVoid 19 .. OpTypeForwardPointer 39).

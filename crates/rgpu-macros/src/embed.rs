@@ -105,6 +105,19 @@ fn text(value: &Value, key: &str) -> Result<String, String> {
         .ok_or_else(|| format!("an artifact has no `{key}`"))
 }
 
+/// The strings of a JSON array (none where it is missing).
+fn strings(array: Option<&Value>) -> Vec<String> {
+    array
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn artifact(dir: &Path, value: &Value) -> Result<TokenStream, String> {
     let path = dir.join(text(value, "path")?);
     let path = path
@@ -117,29 +130,14 @@ fn artifact(dir: &Path, value: &Value) -> Result<TokenStream, String> {
         text(value, "codegen")?,
         text(value, "sha256")?,
     );
-    let entries: Vec<String> = value
-        .get("entry_points")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+    let entries = strings(value.get("entry_points"));
     // A checked build's SPIR-V: each fault site's format string (rgpu/spirv/faults.py).
-    let faults: Vec<String> = value
-        .get("extra")
-        .and_then(|e| e.get("checked_faults"))
-        .and_then(|f| f.get("sites"))
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+    let faults = strings(
+        value
+            .get("extra")
+            .and_then(|e| e.get("checked_faults"))
+            .and_then(|f| f.get("sites")),
+    );
     Ok(quote! {
         ::rgpu::__private::Artifact {
             kind: #kind,

@@ -346,7 +346,6 @@ impl Gpu {
                 0
             }
         };
-
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let layout = self
             .device
@@ -407,11 +406,11 @@ impl Gpu {
         })
     }
 
-    /// A bind group of `buffers` (binding i = `buffers[i]`) for a kernel's `pipeline`.
+    /// A bind group of `buffers` (binding i = `buffers[i]`) for a kernel's `layout`.
     pub(crate) fn bind_group(
         &self,
         kernel: &KernelInfo,
-        pipeline: &Pipeline,
+        layout: &wgpu::BindGroupLayout,
         buffers: &[&wgpu::Buffer],
     ) -> wgpu::BindGroup {
         let entries: Vec<wgpu::BindGroupEntry> = (0u32..)
@@ -423,7 +422,7 @@ impl Gpu {
             .collect();
         self.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some(kernel.name),
-            layout: &pipeline.layout,
+            layout,
             entries: &entries,
         })
     }

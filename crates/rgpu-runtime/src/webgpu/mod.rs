@@ -514,7 +514,7 @@ impl Api for WebGpuDevice {
         words.resize(rows, 0);
         self.gpu.queue.write_buffer(&params_block, 0, &words);
         buffers.push(&params_block);
-        let bind_group = self.gpu.bind_group(kernel, &compiled, &buffers);
+        let bind_group = self.gpu.bind_group(kernel, &compiled.layout, &buffers);
         let groups = workgroups(
             kernel.mode,
             count,

@@ -8,7 +8,7 @@ use super::memory::WgpuMemory;
 use super::{WgpuDevice, BACKEND};
 use crate::api::{Api, Arg, MemoryOf};
 use crate::common::launch::{bound, host_inputs, host_outputs};
-use crate::common::wgpu_device::{pop, Pipeline};
+use crate::common::wgpu_device::pop;
 use crate::error::Error;
 use crate::kernel::{workgroups, Artifact, KernelInfo};
 
@@ -45,7 +45,7 @@ impl WgpuDevice {
         let bind_group = match kept {
             Some(group) => group,
             None => {
-                let group = self.bind_group(kernel, &compiled, &buffers)?;
+                let group = self.bind_group(kernel, &compiled.layout, &buffers)?;
                 if let Some(key) = key {
                     let mut state = self.state();
                     if state.bind_groups.len() < MAX_BIND_GROUPS {
@@ -93,12 +93,11 @@ impl WgpuDevice {
 }
 
 impl WgpuDevice {
-    /// A bind group of the kernel's layout with binding i = `buffers[i]` (whole buffers), and
-    /// its fault record where it has one.
+    /// A bind group of the kernel's `layout` with binding i = `buffers[i]` (whole buffers).
     fn bind_group(
         &self,
         kernel: &KernelInfo,
-        pipeline: &Pipeline,
+        layout: &wgpu::BindGroupLayout,
         buffers: &[&WgpuMemory],
     ) -> Result<wgpu::BindGroup, Error> {
         let buffers: Vec<&wgpu::Buffer> = buffers.iter().map(|m| &m.buffer).collect();
@@ -106,7 +105,7 @@ impl WgpuDevice {
             .gpu
             .device
             .push_error_scope(wgpu::ErrorFilter::Validation);
-        let group = self.gpu.bind_group(kernel, pipeline, &buffers);
+        let group = self.gpu.bind_group(kernel, layout, &buffers);
         match pop(scope) {
             None => Ok(group),
             Some(e) => Err(Error::launch(
