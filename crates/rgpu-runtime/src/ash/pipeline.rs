@@ -10,7 +10,7 @@ use ash::vk;
 use super::context::{Context, FaultRecord, Kernel};
 use super::transfer::{copy_in, copy_out, Target};
 use super::BACKEND;
-use crate::common::fault::{self, Fault};
+use crate::common::fault::{self, Access};
 use crate::common::spirv;
 use crate::error::Error;
 use crate::kernel::{Artifact, KernelInfo};
@@ -158,19 +158,10 @@ impl Context {
         }
         let kernels = std::mem::take(&mut self.since_wait);
         let records: Vec<_> = self.faults.values().map(|r| (r.memory, r.sites)).collect();
-        let mut first = None;
-        for (record, sites) in records {
-            let mut bytes = [0u8; fault::BYTES];
-            copy_out(self, &mut [(&record, 0, &mut bytes[..])])?;
-            if let Some(found) = Fault::read(&bytes, sites) {
-                copy_in(self, &record, 0, &[0; fault::BYTES], Target::Live)?;
-                first = first.or(Some(found));
-            }
-        }
-        match first {
-            None => Ok(()),
-            Some(found) => Err(found.into_error(BACKEND, &kernels)),
-        }
+        fault::take(BACKEND, &kernels, records, |record, access| match access {
+            Access::Read(bytes) => copy_out(self, &mut [(record, 0, &mut bytes[..])]),
+            Access::Clear => copy_in(self, record, 0, &[0; fault::BYTES], Target::Live),
+        })
     }
 
     /// # Safety

@@ -75,6 +75,36 @@ impl Fault {
     }
 }
 
+/// What [`take`] asks of a backend's record.
+pub(crate) enum Access<'a> {
+    /// Copy the record's bytes out.
+    Read(&'a mut [u8; BYTES]),
+    /// Zero it (it held a fault).
+    Clear,
+}
+
+/// After a wait: each of `records` (a checked module's record and its sites) read through
+/// `access`, one that holds a fault cleared; the first fault becomes `Error::OutOfRange` for
+/// `kernels` (those launched since the wait before). Every record is read and cleared, so
+/// the device is usable after the error.
+pub(crate) fn take<R>(
+    backend: Backend,
+    kernels: &[&'static KernelInfo],
+    records: impl IntoIterator<Item = (R, &'static [&'static str])>,
+    mut access: impl FnMut(&R, Access<'_>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut first = None;
+    for (record, sites) in records {
+        let mut bytes = [0u8; BYTES];
+        access(&record, Access::Read(&mut bytes))?;
+        if let Some(found) = Fault::read(&bytes, sites) {
+            access(&record, Access::Clear)?;
+            first = first.or(Some(found));
+        }
+    }
+    first.map_or(Ok(()), |found| Err(found.into_error(backend, kernels)))
+}
+
 /// rust-gpu's format with the operands' `words` put in.
 fn decode(format: &str, words: &[u32]) -> Fault {
     let text = printf(format, words);

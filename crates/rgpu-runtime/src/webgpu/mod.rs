@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::api::{About, Api, Arg, MemoryOf};
 use crate::backend::Backend;
-use crate::common::fault::{self, Fault};
+use crate::common::fault::{self, Access};
 use crate::common::launch::{bound, host_inputs, host_outputs, padded_bytes};
 use crate::common::wait::block_on;
 use crate::common::wgpu_device::{device_info, one_line, pop, Gpu, Params, Pipeline};
@@ -187,22 +187,17 @@ impl WebGpuDevice {
             let records: Vec<_> = checked.records.values().cloned().collect();
             (records, std::mem::take(&mut checked.since_wait))
         };
-        let mut first = None;
-        for (buffer, sites) in records {
-            let mut bytes = [0u8; fault::BYTES];
-            let record = WebGpuMemory { buffer };
-            self.download(&record, 0, &mut bytes)?;
-            if let Some(found) = Fault::read(&bytes, sites) {
-                self.gpu
-                    .queue
-                    .write_buffer(&record.buffer, 0, &[0; fault::BYTES]);
-                first = first.or(Some(found));
+        let records = records
+            .into_iter()
+            .map(|(buffer, sites)| (WebGpuMemory { buffer }, sites));
+        fault::take(BACKEND, &kernels, records, |record, access| match access {
+            Access::Read(bytes) => self.download(record, 0, bytes),
+            Access::Clear => {
+                let zeros = [0; fault::BYTES];
+                self.gpu.queue.write_buffer(&record.buffer, 0, &zeros);
+                Ok(())
             }
-        }
-        match first {
-            None => Ok(()),
-            Some(found) => Err(found.into_error(BACKEND, &kernels)),
-        }
+        })
     }
 
     /// Waits for the queue: a `onSubmittedWorkDone` promise.

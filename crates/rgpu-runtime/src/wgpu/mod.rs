@@ -23,7 +23,7 @@ use std::time::Duration;
 use crate::api::{About, Api, Arg, MemoryOf};
 use crate::backend::Backend;
 use crate::common::deadline::launch_timeout;
-use crate::common::fault::{self, Fault};
+use crate::common::fault::{self, Access};
 use crate::common::spin::{poll_for, spin_time};
 use crate::common::spirv::ModuleKey;
 use crate::common::wait::block_on;
@@ -287,18 +287,9 @@ impl WgpuDevice {
             let records: Vec<_> = state.faults.values().cloned().collect();
             (records, std::mem::take(&mut state.since_wait))
         };
-        let mut first = None;
-        for (record, sites) in records {
-            let mut bytes = [0u8; fault::BYTES];
-            self.download(&mut [(&record, 0, &mut bytes[..])])?;
-            if let Some(found) = Fault::read(&bytes, sites) {
-                self.write(&record, 0, &[0u8; fault::BYTES])?;
-                first = first.or(Some(found));
-            }
-        }
-        match first {
-            None => Ok(()),
-            Some(found) => Err(found.into_error(BACKEND, &kernels)),
-        }
+        fault::take(BACKEND, &kernels, records, |record, access| match access {
+            Access::Read(bytes) => self.download(&mut [(record, 0, &mut bytes[..])]),
+            Access::Clear => self.write(record, 0, &[0u8; fault::BYTES]),
+        })
     }
 }
