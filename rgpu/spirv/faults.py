@@ -34,19 +34,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rgpu.spirv.declarations import Declarations, Inst
 from rgpu.spirv.opcodes import (
     DECORATION_ARRAY_STRIDE,
     DECORATION_BINDING,
     DECORATION_BLOCK,
     DECORATION_DESCRIPTOR_SET,
     DECORATION_OFFSET,
-    MEMORY_MODEL_VULKAN,
     OP_ACCESS_CHAIN,
     OP_ATOMIC_I_ADD,
     OP_ATOMIC_STORE,
     OP_BITCAST,
     OP_COMPOSITE_EXTRACT,
-    OP_CONSTANT,
     OP_DECORATE,
     OP_ENTRY_POINT,
     OP_EXT_INST,
@@ -56,7 +55,6 @@ from rgpu.spirv.opcodes import (
     OP_I_ADD,
     OP_I_EQUAL,
     OP_MEMBER_DECORATE,
-    OP_MEMORY_MODEL,
     OP_SELECT,
     OP_SHIFT_RIGHT_LOGICAL,
     OP_STRING,
@@ -70,8 +68,7 @@ from rgpu.spirv.opcodes import (
     OP_U_CONVERT,
     OP_VARIABLE,
     SC_STORAGE_BUFFER,
-    SCOPE_DEVICE,
-    SCOPE_QUEUE_FAMILY,
+    TYPE_OPS,
 )
 from rgpu.spirv.words import instructions, literal_string, module_bytes, module_words, opcode
 
@@ -88,8 +85,6 @@ DEBUG_PRINTF = 1  # the set's only instruction
 NON_SEMANTIC_EXTENSION = "SPV_KHR_non_semantic_info"
 SEMANTICS_RELAXED = 0
 
-Inst = list[int]
-
 
 @dataclass(frozen=True)
 class Recorded:
@@ -97,59 +92,10 @@ class Recorded:
     sites: tuple[str, ...]  # site i + 1's format string
 
 
-class _Module:
-    """The module's types and constants, and the new ones the pass declares."""
-
-    def __init__(self, insts: list[tuple[int, ...]], bound: int) -> None:
-        self.bound = bound
-        self.defs: dict[int, tuple[int, ...]] = {}
-        self.made: dict[tuple[int, ...], int] = {}
-        self.new_globals: list[Inst] = []
-        self.vulkan_memory_model = False
-        for inst in insts:
-            op = opcode(inst)
-            if op in (OP_TYPE_INT, OP_TYPE_FLOAT, OP_TYPE_VECTOR, OP_TYPE_BOOL):
-                self.defs[inst[1]] = inst
-                self.made.setdefault((op, *inst[2:]), inst[1])
-            elif op == OP_MEMORY_MODEL and len(inst) >= 3:
-                self.vulkan_memory_model = inst[2] == MEMORY_MODEL_VULKAN
-        self.u32 = self.type_of(OP_TYPE_INT, 32, 0)
-        for inst in insts:
-            if opcode(inst) == OP_CONSTANT and len(inst) == 4 and inst[1] == self.u32:
-                self.made.setdefault((OP_CONSTANT, self.u32, inst[3]), inst[2])
-
-    def fresh(self) -> int:
-        self.bound += 1
-        return self.bound - 1
-
-    def type_of(self, op: int, *operands: int) -> int:
-        key = (op, *operands)
-        if key not in self.made:
-            new = self.fresh()
-            self.made[key] = new
-            inst = (((len(operands) + 2) << 16) | op, new, *operands)
-            self.new_globals.append(list(inst))
-            self.defs[new] = inst
-        return self.made[key]
-
-    def const(self, value: int) -> int:
-        key = (OP_CONSTANT, self.u32, value & 0xFFFFFFFF)
-        if key not in self.made:
-            new = self.fresh()
-            self.made[key] = new
-            self.new_globals.append([(4 << 16) | OP_CONSTANT, self.u32, new, key[2]])
-        return self.made[key]
-
-    def scope(self) -> int:
-        """One launch: QueueFamily under the Vulkan memory model (Device scope needs a
-        capability rust-gpu does not declare), else Device; as rgpu's `Global` atomics."""
-        return self.const(SCOPE_QUEUE_FAMILY if self.vulkan_memory_model else SCOPE_DEVICE)
-
-
 class _Site:
     """The instructions that record one printf's fault."""
 
-    def __init__(self, m: _Module, variable: int, pointer: int) -> None:
+    def __init__(self, m: Declarations, variable: int, pointer: int) -> None:
         self.m, self.variable, self.pointer = m, variable, pointer
         self.out: list[Inst] = []
 
@@ -194,7 +140,7 @@ class _Site:
 
     def record(self, site: int, operands: Sequence[int], types: dict[int, int]) -> list[Inst]:
         m = self.m
-        scope, relaxed = m.scope(), m.const(SEMANTICS_RELAXED)
+        scope, relaxed = m.atomic_scope(), m.const(SEMANTICS_RELAXED)
         count = self.word_at(m.const(0))
         before = self.value(OP_ATOMIC_I_ADD, m.u32, count, scope, relaxed, m.const(1))
         first = self.value(OP_I_EQUAL, m.type_of(OP_TYPE_BOOL), before, m.const(0))
@@ -229,14 +175,14 @@ def record_faults(data: bytes) -> Recorded:
     _refuse_taken_binding(insts)
     strings = {inst[1]: literal_string(inst, 2) for inst in insts if opcode(inst) == OP_STRING}
     # Value id -> its type id, for the operands' words.
-    type_ids = {inst[1] for inst in insts if opcode(inst) in _TYPES and len(inst) > 1}
+    type_ids = {inst[1] for inst in insts if opcode(inst) in TYPE_OPS and len(inst) > 1}
     types = {inst[2]: inst[1] for inst in insts if len(inst) > 2 and inst[1] in type_ids}
-    m = _Module(insts, words[3])
+    m = Declarations(insts, words[3])
     array = m.fresh()
     block = m.fresh()
     block_pointer = m.fresh()
     variable = m.fresh()
-    word_pointer = m.type_of(OP_TYPE_POINTER, SC_STORAGE_BUFFER, m.u32)
+    word_pointer = m.declare(OP_TYPE_POINTER, SC_STORAGE_BUFFER, m.u32)
     buffer_globals: list[Inst] = [
         [(3 << 16) | OP_TYPE_RUNTIME_ARRAY, array, m.u32],
         [(3 << 16) | OP_TYPE_STRUCT, block, array],
@@ -259,7 +205,7 @@ def record_faults(data: bytes) -> Recorded:
         replaced[index] = site.record(len(sites), inst[6:], types)
     out: list[Inst] = []
     first_function = next(i for i, inst in enumerate(insts) if opcode(inst) == OP_FUNCTION)
-    first_type = next(i for i, inst in enumerate(insts) if opcode(inst) in _TYPES)
+    first_type = next(i for i, inst in enumerate(insts) if opcode(inst) in TYPE_OPS)
     for i, inst in enumerate(insts):
         op = opcode(inst)
         if i == first_type:
@@ -293,10 +239,6 @@ def compact(site: str, root: str | None) -> str:
     ]
     text = "\n".join(kept)
     return text.replace(root.rstrip("/") + "/", "") if root else text
-
-
-# Every OpType* of the core grammar (OpTypeVoid 19 .. OpTypeForwardPointer 39).
-_TYPES = frozenset(range(19, 40))
 
 
 def _other_non_semantic(insts: list[tuple[int, ...]], printf_sets: set[int]) -> bool:

@@ -43,13 +43,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from rgpu.spirv.declarations import Declarations, Inst
 from rgpu.spirv.opcodes import (
     DECORATION_ARRAY_STRIDE,
     DECORATION_BINDING,
     DECORATION_BLOCK,
     DECORATION_NON_WRITABLE,
     DECORATION_OFFSET,
-    MEMORY_MODEL_VULKAN,
     OP_ACCESS_CHAIN,
     OP_ARRAY_LENGTH,
     OP_ATOMIC_AND,
@@ -80,7 +80,6 @@ from rgpu.spirv.opcodes import (
     OP_LINE,
     OP_LOAD,
     OP_MEMBER_DECORATE,
-    OP_MEMORY_MODEL,
     OP_NO_LINE,
     OP_NOT,
     OP_PHI,
@@ -106,8 +105,7 @@ from rgpu.spirv.opcodes import (
     SC_PUSH_CONSTANT,
     SC_STORAGE_BUFFER,
     SC_UNIFORM,
-    SCOPE_DEVICE,
-    SCOPE_QUEUE_FAMILY,
+    TYPE_OPS,
 )
 from rgpu.spirv.pointer_values import used_words
 from rgpu.spirv.words import (
@@ -125,7 +123,6 @@ LAID_OUT = frozenset({SC_UNIFORM, SC_PUSH_CONSTANT, SC_STORAGE_BUFFER})
 STORAGE_CAPABILITIES = frozenset({4433, 4434, 4435, 4436, 4448, 4449, 4450})
 STORAGE_EXTENSIONS = ("SPV_KHR_8bit_storage", "SPV_KHR_16bit_storage")
 
-TYPE_OPS = frozenset(range(19, 40))
 # Instructions of a function body a narrow-holding value may pass through unchanged but
 # for its type (the result type is word 1).
 RETYPED = frozenset({OP_PHI, OP_SELECT, OP_COPY_OBJECT, OP_UNDEF, OP_COPY_LOGICAL})
@@ -143,9 +140,6 @@ class Lowered:
     refused: str | None = None  # why narrow memory stays (the module is returned as it was)
 
 
-Inst = list[int]
-
-
 @dataclass
 class Packed:
     """A pointer into laid-out memory: the variable, the byte address (a constant or a u32
@@ -160,19 +154,16 @@ class Packed:
 class _Types:
     """The module's types, constants and layout decorations, and the ones the pass adds."""
 
-    defs: dict[int, tuple[int, ...]] = field(default_factory=dict)
-    constants: dict[int, int] = field(default_factory=dict)  # scalar constant id -> value
     strides: dict[int, int] = field(default_factory=dict)
     offsets: dict[tuple[int, int], int] = field(default_factory=dict)
     blocks: set[int] = field(default_factory=set)
 
 
-class _Pass:
+class _Pass(Declarations):
     def __init__(self, insts: list[tuple[int, ...]], bound: int) -> None:
+        super().__init__(insts, bound)
         self.insts = insts
-        self.bound = bound
         self.t = _Types()
-        self.vulkan_memory_model = False
         self.bindings: dict[int, int] = {}  # variable -> its Binding
         # Variables the module never writes (rust-gpu's `&[T]`): their words are read with
         # plain loads; every other buffer's narrow words with atomic loads (load_leaf).
@@ -198,31 +189,16 @@ class _Pass:
                     self.push_constants[inst[2]] = found[0]
         for inst in insts:
             op = opcode(inst)
-            if op in TYPE_OPS and len(inst) > 1:
-                self.t.defs[inst[1]] = inst
-            elif op == OP_CONSTANT and len(inst) == 4:
-                self.t.constants[inst[2]] = inst[3]
-            elif op == OP_DECORATE and len(inst) >= 4 and inst[2] == DECORATION_ARRAY_STRIDE:
+            if op == OP_DECORATE and len(inst) >= 4 and inst[2] == DECORATION_ARRAY_STRIDE:
                 self.t.strides[inst[1]] = inst[3]
             elif op == OP_DECORATE and len(inst) >= 3 and inst[2] == DECORATION_BLOCK:
                 self.t.blocks.add(inst[1])
             elif op == OP_MEMBER_DECORATE and len(inst) >= 5 and inst[3] == DECORATION_OFFSET:
                 self.t.offsets[(inst[1], inst[2])] = inst[4]
-            elif op == OP_MEMORY_MODEL and len(inst) >= 3:
-                self.vulkan_memory_model = inst[2] == MEMORY_MODEL_VULKAN
         self.narrow_memo: dict[int, bool] = {}
-        self.new_globals: list[Inst] = []  # types and constants, in dependency order
         self.new_annotations: list[Inst] = []
-        self.made: dict[tuple[int, ...], int] = {}  # non-aggregate type/constant -> id
-        for inst in insts:
-            op = opcode(inst)
-            if op in (OP_TYPE_INT, OP_TYPE_FLOAT, OP_TYPE_VECTOR, OP_TYPE_POINTER, OP_TYPE_BOOL):
-                self.made.setdefault((op, *inst[2:]), inst[1])
-            elif op == OP_CONSTANT and len(inst) == 4:
-                self.made.setdefault((op, inst[1], inst[3]), inst[2])
         self.widened: dict[int, int] = {}  # old type id -> widened type id
         self.blocks: dict[tuple[int, int], int] = {}  # (storage class, words) -> block
-        self.u32 = self.type_of(OP_TYPE_INT, 32, 0)
         self.values = 0
         # Module-scope values (constants, undefs, variables): id -> (type, instruction).
         self.globals: dict[int, tuple[int, tuple[int, ...]]] = {}
@@ -230,50 +206,21 @@ class _Pass:
             op = opcode(inst)
             if op == OP_FUNCTION:
                 break
-            if op not in TYPE_OPS and len(inst) > 2 and inst[1] in self.t.defs:
+            if op not in TYPE_OPS and len(inst) > 2 and inst[1] in self.defs:
                 self.globals[inst[2]] = (inst[1], inst)
 
     # --- types -----------------------------------------------------------------------------
 
-    def atomic_scope(self) -> int:
-        """The scope of the word atomics: a launch (QueueFamily) under the Vulkan memory
-        model, where Device scope needs a capability rgpu does not declare; else Device."""
-        return self.const(SCOPE_QUEUE_FAMILY if self.vulkan_memory_model else SCOPE_DEVICE)
-
-    def fresh(self) -> int:
-        self.bound += 1
-        return self.bound - 1
-
-    def type_of(self, op: int, *operands: int) -> int:
-        key = (op, *operands)
-        if key not in self.made:
-            new = self.fresh()
-            self.made[key] = new
-            inst = [((len(operands) + 2) << 16) | op, new, *operands]
-            self.new_globals.append(inst)
-            self.t.defs[new] = tuple(inst)
-        return self.made[key]
-
-    def const(self, value: int) -> int:
-        value &= 0xFFFFFFFF
-        key = (OP_CONSTANT, self.u32, value)
-        if key not in self.made:
-            new = self.fresh()
-            self.made[key] = new
-            self.new_globals.append([(4 << 16) | OP_CONSTANT, self.u32, new, value])
-            self.t.constants[new] = value
-        return self.made[key]
-
     def width(self, type_id: int) -> int | None:
         """The width of an integer type, None for other types."""
-        d = self.t.defs.get(type_id)
+        d = self.defs.get(type_id)
         return d[2] if d is not None and opcode(d) == OP_TYPE_INT else None
 
     def is_narrow_scalar(self, type_id: int) -> bool:
         return self.width(type_id) in (8, 16)
 
     def signed(self, type_id: int) -> bool:
-        d = self.t.defs.get(type_id)
+        d = self.defs.get(type_id)
         return d is not None and opcode(d) == OP_TYPE_INT and bool(d[3])
 
     def holds_narrow(self, type_id: int) -> bool:
@@ -282,7 +229,7 @@ class _Pass:
         if type_id in self.narrow_memo:
             return self.narrow_memo[type_id]
         self.narrow_memo[type_id] = False  # cycles (forward pointers) hold nothing narrow
-        d = self.t.defs.get(type_id)
+        d = self.defs.get(type_id)
         found = False
         if d is not None:
             op = opcode(d)
@@ -305,18 +252,18 @@ class _Pass:
             return type_id
         if type_id in self.widened:
             return self.widened[type_id]
-        d = self.t.defs[type_id]
+        d = self.defs[type_id]
         op = opcode(d)
         if op == OP_TYPE_INT:
             new = self.u32
         elif op == OP_TYPE_VECTOR:
             raise Unsupported("a vector of 8- or 16-bit integers")
         elif op == OP_TYPE_ARRAY:
-            new = self.aggregate(OP_TYPE_ARRAY, self.widen(d[2]), d[3])
+            new = self.declare(OP_TYPE_ARRAY, self.widen(d[2]), d[3])
         elif op == OP_TYPE_RUNTIME_ARRAY:
-            new = self.aggregate(OP_TYPE_RUNTIME_ARRAY, self.widen(d[2]))
+            new = self.declare(OP_TYPE_RUNTIME_ARRAY, self.widen(d[2]))
         elif op == OP_TYPE_STRUCT:
-            new = self.aggregate(OP_TYPE_STRUCT, *(self.widen(m) for m in d[2:]))
+            new = self.declare(OP_TYPE_STRUCT, *(self.widen(m) for m in d[2:]))
         elif op == OP_TYPE_POINTER:
             if d[2] in LAID_OUT:
                 raise Unsupported("a pointer into a buffer of 8- or 16-bit integers as a value")
@@ -328,17 +275,10 @@ class _Pass:
         self.widened[type_id] = new
         return new
 
-    def aggregate(self, op: int, *operands: int) -> int:
-        new = self.fresh()
-        inst = [((len(operands) + 2) << 16) | op, new, *operands]
-        self.new_globals.append(inst)
-        self.t.defs[new] = tuple(inst)
-        return new
-
     # --- layout ----------------------------------------------------------------------------
 
     def size(self, type_id: int) -> int:
-        d = self.t.defs[type_id]
+        d = self.defs[type_id]
         op = opcode(d)
         if op in (OP_TYPE_INT, OP_TYPE_FLOAT):
             return int(d[2]) // 8
@@ -347,7 +287,7 @@ class _Pass:
         if op == OP_TYPE_VECTOR:
             return self.size(d[2]) * d[3]
         if op == OP_TYPE_ARRAY:
-            return self.stride(type_id) * self.t.constants[d[3]]
+            return self.stride(type_id) * self.constants[d[3]]
         if op == OP_TYPE_STRUCT:
             members = range(len(d) - 2)
             return max((self.offset(type_id, m) + self.size(d[2 + m]) for m in members), default=0)
@@ -366,7 +306,7 @@ class _Pass:
     def leaves(self, type_id: int) -> list[tuple[tuple[int, ...], int, int]]:
         """The scalars of a type in laid-out memory: (indices into the value, byte offset,
         scalar type), in order."""
-        d = self.t.defs[type_id]
+        d = self.defs[type_id]
         op = opcode(d)
         if op in (OP_TYPE_INT, OP_TYPE_FLOAT):
             return [((), 0, type_id)]
@@ -378,7 +318,7 @@ class _Pass:
             inner = self.leaves(d[2])
             return [
                 ((i, *path), i * stride + at, t)
-                for i in range(self.t.constants[d[3]])
+                for i in range(self.constants[d[3]])
                 for path, at, t in inner
             ]
         if op == OP_TYPE_STRUCT:
@@ -402,10 +342,10 @@ def lower_narrow_memory(data: bytes) -> Lowered:
     words = module_words(data)
     insts = instructions(words)
     p = _Pass(insts, words[3])
-    narrow_types = [t for t in p.t.defs if p.is_narrow_scalar(t)]
+    narrow_types = [t for t in p.defs if p.is_narrow_scalar(t)]
     if not narrow_types:
         return Lowered(data, 0, 0)
-    holders = [t for t in p.t.defs if p.holds_narrow(t) and not p.is_narrow_scalar(t)]
+    holders = [t for t in p.defs if p.holds_narrow(t) and not p.is_narrow_scalar(t)]
     if not holders:
         return Lowered(data, 0, 0)  # narrow values only: spirv.narrow_ints' work
     try:
@@ -435,7 +375,7 @@ def _rewrite(p: _Pass) -> tuple[list[Inst], int]:
         op = opcode(inst)
         if op == OP_VARIABLE and p.holds_narrow(inst[1]):
             sc = inst[3]
-            pointee = p.t.defs[inst[1]][3]
+            pointee = p.defs[inst[1]][3]
             if sc in LAID_OUT:
                 new_block = _word_block(p, pointee, sc)
                 pointer = p.type_of(OP_TYPE_POINTER, sc, new_block)
@@ -483,18 +423,18 @@ def _word_block(p: _Pass, pointee: int, sc: int) -> int:
     if sc == SC_STORAGE_BUFFER:
         key = (sc, 0)
     else:
-        if opcode(p.t.defs[pointee]) != OP_TYPE_STRUCT:
+        if opcode(p.defs[pointee]) != OP_TYPE_STRUCT:
             raise Unsupported("a push-constant or uniform block that is not a struct")
         key = (sc, (p.size(pointee) + 3) // 4)
     if key in p.blocks:
         return p.blocks[key]
     if sc == SC_STORAGE_BUFFER:
-        array = p.aggregate(OP_TYPE_RUNTIME_ARRAY, p.u32)
+        array = p.declare(OP_TYPE_RUNTIME_ARRAY, p.u32)
         p.new_annotations.append([(4 << 16) | OP_DECORATE, array, DECORATION_ARRAY_STRIDE, 4])
-        block = p.aggregate(OP_TYPE_STRUCT, array)
+        block = p.declare(OP_TYPE_STRUCT, array)
         p.new_annotations.append([(5 << 16) | OP_MEMBER_DECORATE, block, 0, DECORATION_OFFSET, 0])
     else:
-        block = p.aggregate(OP_TYPE_STRUCT, *([p.u32] * key[1]))
+        block = p.declare(OP_TYPE_STRUCT, *([p.u32] * key[1]))
         for m in range(key[1]):
             p.new_annotations.append(
                 [(5 << 16) | OP_MEMBER_DECORATE, block, m, DECORATION_OFFSET, 4 * m]
@@ -543,7 +483,7 @@ class _Function:
         self.packed_class = packed_class
         self.word_pointer = word_pointer
         self.packed: dict[int, Packed] = {
-            var: Packed(var, 0, p.t.defs[_var_type(p, var)][3]) for var in packed_vars
+            var: Packed(var, 0, p.defs[_var_type(p, var)][3]) for var in packed_vars
         }
         self.out: list[Inst] = []
         self.function = 0
@@ -580,8 +520,8 @@ class _Function:
         return ("id", self.value(OP_I_ADD, self.p.u32, self.address_id(a), self.address_id(b)))
 
     def index_times(self, index: int, stride: int) -> int | tuple[str, int]:
-        if index in self.p.t.constants:
-            return self.p.t.constants[index] * stride
+        if index in self.p.constants:
+            return self.p.constants[index] * stride
         width = self.p.width(self.types_of.get(index, self.p.u32))
         if width != 32:
             raise Unsupported("an index into a buffer of 8- or 16-bit integers that is not 32-bit")
@@ -695,7 +635,7 @@ class _Function:
         p = self.p
         self.types_of: dict[int, int] = {v: t for v, (t, _) in p.globals.items()}
         for inst in body:
-            res = _result(inst, p.t.defs)
+            res = _result(inst, p.defs)
             if res is not None:
                 self.types_of[res[1]] = res[0]
         pending_params: list[Inst] = []
@@ -721,7 +661,7 @@ class _Function:
         composite or a pointer into packed memory."""
         if op in ANNOTATIONS:
             return
-        res = _result(inst, self.p.t.defs)
+        res = _result(inst, self.p.defs)
         if res is not None and self.p.holds_narrow(res[0]) and not self.p.is_narrow_scalar(res[0]):
             raise Unsupported(f"instruction {op} on a value holding 8- or 16-bit integers")
         for word in used_words(inst):
@@ -826,10 +766,10 @@ class _Function:
             address = ptr.address
             current = ptr.pointee
             for index in inst[4:]:
-                d = p.t.defs[current]
+                d = p.defs[current]
                 kind = opcode(d)
                 if kind == OP_TYPE_STRUCT:
-                    member = p.t.constants.get(index)
+                    member = p.constants.get(index)
                     if member is None:
                         raise Unsupported("a struct member chosen at run time")
                     address = self.add(address, p.offset(current, member))
@@ -859,7 +799,7 @@ class _Function:
             if p.is_narrow_scalar(inst[1]):
                 wide = self.load_leaf(ptr, ptr.address, inst[1])
                 self.from_u32(wide, inst[1], inst[2])
-            elif opcode(p.t.defs[inst[1]]) in (OP_TYPE_INT, OP_TYPE_FLOAT):
+            elif opcode(p.defs[inst[1]]) in (OP_TYPE_INT, OP_TYPE_FLOAT):
                 wide = self.load_leaf(ptr, ptr.address, inst[1])
                 self.emit(OP_COPY_OBJECT, inst[1], inst[2], wide)
             else:
@@ -880,7 +820,7 @@ class _Function:
     def load_composite(self, ptr: Packed, address: int | tuple[str, int], type_id: int) -> int:
         """A composite in packed memory, loaded as its widened value."""
         p = self.p
-        d = p.t.defs[type_id]
+        d = p.defs[type_id]
         op = opcode(d)
         if op in (OP_TYPE_INT, OP_TYPE_FLOAT):
             return self.load_leaf(ptr, address, type_id)
@@ -893,7 +833,7 @@ class _Function:
             stride = p.stride(type_id)
             parts = [
                 self.load_composite(ptr, self.add(address, i * stride), d[2])
-                for i in range(p.t.constants[d[3]])
+                for i in range(p.constants[d[3]])
             ]
         elif op == OP_TYPE_VECTOR:
             size = p.size(d[2])
@@ -912,7 +852,7 @@ class _Function:
             ty = ptr.pointee
             if p.is_narrow_scalar(ty):
                 self.store_leaf(ptr, ptr.address, ty, self.to_u32(value, ty))
-            elif opcode(p.t.defs[ty]) in (OP_TYPE_INT, OP_TYPE_FLOAT):
+            elif opcode(p.defs[ty]) in (OP_TYPE_INT, OP_TYPE_FLOAT):
                 self.store_leaf(ptr, ptr.address, ty, value)
             else:
                 widened = self.widened_operand(value)
@@ -945,7 +885,7 @@ class _Function:
             self.emit(OP_COPY_OBJECT, inst[1], inst[2], passed)
             p.values += 1
             return True
-        block = p.t.defs[ptr.pointee]
+        block = p.defs[ptr.pointee]
         array = block[2 + inst[4]]
         stride = p.stride(array)
         words = self.value(OP_ARRAY_LENGTH, p.u32, ptr.var, 0)
@@ -967,7 +907,7 @@ class _Function:
         if pc is None or binding is None:
             return None
         at = 4 + 4 * binding
-        block = self.packed[pc].pointee if pc in self.packed else p.t.defs[_var_type(p, pc)][3]
+        block = self.packed[pc].pointee if pc in self.packed else p.defs[_var_type(p, pc)][3]
         try:
             leaf = next((path, t) for path, o, t in p.leaves(block) if o == at)
         except (Unsupported, StopIteration):
@@ -1030,7 +970,7 @@ def _drop_unused(out: list[Inst], p: _Pass) -> list[Inst]:
     """Without the module's old narrow-holding types (structs, arrays, pointers, function
     types) that nothing uses any more, and their names and decorations. Uses are counted
     conservatively (spirv.pointer_values.used_words; a type's own id is no use of it)."""
-    removable = {t for t in p.t.defs if p.holds_narrow(t) and not p.is_narrow_scalar(t)}
+    removable = {t for t in p.defs if p.holds_narrow(t) and not p.is_narrow_scalar(t)}
     removable -= set(p.widened.values())
     gone: set[int] = set()
     while True:

@@ -43,10 +43,10 @@ from rgpu.spirv.opcodes import (
     OP_TYPE_RUNTIME_ARRAY,
     OP_TYPE_STRUCT,
     OP_TYPE_VECTOR,
+    TYPE_OPS,
 )
 from rgpu.spirv.words import instructions, literal_string, module_words, opcode
 
-TYPE_OPS = frozenset(range(19, 40))
 SUBGROUP_OPS = frozenset(range(333, 367))
 # Scalar and vector float arithmetic (SPIR-V 3.52.13): OpFNegate, OpFAdd, OpFSub, OpFMul,
 # OpFDiv, OpFRem, OpFMod, OpVectorTimesScalar, OpDot.
