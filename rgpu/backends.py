@@ -16,6 +16,8 @@ from rgpu.errors import RgpuError, UsageError, did_you_mean
 
 
 class Backend(NamedTuple):
+    """What a backend is, everywhere rgpu asks: building it, `rgpu doctor`, `rgpu ci init`."""
+
     name: str
     feature: str | None  # the host feature that builds it in; None: always built in
     artifact: str | None  # "ptx", "spirv", "wgsl", or None when the host needs no kernel artifact
@@ -24,17 +26,89 @@ class Backend(NamedTuple):
     host_target: str | None = None
     # What it runs on, in words, for help texts.
     runs_on: str = ""
+    # What running its programs needs, as `rgpu doctor` checks it (the key its checks list
+    # in `needed_for`); None: the CPU, nothing to check.
+    run_key: str | None = None
+    # The devices `rgpu doctor` lists for it ("cuda", "vulkan", "cpu"); None: none listed
+    # (webgpu's is the browser's one adapter).
+    devices: str | None = None
+    # Its job in the workflow `rgpu ci init` writes: the setup it gets ("cpu", "vulkan",
+    # "cuda", "web"); where its programs run there ("runner": lavapipe is a real Vulkan
+    # device on the runner's CPU; "browser": the runner's headless Chrome with WebGPU on
+    # SwiftShader; None: the runners have no GPU, the job compiles and checks the PTX with
+    # ptxas); whether the workflow has it when --backends does not say; and its jobs on
+    # other platforms' runners, (platform, runner).
+    ci_setup: str = "cpu"
+    ci_runs: str | None = "runner"
+    ci_default: bool = False
+    ci_platforms: tuple[tuple[str, str], ...] = ()
 
 
 BACKENDS: dict[str, Backend] = {
-    "cpu": Backend("cpu", None, None, runs_on="the CPU"),
-    "cuda": Backend("cuda", "cuda", "ptx", runs_on="CUDA"),
-    "wgpu": Backend("wgpu", "wgpu", "spirv", runs_on="Vulkan (and Metal, DX12) through wgpu"),
-    "ash": Backend("ash", "ash", "spirv", runs_on="Vulkan through ash"),
+    "cpu": Backend("cpu", None, None, runs_on="the CPU", devices="cpu", ci_default=True),
+    "cuda": Backend(
+        "cuda",
+        "cuda",
+        "ptx",
+        runs_on="CUDA",
+        run_key="cuda-run",
+        devices="cuda",
+        ci_setup="cuda",
+        ci_runs=None,
+        ci_default=True,
+    ),
+    "wgpu": Backend(
+        "wgpu",
+        "wgpu",
+        "spirv",
+        runs_on="Vulkan (and Metal, DX12) through wgpu",
+        run_key="vulkan-run",
+        devices="vulkan",
+        ci_setup="vulkan",
+        ci_default=True,
+        # wgpu also reaches the GPU through Metal (macOS: the runner's Apple GPU) and DX12
+        # (Windows: WARP, Microsoft's DirectX on the CPU), its kernels through naga (MSL,
+        # HLSL). NOT RUN BY rgpu's DEVELOPERS (no macOS or Windows machine): written to
+        # GitHub's documented runners, checked by actionlint.
+        ci_platforms=(("metal", "macos-latest"), ("dx12", "windows-latest")),
+    ),
+    "ash": Backend(
+        "ash",
+        "ash",
+        "spirv",
+        runs_on="Vulkan through ash",
+        run_key="vulkan-run",
+        devices="vulkan",
+        ci_setup="vulkan",
+        ci_default=True,
+    ),
+    # webgpu is asked for by name in CI (`--backends ...,webgpu`): its kernels need WGSL
+    # from rust-gpu's SPIR-V that browsers accept (docs/reference.md, WebGPU).
     "webgpu": Backend(
-        "webgpu", "webgpu", "wgsl", "wasm32-unknown-unknown", runs_on="WebGPU in a browser"
+        "webgpu",
+        "webgpu",
+        "wgsl",
+        "wasm32-unknown-unknown",
+        runs_on="WebGPU in a browser",
+        run_key="browser-run",
+        ci_setup="web",
+        ci_runs="browser",
     ),
 }
+
+
+def run_keys() -> dict[str, tuple[str, ...]]:
+    """Each run key (`Backend.run_key`) and the backends whose programs it is about."""
+    keys: dict[str, tuple[str, ...]] = {}
+    for b in BACKENDS.values():
+        if b.run_key:
+            keys[b.run_key] = (*keys.get(b.run_key, ()), b.name)
+    return keys
+
+
+def of_artifact(kind: str) -> tuple[str, ...]:
+    """The backends whose host embeds kernels of `kind` ("ptx", "spirv", "wgsl")."""
+    return tuple(b.name for b in BACKENDS.values() if b.artifact == kind)
 
 
 class Entry(NamedTuple):

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from rgpu.artifacts import manifest, ptx, sass
+from rgpu.backends import of_artifact
 from rgpu.cuda_archs import Arch
 from rgpu.errors import ArtifactError, UsageError
 from rgpu.util.files import write_bytes_if_changed
@@ -44,7 +45,7 @@ def check_kinds(paths: Sequence[Path], needed: dict[str, tuple[str, ...]]) -> No
         kind = kind_of(path)
         if kind not in needed:
             wanted = ", ".join(f"{KIND_NAMES[k]} for {'/'.join(b)}" for k, b in needed.items())
-            backends = {"ptx": "cuda", "spirv": "wgpu or ash", "wgsl": "webgpu"}[kind]
+            backends = " or ".join(of_artifact(kind))
             raise UsageError(
                 f"--kernel-artifact {path} is {KIND_NAMES[kind]}, which the {backends} "
                 f"backend runs, but this build is for "

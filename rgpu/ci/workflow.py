@@ -25,36 +25,33 @@ TEMPLATE = Path("ci") / "rgpu.yml.jinja"
 
 Command = tuple[str, ...]
 DIST_NAME = "rgpu-cli"  # rgpu's name on PyPI; the PyPI name `rgpu` is an unrelated project
-# The runners have no GPU: these backends run there (lavapipe is a real Vulkan device on the
-# CPU); CUDA jobs compile, check the PTX with ptxas and upload it.
-RUNS_ON_RUNNER = ("cpu", "wgpu", "ash")
-# Backends whose programs run in a browser: the runner's Google Chrome, headless, with
-# WebGPU on SwiftShader. Their job builds and runs the page (`rgpu run`); the workspace's
-# test binaries are native programs, which `rgpu test` runs in the other jobs.
-RUNS_IN_BROWSER = ("webgpu",)
 
 
 def job_commands(
-    backend: str, build_args: Sequence[str], ci_run: Sequence[str] | None
+    backend: Backend, build_args: Sequence[str], ci_run: Sequence[str] | None
 ) -> tuple[Command, ...]:
     """The rgpu commands of one job, in order: build, then the workspace's own tests and
     the configured `rgpu run` (`ci-run` in [workspace.metadata.rgpu]) where the backend
     runs, or the ptxas check where it cannot."""
-    build: Command = ("rgpu", "build", "--backend", backend, *build_args)
-    if backend in RUNS_IN_BROWSER:
-        run = () if ci_run is None else (("rgpu", "run", "--backend", backend, *ci_run),)
+    name = backend.name
+    build: Command = ("rgpu", "build", "--backend", name, *build_args)
+    if backend.ci_runs == "browser":
+        # The workspace's test binaries are native programs, which `rgpu test` runs in the
+        # other jobs; here the page runs (`rgpu run`).
+        run = () if ci_run is None else (("rgpu", "run", "--backend", name, *ci_run),)
         return (build, *run)
-    if backend not in RUNS_ON_RUNNER:
+    if backend.ci_runs is None:
         return (build, ("rgpu", "ci", "check-ptx"))
-    commands: list[Command] = [build, ("rgpu", "test", "--backend", backend)]
+    commands: list[Command] = [build, ("rgpu", "test", "--backend", name)]
     if ci_run is not None:
-        commands.append(("rgpu", "run", "--backend", backend, *ci_run))
+        commands.append(("rgpu", "run", "--backend", name, *ci_run))
     return tuple(commands)
 
 
-# webgpu is asked for by name (`--backends ...,webgpu`): its kernels need WGSL from rust-gpu's
-# SPIR-V that browsers accept (docs/reference.md, WebGPU).
-DEFAULT_BACKENDS: tuple[Backend, ...] = tuple(BACKENDS[n] for n in ("cpu", "wgpu", "ash", "cuda"))
+# The default jobs: those that run their programs first, then those that compile only.
+DEFAULT_BACKENDS: tuple[Backend, ...] = tuple(
+    sorted((b for b in BACKENDS.values() if b.ci_default), key=lambda b: b.ci_runs is None)
+)
 
 # Action majors, confirmed current in November 2026 (release notes and dependabot bumps):
 # checkout v6 (Nov 2025), cache v5 (Dec 2025), upload-artifact v7 (Feb 2026),
@@ -71,13 +68,6 @@ PYTHON_VERSION = "3.12"
 # Mesa's software Vulkan driver on the ubuntu runners (package mesa-vulkan-drivers).
 LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 CPU_RUNNERS = ("ubuntu-latest", "macos-latest", "windows-latest")
-# The wgpu backend also runs where wgpu reaches the GPU through Metal (macOS: the runner's
-# Apple GPU) and DX12 (Windows: WARP, Microsoft's DirectX on the CPU), its kernels through
-# naga (MSL, HLSL). NOT RUN BY rgpu's DEVELOPERS (no macOS or Windows machine): written to
-# GitHub's documented runners, checked by actionlint.
-PLATFORM_JOBS: dict[str, tuple[tuple[str, str], ...]] = {
-    "wgpu": (("metal", "macos-latest"), ("dx12", "windows-latest")),
-}
 RUNNER = {"cpu": "", "vulkan": "ubuntu-latest", "web": "ubuntu-latest", "cuda": "ubuntu-latest"}
 # Where rgpu's cache and cargo-gpu's (rust-gpu's codegen) are on each runner's system:
 # rgpu/util/platform.py's cache_base (and cargo-gpu's own, the same convention).
@@ -119,16 +109,16 @@ def jobs_for(backends: Sequence[Backend], ci_run: Sequence[str] | None = None) -
 
     jobs = []
     for backend in backends:
-        kind = {None: "cpu", "spirv": "vulkan", "ptx": "cuda", "wgsl": "web"}[backend.artifact]
+        kind = backend.ci_setup
         names = codegens_for(backend.name)
         for name in names or (None,):
             codegen = codegens.get(name) if name else None
             job_id = f"{backend.name}-{name}" if len(names) > 1 else backend.name
             setup = tuple(shell_line(c) for c in (codegen.ci_setup if codegen else ()))
             args = codegen.ci_build_args if codegen else ()
-            lines = tuple(shell_line(c) for c in job_commands(backend.name, args, ci_run))
+            lines = tuple(shell_line(c) for c in job_commands(backend, args, ci_run))
             jobs.append(Job(job_id, kind, backend.name, name, setup, lines, runs_on=RUNNER[kind]))
-            for platform, runner in PLATFORM_JOBS.get(backend.name, ()):
+            for platform, runner in backend.ci_platforms:
                 jobs.append(
                     Job(f"{job_id}-{platform}", platform, backend.name, name, setup, lines,
                         runs_on=runner)

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import ctypes
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rgpu.backends import BACKENDS
 from rgpu.util.cmd import run_quiet
 
 GIB = 1024**3
@@ -232,12 +233,22 @@ def cpu_device(proc: Path = Path("/proc")) -> Device:
 
 
 def list_all(env: Mapping[str, str]) -> tuple[Listing, ...]:
-    """Each backend's devices (webgpu's is the browser's one adapter: not listed here)."""
-    cuda, cuda_why = cuda_devices()
-    vulkan, vulkan_why = vulkan_devices(env)
-    return (
-        Listing("cuda", cuda, cuda_why),
-        Listing("wgpu", vulkan, vulkan_why),
-        Listing("ash", vulkan, vulkan_why),
-        Listing("cpu", (cpu_device(),), None),
-    )
+    """Each backend's devices (`Backend.devices`: webgpu's is the browser's one adapter, not
+    listed here), the GPUs' first; each kind of device listed once (wgpu and ash share
+    Vulkan's)."""
+    listers: dict[str, Callable[[], tuple[tuple[Device, ...], str | None]]] = {
+        "cuda": cuda_devices,
+        "vulkan": lambda: vulkan_devices(env),
+        "cpu": lambda: ((cpu_device(),), None),
+    }
+    found: dict[str, tuple[tuple[Device, ...], str | None]] = {}
+    listings = []
+    for backend in sorted(
+        (b for b in BACKENDS.values() if b.devices), key=lambda b: b.devices == "cpu"
+    ):
+        kind = backend.devices or ""
+        if kind not in found:
+            found[kind] = listers[kind]()
+        devices, why = found[kind]
+        listings.append(Listing(backend.name, devices, why))
+    return tuple(listings)

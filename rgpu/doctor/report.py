@@ -20,7 +20,7 @@ from typing import Any
 
 from rgpu import __version__
 from rgpu import codegens as registry
-from rgpu.backends import BACKENDS, Backend, codegen_names, resolve_codegen
+from rgpu.backends import BACKENDS, Backend, codegen_names, resolve_codegen, run_keys
 from rgpu.check import Check
 from rgpu.doctor import devices as device_lists
 from rgpu.doctor.checks import (
@@ -167,12 +167,7 @@ def build_keys(backend: Backend, codegen: str | None) -> set[str]:
 def verdict_for(backend: Backend, codegen: str | None, checks: list[Check]) -> Verdict:
     codegen = resolve_codegen(backend.name, codegen)
     build_keys_ = build_keys(backend, codegen)
-    run_key = {
-        "cuda": "cuda-run",
-        "wgpu": "vulkan-run",
-        "ash": "vulkan-run",
-        "webgpu": "browser-run",
-    }.get(backend.name)
+    run_key = backend.run_key
     blocking = [c for c in checks if c.status == "fail" and build_keys_ & set(c.needed_for)]
     run_blocks = [c for c in checks if c.status != "ok" and run_key in c.needed_for]
     if blocking:
@@ -237,7 +232,7 @@ NEEDED_FOR = {
     "dawn-run": "running --backend webgpu --engine dawn",
 }
 # The backends whose programs each run key is about.
-RUN_KEYS = {"cuda-run": ("cuda",), "vulkan-run": ("wgpu", "ash"), "browser-run": ("webgpu",)}
+RUN_KEYS = run_keys()
 
 
 def optional(check: Check, required: frozenset[str]) -> bool:
