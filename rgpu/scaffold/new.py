@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rgpu import __version__
+from rgpu.backends import BACKENDS
 from rgpu.errors import DestinationError, InterruptedByUser, RgpuError, UsageError, did_you_mean
 from rgpu.resources import templates_dir
 from rgpu.scaffold.naming import validate_crate_name
@@ -50,8 +51,13 @@ def render_files(template: Path, context: dict[str, str]) -> dict[str, bytes]:
     import jinja2
 
     env = jinja2.Environment(
-        undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+        trim_blocks=True,
     )
+    # Every template may list the backends' cargo features (rgpu/backends.py).
+    env.globals["backend_features"] = [b.feature for b in BACKENDS.values() if b.feature]
     files: dict[str, bytes] = {}
     for source in _template_files(template):
         rel = source.relative_to(template).as_posix()
