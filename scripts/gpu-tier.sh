@@ -18,6 +18,10 @@
 # - benchmarks/user_kernels (--sizes large --check-only) when it was built;
 # - rgpu-primitives' checks (the program of tests/fixtures/primitives, PRIMITIVES_BIN) on
 #   cuda, ash, wgpu and wgpu through naga;
+# - the runtime's conformance suite (crates/rgpu-runtime/tests/conformance.rs,
+#   RUNTIME_CONFORMANCE_TESTS: `cargo test -p rgpu-runtime --features cuda,wgpu,ash --test
+#   conformance --no-run`; its GLSL fixtures as below) on cuda, wgpu (also through naga) and
+#   ash, each required;
 # - the runtime's cuda tests (crates/rgpu-runtime/tests/cuda.rs, RUNTIME_CUDA_TESTS: the
 #   binary `cargo test -p rgpu-runtime --features cuda --no-run` prints) with a GPU required;
 # - the runtime's reliability tests (crates/rgpu-runtime/tests/reliability.rs,
@@ -58,8 +62,16 @@ if [ "${1:-}" = "--pack" ]; then
   if [ -n "${RUNTIME_RELIABILITY_TESTS:-}" ] && [ -x "$RUNTIME_RELIABILITY_TESTS" ] \
     && [ -f "${RUNTIME_FIXTURES:-}/spin.fixture.spv" ]; then
     cp "$RUNTIME_RELIABILITY_TESTS" "$DIR/runtime-reliability-tests"
+    echo "packed $RUNTIME_RELIABILITY_TESTS as runtime-reliability-tests"
+  fi
+  if [ -n "${RUNTIME_CONFORMANCE_TESTS:-}" ] && [ -x "$RUNTIME_CONFORMANCE_TESTS" ] \
+    && [ -f "${RUNTIME_FIXTURES:-}/kernels.fixture.spv" ]; then
+    cp "$RUNTIME_CONFORMANCE_TESTS" "$DIR/runtime-conformance-tests"
+    echo "packed $RUNTIME_CONFORMANCE_TESTS as runtime-conformance-tests"
+  fi
+  if [ -n "${RUNTIME_FIXTURES:-}" ] && ls "$RUNTIME_FIXTURES"/*.fixture.spv > /dev/null 2>&1; then
     mkdir -p "$DIR/runtime-fixtures" && cp "$RUNTIME_FIXTURES"/*.fixture.spv "$DIR/runtime-fixtures/"
-    echo "packed $RUNTIME_RELIABILITY_TESTS as runtime-reliability-tests (fixtures from $RUNTIME_FIXTURES)"
+    echo "packed the runtime's fixtures from $RUNTIME_FIXTURES"
   fi
   exit 0
 fi
@@ -162,6 +174,11 @@ if [ -x "$DIR/parity-tests" ]; then
   say "parity tests (cuda, ash, wgpu required) exited $?: $(grep '^test result' "$OUT/parity_tests.txt" | tail -1)"
   RGPU_REQUIRE_BACKENDS=wgpu RGPU_WGPU_SHADER=naga timeout 600 "$DIR/parity-tests" --test-threads=1 > "$OUT/parity_tests.naga.txt" 2>&1
   say "parity tests again, wgpu through naga, exited $?: $(grep '^test result' "$OUT/parity_tests.naga.txt" | tail -1)"
+fi
+if [ -x "$DIR/runtime-conformance-tests" ]; then
+  RGPU_FIXTURE_DIR=$DIR/runtime-fixtures RGPU_REQUIRE_CUDA=1 RGPU_REQUIRE_VULKAN=1 \
+    timeout 600 "$DIR/runtime-conformance-tests" --test-threads=1 > "$OUT/runtime_conformance_tests.txt" 2>&1
+  say "runtime conformance tests (cuda, wgpu, ash required) exited $?: $(grep '^test result' "$OUT/runtime_conformance_tests.txt" | tail -1)"
 fi
 if [ -x "$DIR/runtime-cuda-tests" ]; then
   RGPU_REQUIRE_CUDA=1 timeout 300 "$DIR/runtime-cuda-tests" --test-threads=1 > "$OUT/runtime_cuda_tests.txt" 2>&1
