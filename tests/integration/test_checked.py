@@ -142,15 +142,14 @@ def test_checked_ptx_records_the_fault_and_release_ptx_is_unchanged(ws: Path) ->
 
 
 def expected_lines(backend: str) -> list[str]:
-    """What the program prints with a checked build on ``backend`` (the cpu's `Global` check
-    names its method)."""
-    global_check = "Global::atomic" if backend == "cpu" else "Global"
+    """What the program prints with a checked build on ``backend``: the same on every
+    backend."""
     return [
         f"read_past_end: error: kernel `read_past_end` failed on {backend} at {LINE}: index "
         f"out of bounds: the len is 64 but the index is 64 of parameter `x` (checked launch): "
         f"fix the kernel at {LINE} (keep the index below the buffer's length)",
         f"count_past_end: error: kernel `count_past_end` failed on {backend} at {COUNT_LINE}: "
-        f"{global_check}: index 64 is past the 64 elements of the buffer of parameter `counts` "
+        f"Global: index 64 is past the 64 elements of the buffer of parameter `counts` "
         f"(checked launch): fix the kernel at {COUNT_LINE} (keep the index below the buffer's "
         f"length)",
         "saxpy after: right",

@@ -44,7 +44,7 @@ impl<T: Pod> Global<T> {
     pub unsafe fn read(&self, index: u32) -> T {
         debug_assert!(
             index < self.len,
-            "Global::read: index {index} >= {}",
+            "Global: index {index} is past the {} elements of the buffer",
             self.len
         );
         // SAFETY: the caller guarantees the index is in bounds and that nobody writes it
@@ -59,7 +59,7 @@ impl<T: Pod> Global<T> {
     pub unsafe fn write(&self, index: u32, value: T) {
         debug_assert!(
             index < self.len,
-            "Global::write: index {index} >= {}",
+            "Global: index {index} is past the {} elements of the buffer",
             self.len
         );
         // SAFETY: the caller guarantees the index is in bounds and exclusive access.
@@ -83,7 +83,7 @@ impl<T: Pod + AtomicWord> Global<T> {
     pub fn atomic(&self, index: u32) -> Atomic<'_, T, DeviceScope> {
         assert!(
             index < self.len,
-            "Global::atomic: index {index} is past the {} elements of the buffer",
+            "Global: index {index} is past the {} elements of the buffer",
             self.len
         );
         // SAFETY: in bounds (checked), `T` is aligned like its std atomic, the buffer lives
@@ -102,7 +102,7 @@ impl Global<f32> {
     pub fn atomic_add(&self, index: u32, value: f32) -> f32 {
         assert!(
             index < self.len,
-            "Global::atomic_add: index {index} is past the {} elements of the buffer",
+            "Global: index {index} is past the {} elements of the buffer",
             self.len
         );
         // SAFETY: as in `atomic`; `f32` and `AtomicU32` have the same size and alignment.
