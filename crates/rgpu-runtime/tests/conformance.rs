@@ -20,8 +20,7 @@ use std::sync::OnceLock;
 use rgpu_runtime::__private::{launch, Access, Arg, Artifact, BufferInfo, KernelInfo, Mode};
 use rgpu_runtime::{Backend, Device, Error, Input, InputOutput};
 
-/// `saxpy(x: &[f32], y: &mut [f32], a: f32)`, an items kernel.
-static SAXPY: KernelInfo = fixtures::saxpy_info(64);
+use fixtures::{saxpy, SAXPY};
 
 /// A kernel that no embedded module has.
 static NOT_EMBEDDED: KernelInfo = KernelInfo {
@@ -101,25 +100,6 @@ fn open(backend: Backend) -> Option<(Device, &'static [Artifact])> {
         }
         Err(e) => panic!("opening {backend}: {e}"),
     }
-}
-
-/// What `#[rgpu::kernel] fn saxpy(item: Item, x: &[f32], y: &mut [f32], a: f32)` generates.
-fn saxpy(
-    device: &Device,
-    artifacts: &'static [Artifact],
-    count: u32,
-    x: &(impl Input<f32> + ?Sized),
-    y: &mut (impl InputOutput<f32> + ?Sized),
-    a: f32,
-) -> Result<(), Error> {
-    launch(
-        device,
-        &SAXPY,
-        artifacts,
-        count,
-        &mut [Arg::In(x.src()), Arg::InOut(y.dst())],
-        &|lens| bytemuck::cast_slice(&[count, lens[0], lens[1], a.to_bits()]).to_vec(),
-    )
 }
 
 fn reverse_tiles(

@@ -9,23 +9,19 @@ mod fixtures;
 
 use std::process::Command;
 
-use rgpu_runtime::__private::{launch, Arg, Artifact, KernelInfo};
-use rgpu_runtime::{
-    Backend, Buffer, Collective, CopyPath, Device, Error, Input, InputOutput, ReduceOp,
-};
+use rgpu_runtime::__private::Artifact;
+use rgpu_runtime::{Backend, Buffer, Collective, CopyPath, Device, Error, ReduceOp};
 
 #[path = "common/exchange.rs"]
 mod exchange;
 
-use fixtures::{KERNELS_PTX, PTX_ARTIFACTS as ARTIFACTS};
+use fixtures::{saxpy, KERNELS_PTX, PTX_ARTIFACTS as ARTIFACTS};
 
 /// PTX for a GPU newer than any: nothing a device can run.
 static FUTURE_ONLY: [Artifact; 1] = [Artifact {
     target: "sm_999",
     ..ARTIFACTS[0]
 }];
-
-static SAXPY: KernelInfo = fixtures::saxpy_info(128);
 
 /// Whether the dynamic linker knows a libcuda (what cudarc would load).
 fn libcuda_installed() -> bool {
@@ -68,24 +64,6 @@ fn open() -> Option<Device> {
             None
         }
     }
-}
-
-fn saxpy(
-    device: &Device,
-    artifacts: &'static [Artifact],
-    count: u32,
-    x: &(impl Input<f32> + ?Sized),
-    y: &mut (impl InputOutput<f32> + ?Sized),
-    a: f32,
-) -> Result<(), Error> {
-    launch(
-        device,
-        &SAXPY,
-        artifacts,
-        count,
-        &mut [Arg::In(x.src()), Arg::InOut(y.dst())],
-        &|lens| bytemuck::cast_slice(&[count, lens[0], lens[1], a.to_bits()]).to_vec(),
-    )
 }
 
 /// PTX only for a newer GPU than this one: the error names the archs and the build to run
