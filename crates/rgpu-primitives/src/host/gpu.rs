@@ -12,11 +12,11 @@ use rgpu::{Backend, Buffer, Device, Error};
 use crate::group::tiles;
 use crate::histogram::{prim_fill, prim_histogram, HistogramParams};
 use crate::key::{KeyKind, Order};
+use crate::merge::{prim_merge, prim_merge_wide, MergeParams};
 use crate::onesweep::{
     fallbacks, head_len, look_len, prim_radix_histograms, prim_radix_onesweep,
     prim_radix_onesweep_pairs, OnesweepParams,
 };
-use crate::merge::{prim_merge, prim_merge_wide, MergeParams};
 use crate::partition::{
     prim_sample, prim_sample_wide, prim_search, prim_search_wide, SampleParams, SearchParams,
 };

@@ -178,7 +178,8 @@ impl Multi {
             check_len(SORT, len)?;
             received.push(device.zeros::<K>(len)?);
         }
-        self.collective.all_to_all(&shards, &counts, &mut received)?;
+        self.collective
+            .all_to_all(&shards, &counts, &mut received)?;
         drop(shards);
         // 5. Each device's runs merged, every device's merge queued at once.
         let runs: Vec<Vec<u32>> = (0..p)
@@ -229,7 +230,8 @@ impl Multi {
             let scratch = &mut primitives.scratch;
             let sample = if on_cpu {
                 let keys: &[u32] = bytemuck::cast_slice(Input::host(shard)?);
-                let keys = (0..count).flat_map(|i| &keys[picked(i) * width..(picked(i) + 1) * width]);
+                let keys =
+                    (0..count).flat_map(|i| &keys[picked(i) * width..(picked(i) + 1) * width]);
                 Sample::Host(keys.copied().collect())
             } else if width == 2 {
                 let keys = shard.cast::<[u32; 2]>()?;
@@ -275,7 +277,9 @@ impl Multi {
             splitters.iter().map(|&s| s as u32).collect()
         };
         let mut queued = Vec::with_capacity(shards.len());
-        for ((primitives, device), shard) in self.primitives.iter_mut().zip(&self.devices).zip(shards) {
+        for ((primitives, device), shard) in
+            self.primitives.iter_mut().zip(&self.devices).zip(shards)
+        {
             queued.push(if shard.is_empty() {
                 Bounds::Host(std::vec![0; 2 * splitters.len()])
             } else if primitives.on_cpu() {
@@ -291,7 +295,12 @@ impl Multi {
                 let params =
                     SearchParams::new(shard.len() as u32, splitters.len() as u32, kind, order);
                 let splitters = device.upload(&words)?;
-                Bounds::Device(gpu::search(&mut primitives.scratch, shard, &splitters, params)?)
+                Bounds::Device(gpu::search(
+                    &mut primitives.scratch,
+                    shard,
+                    &splitters,
+                    params,
+                )?)
             });
         }
         queued
@@ -506,8 +515,10 @@ fn merge_host(keys: &mut [u32], width: usize, runs: &[u32], map: KeyMap) {
     use std::collections::BinaryHeap;
     let src = keys.to_vec();
     let key = |i: usize| ordered(&src[i * width..(i + 1) * width], map);
-    let mut next: Vec<(usize, usize)> =
-        runs.windows(2).map(|w| (w[0] as usize, w[1] as usize)).collect();
+    let mut next: Vec<(usize, usize)> = runs
+        .windows(2)
+        .map(|w| (w[0] as usize, w[1] as usize))
+        .collect();
     let mut heap: BinaryHeap<Reverse<(u64, usize)>> = next
         .iter()
         .enumerate()

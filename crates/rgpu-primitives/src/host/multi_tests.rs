@@ -165,7 +165,12 @@ fn sorts_over_one_to_four_devices_match_plain_rust() {
 /// Sorts `keys` over `lens.len()` devices (shard `i` of `lens[i]` keys) in both orders, the
 /// host way and (`kernels`) the kernels' way: the concatenation against plain Rust; returns
 /// the devices' shares of the ascending sort, each way.
-fn sort_spread<K: SortKey + Ord>(name: &str, keys: &[K], lens: &[usize], kernels: bool) -> Vec<Vec<usize>> {
+fn sort_spread<K: SortKey + Ord>(
+    name: &str,
+    keys: &[K],
+    lens: &[usize],
+    kernels: bool,
+) -> Vec<Vec<usize>> {
     let devices = cpus(lens.len());
     let mut shares = Vec::new();
     for (way, mut multi) in both(&devices).into_iter().enumerate() {
@@ -175,7 +180,10 @@ fn sort_spread<K: SortKey + Ord>(name: &str, keys: &[K], lens: &[usize], kernels
         for order in [Order::Ascending, Order::Descending] {
             let sorted = multi.sort_keys(shard(&devices, keys, lens), order).unwrap();
             let want = sorted_by(keys, order, |&x| x);
-            assert!(gathered(&sorted) == want, "{name} lens={lens:?} way={way} {order:?}");
+            assert!(
+                gathered(&sorted) == want,
+                "{name} lens={lens:?} way={way} {order:?}"
+            );
             if order == Order::Ascending {
                 shares.push(sorted.iter().map(Buffer::len).collect());
             }
@@ -213,13 +221,18 @@ fn equal_keys_spread_evenly_and_ordered_shards_stay_ordered() {
             alone.swap(0, p - 1);
             sort_spread("on the first", &ascending, &alone, kernels);
         }
-        check_sort("sorted", &ascending, if small { &[3] } else { &[] }, |k, o| {
-            sorted_by(k, o, |&x| x)
-        });
+        check_sort(
+            "sorted",
+            &ascending,
+            if small { &[3] } else { &[] },
+            |k, o| sorted_by(k, o, |&x| x),
+        );
     }
     // Two values, one of them most of the keys: the cuts split the run of equal keys
     // across devices (u64 keys differing in the low word only).
-    let keys: Vec<u64> = (0..3001u64).map(|i| if i % 10 == 0 { 1 << 32 } else { (1 << 32) | 1 }).collect();
+    let keys: Vec<u64> = (0..3001u64)
+        .map(|i| if i % 10 == 0 { 1 << 32 } else { (1 << 32) | 1 })
+        .collect();
     for p in 2..=4 {
         for shares in sort_spread("two values", &keys, &lengths(keys.len(), p), p == 3) {
             let most = shares.iter().max().unwrap();
@@ -366,4 +379,3 @@ fn bad_input_is_a_clear_error() {
         .to_string();
     assert!(e.contains("a device outside this Multi's"), "{e}");
 }
-
