@@ -22,6 +22,7 @@ rgpu::embed_kernels!();
 pub mod group;
 pub mod histogram;
 pub mod key;
+pub mod merge;
 pub mod onesweep;
 pub mod partition;
 pub mod radix;

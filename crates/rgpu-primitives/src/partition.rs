@@ -1,16 +1,15 @@
-//! The kernels of the multi-device sort's partition (`crate::multi` on the host side): an
-//! evenly spaced sample of a shard's keys ([`prim_sample`]), and each key's bucket, the
-//! number of splitters below it ([`prim_bucket`], [`prim_bucket_wide`]). The keys then
-//! move to their bucket's run by one stable radix pass over the bucket words (the sort's
-//! own `prim_radix_upsweep`, `_scan`, `_downsweep_pairs`, digit = bucket), whose totals
-//! are the buckets' sizes.
+//! The kernels that split sorted shards for the multi-device sort (`crate::multi` on the
+//! host side): an evenly spaced sample of a shard's keys ([`prim_sample`],
+//! [`prim_sample_wide`]), from which the host chooses the splitters, and where each splitter
+//! falls in a sorted shard ([`prim_search`], [`prim_search_wide`]: a lower and an upper bound
+//! by binary search), which cuts the shard into the contiguous ranges the devices exchange.
 
 use rgpu::Item;
 
 use crate::key::{KeyKind, KeyMap, Order};
 
-/// The most devices (buckets) a multi-device sort spreads over: one radix digit each.
-pub const MAX_BUCKETS: u32 = crate::radix::RADIX;
+/// The most devices a multi-device sort spreads over.
+pub const MAX_DEVICES: u32 = 256;
 
 /// Which keys [`prim_sample`] reads: key `first + i * step` for item `i`, each key `width`
 /// words (1, or 2 for a `u64`).
@@ -46,102 +45,142 @@ pub fn prim_sample(item: Item, params: SampleParams, src: &[u32], #[item] out: &
     }
 }
 
-/// How [`prim_bucket`] and [`prim_bucket_wide`] read the keys: `splitters` of them in the
-/// buffer, and the key map (`KeyKind` in bits 0..8 of `flags`, `Order` in bit 8).
-///
-/// 8 bytes.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BucketParams {
-    pub splitters: u32,
-    pub flags: u32,
+/// [`prim_sample`] for `u64` keys: `out[i]` = key `first + i * step` of `src` (`width` is
+/// not read; launched over `samples` items).
+#[rgpu::kernel]
+pub fn prim_sample_wide(
+    item: Item,
+    params: SampleParams,
+    src: &[[u32; 2]],
+    #[item] out: &mut [u32; 2],
+) {
+    let key = params.first + item.index() * params.step;
+    if key < params.len && (key as usize) < src.len() {
+        // SAFETY: key < src.len() (checked just above).
+        *out = unsafe { *src.get_unchecked(key as usize) };
+    }
 }
 
-// SAFETY: `#[repr(C)]`, two `u32`s: no padding, every bit pattern (all-zero too) is valid.
-unsafe impl bytemuck::Zeroable for BucketParams {}
-// SAFETY: as above; `Copy` and `'static`.
-unsafe impl bytemuck::Pod for BucketParams {}
+/// How [`prim_search`] and [`prim_search_wide`] read a sorted shard: `len` keys, `splitters`
+/// splitters, and the key map (`kind`, `order`: a `KeyKind` and an `Order` as `u32`).
+///
+/// 16 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SearchParams {
+    pub len: u32,
+    pub splitters: u32,
+    pub kind: u32,
+    pub order: u32,
+}
 
-impl BucketParams {
-    /// `splitters` ordered words (ascending) between the buckets of keys of `kind` in
+// SAFETY: `#[repr(C)]`, four `u32`s: no padding, every bit pattern (all-zero too) is valid.
+unsafe impl bytemuck::Zeroable for SearchParams {}
+// SAFETY: as above; `Copy` and `'static`.
+unsafe impl bytemuck::Pod for SearchParams {}
+
+impl SearchParams {
+    /// `splitters` ordered words (ascending) to find in `len` keys of `kind` sorted in
     /// `order` (a `u64`'s words map as `KeyKind::U32`).
-    pub const fn new(splitters: u32, kind: KeyKind, order: Order) -> Self {
+    pub const fn new(len: u32, splitters: u32, kind: KeyKind, order: Order) -> Self {
         Self {
+            len,
             splitters,
-            flags: kind as u32 | (order as u32) << 8,
+            kind: kind as u32,
+            order: order as u32,
         }
     }
 
-    /// The key map, or `None` for flags no host writes.
+    /// The key map, or `None` for values no host writes.
     #[inline(always)]
     pub fn key_map(&self) -> Option<KeyMap> {
-        match (
-            KeyKind::from_u32(self.flags & 0xff),
-            Order::from_u32((self.flags >> 8) & 1),
-        ) {
+        match (KeyKind::from_u32(self.kind), Order::from_u32(self.order)) {
             (Some(kind), Some(order)) => Some(KeyMap::new(kind, order)),
             _ => None,
         }
     }
 }
 
-/// `bucket[i]` = how many of the ordered words `splitters` (ascending, `params.splitters`
-/// of them) are below key `i`'s ordered word: keys equal to a splitter go to the bucket
-/// above it, all of them.
+/// `out[i]` = where splitter `i / 2` (`splitters[i / 2]`, an ordered word) falls in `keys`,
+/// sorted in the params' order: for even `i` the first key whose ordered word is not below
+/// it (a lower bound), for odd `i` the first key whose ordered word is above it (an upper
+/// bound). Launched over `2 * params.splitters` items; each is one binary search.
 #[rgpu::kernel]
-pub fn prim_bucket(
-    params: BucketParams,
-    #[item] key: &u32,
+pub fn prim_search(
+    item: Item,
+    params: SearchParams,
+    keys: &[u32],
     splitters: &[u32],
-    #[item] bucket: &mut u32,
+    #[item] out: &mut u32,
 ) {
     let Some(map) = params.key_map() else {
         return;
     };
-    let n = (params.splitters as usize).min(splitters.len());
-    let k = map.encode(*key);
-    let mut below = 0u32;
-    let mut s = 0usize;
-    while s < n {
-        // SAFETY: s < n <= splitters.len().
-        if unsafe { *splitters.get_unchecked(s) } < k {
-            below += 1;
-        }
-        s += 1;
+    let s = item.index() / 2;
+    let upper = item.index() % 2 == 1;
+    if s >= params.splitters || s as usize >= splitters.len() || keys.len() < params.len as usize {
+        return; // not the host's launch
     }
-    *bucket = below;
+    // SAFETY: s < splitters.len() (checked above).
+    let target = unsafe { *splitters.get_unchecked(s as usize) };
+    let (mut lo, mut hi) = (0u32, params.len);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        // SAFETY: mid < hi <= params.len <= keys.len().
+        let k = map.encode(unsafe { *keys.get_unchecked(mid as usize) });
+        if k < target || (upper && k == target) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    *out = lo;
 }
 
-/// [`prim_bucket`] for `u64` keys (`[low, high]` words, each mapped as `KeyKind::U32` in
-/// the order): `splitters` holds each splitter's ordered `[low, high]` words.
+/// [`prim_search`] for `u64` keys (`[low, high]` words, each mapped as `KeyKind::U32` in the
+/// order, the high word's compared first): `splitters` holds each splitter's ordered `[low,
+/// high]` words.
 #[rgpu::kernel]
-pub fn prim_bucket_wide(
-    params: BucketParams,
-    #[item] key: &[u32; 2],
+pub fn prim_search_wide(
+    item: Item,
+    params: SearchParams,
+    keys: &[[u32; 2]],
     splitters: &[u32],
-    #[item] bucket: &mut u32,
+    #[item] out: &mut u32,
 ) {
     let Some(map) = params.key_map() else {
         return;
     };
-    let n = (params.splitters as usize).min(splitters.len() / 2);
-    let (lo, hi) = (map.encode(key[0]), map.encode(key[1]));
-    let mut below = 0u32;
-    let mut s = 0usize;
-    while s < n {
-        // SAFETY: 2 * s + 1 < 2 * n <= splitters.len().
-        let (s_lo, s_hi) = unsafe {
-            (
-                *splitters.get_unchecked(2 * s),
-                *splitters.get_unchecked(2 * s + 1),
-            )
-        };
-        if s_hi < hi || (s_hi == hi && s_lo < lo) {
-            below += 1;
-        }
-        s += 1;
+    let s = item.index() / 2;
+    let upper = item.index() % 2 == 1;
+    if s >= params.splitters
+        || 2 * s as usize + 1 >= splitters.len()
+        || keys.len() < params.len as usize
+    {
+        return; // not the host's launch
     }
-    *bucket = below;
+    // SAFETY: 2 * s + 1 < splitters.len() (checked above).
+    let (t_lo, t_hi) = unsafe {
+        (
+            *splitters.get_unchecked(2 * s as usize),
+            *splitters.get_unchecked(2 * s as usize + 1),
+        )
+    };
+    let (mut lo, mut hi) = (0u32, params.len);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        // SAFETY: mid < hi <= params.len <= keys.len().
+        let key = unsafe { *keys.get_unchecked(mid as usize) };
+        let (k_lo, k_hi) = (map.encode(key[0]), map.encode(key[1]));
+        let below = k_hi < t_hi || (k_hi == t_hi && k_lo < t_lo);
+        let equal = k_hi == t_hi && k_lo == t_lo;
+        if below || (upper && equal) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    *out = lo;
 }
 
 #[cfg(test)]
@@ -151,18 +190,12 @@ mod tests {
     #[test]
     fn params_say_what_the_kernels_read() {
         assert_eq!(core::mem::size_of::<SampleParams>(), 16);
-        let p = BucketParams::new(3, KeyKind::F32, Order::Descending);
+        assert_eq!(core::mem::size_of::<SearchParams>(), 16);
+        let p = SearchParams::new(10, 3, KeyKind::F32, Order::Descending);
         assert_eq!(
             p.key_map(),
             Some(KeyMap::new(KeyKind::F32, Order::Descending))
         );
-        assert_eq!(
-            BucketParams {
-                splitters: 1,
-                flags: 7
-            }
-            .key_map(),
-            None
-        );
+        assert_eq!(SearchParams { kind: 7, ..p }.key_map(), None);
     }
 }

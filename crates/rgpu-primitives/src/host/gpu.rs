@@ -6,16 +6,20 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::vec::Vec;
 
+use bytemuck::Pod;
 use rgpu::{Backend, Buffer, Device, Error};
 
 use crate::group::tiles;
 use crate::histogram::{prim_fill, prim_histogram, HistogramParams};
 use crate::key::{KeyKind, Order};
+use crate::merge::{prim_merge, prim_merge_wide, MergeParams};
 use crate::onesweep::{
     fallbacks, head_len, look_len, prim_radix_histograms, prim_radix_onesweep,
     prim_radix_onesweep_pairs, OnesweepParams,
 };
-use crate::partition::{prim_bucket, prim_bucket_wide, prim_sample, BucketParams, SampleParams};
+use crate::partition::{
+    prim_sample, prim_sample_wide, prim_search, prim_search_wide, SampleParams, SearchParams,
+};
 use crate::radix::{
     counts_len, prim_radix_downsweep, prim_radix_downsweep_pairs, prim_radix_scan,
     prim_radix_upsweep, RadixParams, PASSES, RADIX, RADIX_BITS,
@@ -501,138 +505,104 @@ pub fn sample(
     Ok(out)
 }
 
-/// A partition queued on a device: [`Partitioned::counts`] reads its buckets' sizes.
-pub struct Partitioned {
-    tables: Option<Tables>,
-    buckets: usize,
-}
-
-impl Partitioned {
-    /// How many keys went to each bucket (after the device's queued launches).
-    pub fn counts(self, s: &mut Scratch, len: usize) -> Result<Vec<u32>, Error> {
-        match self.tables {
-            None => {
-                let mut counts = std::vec![0; self.buckets];
-                counts[0] = len as u32;
-                Ok(counts)
-            }
-            Some(t) => {
-                let counts = t.totals.read_range(..self.buckets);
-                t.give(s);
-                counts
-            }
-        }
-    }
-}
-
-/// `u64` keys (`[low, high]` words) and their two words apart, for the partition.
-pub struct WideKeys<'a> {
-    pub keys: &'a Buffer<[u32; 2]>,
-    pub low: &'a Buffer<u32>,
-    pub high: &'a Buffer<u32>,
-}
-
-/// `low[i], high[i] = keys[i]` (queued): the words of `u64` keys apart.
-pub fn split(
+/// [`sample`] of `u64` keys (`params.width` is not read): `count` keys in a new buffer.
+/// Queued.
+pub fn sample_wide(
     s: &mut Scratch,
     keys: &Buffer<[u32; 2]>,
-    low: &mut Buffer<u32>,
-    high: &mut Buffer<u32>,
-) -> Result<(), Error> {
-    let len = keys.len() as u32;
-    if len == 0 {
-        return Ok(());
-    }
-    s.launcher().run("prim_split", &mut |d| {
-        prim_split(d, len, keys, &mut *low, &mut *high)
-    })
-}
-
-/// Moves the key words `keys` into `out`, ordered by bucket (`prim_bucket`'s) and stably
-/// within one: one radix pass over the bucket words, each key moving along. Queued.
-pub fn partition(
-    s: &mut Scratch,
-    keys: &Buffer<u32>,
-    splitters: &Buffer<u32>,
-    params: BucketParams,
-    out: &mut Buffer<u32>,
-) -> Result<Partitioned, Error> {
-    let len = keys.len() as u32;
-    by_bucket(s, len, params, |l, pass, bucket, alt, t| {
-        l.run("prim_bucket", &mut |d| {
-            prim_bucket(d, len, params, keys, splitters, &mut *bucket)
+    params: SampleParams,
+    count: u32,
+) -> Result<Buffer<[u32; 2]>, Error> {
+    let mut out = s.device.zeros::<[u32; 2]>(count as usize)?;
+    if count > 0 {
+        s.launcher().run("prim_sample_wide", &mut |d| {
+            prim_sample_wide(d, count, params, keys, &mut out)
         })?;
-        pair_pass(l, pass, bucket, keys, alt, out, t)
-    })
-}
-
-/// [`partition`] of `u64` keys: `prim_bucket_wide`'s buckets, each word moved by the same
-/// (deterministic) pass, the two joined into `out`.
-pub fn partition_wide(
-    s: &mut Scratch,
-    keys: WideKeys<'_>,
-    splitters: &Buffer<u32>,
-    params: BucketParams,
-    out: &mut Buffer<[u32; 2]>,
-) -> Result<Partitioned, Error> {
-    let len = keys.keys.len() as u32;
-    let mut low = s.take("partition low", len as usize)?;
-    let mut high = s.take("partition high", len as usize)?;
-    let result = by_bucket(s, len, params, |l, pass, bucket, alt, t| {
-        l.run("prim_bucket_wide", &mut |d| {
-            prim_bucket_wide(d, len, params, keys.keys, splitters, &mut *bucket)
-        })?;
-        pair_pass(l, pass, bucket, keys.low, alt, &mut low, t)?;
-        pair_pass(l, pass, bucket, keys.high, alt, &mut high, t)?;
-        l.run("prim_join", &mut |d| {
-            prim_join(d, len, &low, &high, &mut *out)
-        })
-    });
-    s.give("partition low", low);
-    s.give("partition high", high);
-    result
-}
-
-/// The partitions' common part: `launch` gets the launcher, the pass over the bucket words,
-/// the bucket words' buffer, a second one for the pass and the pass's tables. `len` 0 or
-/// one bucket: nothing to order, and no launch.
-fn by_bucket(
-    s: &mut Scratch,
-    len: u32,
-    params: BucketParams,
-    launch: impl FnOnce(
-        &Launcher,
-        RadixParams,
-        &mut Buffer<u32>,
-        &mut Buffer<u32>,
-        &mut Tables,
-    ) -> Result<(), Error>,
-) -> Result<Partitioned, Error> {
-    let buckets = params.splitters as usize + 1;
-    if len == 0 {
-        return Ok(Partitioned {
-            tables: None,
-            buckets,
-        });
     }
+    Ok(out)
+}
+
+/// Where each of `params.splitters` splitters (`splitters`: ordered words, ascending; a
+/// `u64`'s `[low, high]`) falls in `keys`, sorted: a new buffer of a lower and an upper
+/// bound per splitter (`prim_search`, `prim_search_wide`). Queued; read it when every
+/// device's is queued.
+pub fn search<K: Pod>(
+    s: &mut Scratch,
+    keys: &Buffer<K>,
+    splitters: &Buffer<u32>,
+    params: SearchParams,
+) -> Result<Buffer<u32>, Error> {
+    let count = 2 * params.splitters;
+    let mut out = s.device.zeros::<u32>(count as usize)?;
     let l = s.launcher();
-    let mut bucket = s.take("partition buckets", len as usize)?;
-    let mut alt = s.take("radix keys", len as usize)?;
-    let mut t = Tables::take(s, len)?;
-    let pass = RadixParams::new(len, 0, KeyKind::U32, Order::Ascending, true, true);
-    let result = launch(&l, pass, &mut bucket, &mut alt, &mut t);
-    s.give("partition buckets", bucket);
-    s.give("radix keys", alt);
-    match result {
-        Ok(()) => Ok(Partitioned {
-            tables: Some(t),
-            buckets,
-        }),
-        Err(e) => {
-            t.give(s);
-            Err(e)
-        }
+    if std::mem::size_of::<K>() == 8 {
+        let keys = keys.cast::<[u32; 2]>()?;
+        l.run("prim_search_wide", &mut |d| {
+            prim_search_wide(d, count, params, keys, splitters, &mut out)
+        })?;
+    } else {
+        let keys = keys.cast::<u32>()?;
+        l.run("prim_search", &mut |d| {
+            prim_search(d, count, params, keys, splitters, &mut out)
+        })?;
     }
+    Ok(out)
+}
+
+/// Merges the sorted runs of `keys` (run `r` is `keys[bounds[r]..bounds[r + 1]]`, `bounds`
+/// from 0 to `keys.len()`) into one sorted run, by rounds of pairwise merges (`prim_merge`,
+/// `prim_merge_wide`: one launch a round, between `keys` and a second buffer of the
+/// device). Returns the buffer that holds the result: `keys` itself when there is at most
+/// one run (or the rounds are even), else the second buffer. Queued.
+pub fn merge<K: Pod>(
+    s: &mut Scratch,
+    keys: Buffer<K>,
+    bounds: &[u32],
+    kind: KeyKind,
+    order: Order,
+) -> Result<Buffer<K>, Error> {
+    let len = keys.len() as u32;
+    // Every round's bounds, one round after another: a round keeps every other bound of
+    // the one before (and its last).
+    let mut first = bounds.to_vec();
+    first.dedup(); // empty runs
+    let mut rounds: Vec<Vec<u32>> = std::vec![first];
+    while let Some(last) = rounds.last().filter(|r| r.len() > 2) {
+        let mut next: Vec<u32> = last.iter().copied().step_by(2).collect();
+        if (last.len() - 1) % 2 == 1 {
+            next.push(len);
+        }
+        rounds.push(next);
+    }
+    rounds.pop();
+    if rounds.is_empty() {
+        return Ok(keys);
+    }
+    let all: Vec<u32> = rounds.concat();
+    let device = s.device.clone();
+    let table = device.upload(&all)?;
+    let l = s.launcher();
+    let (mut src, mut dst) = (keys, device.zeros::<K>(len as usize)?);
+    let mut at = 0u32;
+    for round in &rounds {
+        let runs = round.len() as u32 - 1;
+        let params = MergeParams::new(len, runs, at, kind, order);
+        let n = MergeParams::invocations(len);
+        if std::mem::size_of::<K>() == 8 {
+            let (from, to) = (src.cast::<[u32; 2]>()?, dst.cast_mut::<[u32; 2]>()?);
+            l.run("prim_merge_wide", &mut |d| {
+                prim_merge_wide(d, n, params, from, &table, &mut *to)
+            })?;
+        } else {
+            let (from, to) = (src.cast::<u32>()?, dst.cast_mut::<u32>()?);
+            l.run("prim_merge", &mut |d| {
+                prim_merge(d, n, params, from, &table, &mut *to)
+            })?;
+        }
+        std::mem::swap(&mut src, &mut dst);
+        at += round.len() as u32;
+    }
+    Ok(src)
 }
 
 /// Sorts `u64` keys, each two words (`[low, high]`), in `wide`.

@@ -1,23 +1,35 @@
 //! The primitives over keys spread across several devices: a sort whose result is spread
-//! over the devices in order ([`Multi::sort_keys`], a sample sort), and reductions whose
-//! per-device results are combined exactly ([`Multi::sum`], [`Multi::min`],
-//! [`Multi::max`]).
+//! over the devices in order ([`Multi::sort_keys`]: each device sorts its shard, the sorted
+//! shards are cut at common splitters, exchanged and merged), and reductions whose
+//! per-device results are combined exactly ([`Multi::sum`], [`Multi::min`], [`Multi::max`]).
 //!
 //! The sort, over `p` devices holding one shard each:
 //!
-//! 1. an evenly spaced sample of each shard (`64 * p` keys at most, `prim_sample` on a GPU)
-//!    is read back, and the host chooses `p - 1` splitters from them in the keys' ordered
-//!    bits ([`KeyMap`]), each sample weighted by its shard's length over its sample's;
-//! 2. each device moves its shard's keys into buckets (bucket = the number of splitters
-//!    below the key, `prim_bucket`) with one stable radix pass over the bucket words (the
-//!    sort's own kernels), and the `p x p` bucket sizes are read back;
-//! 3. bucket `j` of every shard goes to device `j`, in rank order: one
-//!    [`Collective::all_to_all`] (one NCCL group of sends and receives over CUDA devices,
-//!    through host memory otherwise);
-//! 4. each device sorts what it received with the single-device sort ([`Primitives`]).
+//! 1. each device sorts its shard in place with the single-device sort ([`Primitives`]),
+//!    every device's sort queued at once;
+//! 2. an evenly spaced sample of each sorted shard (`64 * p` keys at most, `prim_sample` /
+//!    `prim_sample_wide` on a GPU) is read back, and the host chooses `p - 1` splitters from
+//!    them in the keys' ordered bits ([`KeyMap`]), each sample weighted by its shard's length
+//!    over its sample's;
+//! 3. each device finds where every splitter falls in its sorted shard, a lower and an upper
+//!    bound by binary search (`prim_search` / `prim_search_wide`, `2 * (p - 1)` searches),
+//!    and the host reads them back. The host cuts every shard at `p - 1` points: cut `j`
+//!    lies between splitter `j`'s two bounds (keys below the splitter before it, keys above
+//!    after it), and of the keys equal to the splitter the devices in rank order put as many
+//!    before it as bring the keys before cut `j` on all devices together to `j * n / p` (`n`
+//!    keys in all), or as near as the equal keys allow. Equal keys are equal bits, so where
+//!    they go changes no bit of the result; every key before cut `j` on any device is at
+//!    most the splitter, every key after it at least the splitter: the result is exact;
+//! 4. range `j` of every sorted shard (between cuts `j` and `j + 1`) goes to device `j`, in
+//!    rank order: one [`Collective::all_to_all`] of the sorted shards themselves (one NCCL
+//!    group of sends and receives over CUDA devices, through host memory otherwise);
+//! 5. each device merges the `p` sorted runs it received (empty ones left out) by rounds of
+//!    pairwise merges (`prim_merge` / `prim_merge_wide`, a merge path: one launch a round,
+//!    between the received buffer and a second one; `p = 2` one round, `p = 4` two).
 //!
-//! Keys equal to a splitter all go to one bucket: the result is exact whatever the keys, but
-//! many equal keys make one device's share larger (all keys equal: one device gets all).
+//! The devices' shares are `n / p` keys each (within one) when the splitters' bounds allow
+//! it, all keys equal too; otherwise they are as even as the sample made the splitters.
+//! The cpu backend's host versions do the same steps on the host (a k-way merge).
 
 use std::format;
 use std::string::String;
@@ -29,7 +41,7 @@ use rgpu::{Buffer, Collective, Device, Error, Input, InputOutput};
 
 use super::{argument, check_len, gpu, KeyLayout, Primitives, Reduction, SortKey, Word32};
 use crate::key::{KeyKind, KeyMap, Order};
-use crate::partition::{BucketParams, SampleParams, MAX_BUCKETS};
+use crate::partition::{SampleParams, SearchParams, MAX_DEVICES};
 
 /// Keys sampled from each shard per device: a shard gives `SAMPLES * p` keys at most.
 pub const SAMPLES: usize = 64;
@@ -47,46 +59,22 @@ pub struct Multi {
     primitives: Vec<Primitives>,
 }
 
-/// A shard's keys as the partition reads them.
-enum Words<'a> {
-    /// In host memory (the cpu backend's host versions): `width` words a key.
-    Host(&'a [u32]),
-    /// A device buffer of 32-bit keys.
-    One(&'a Buffer<u32>),
-    /// A device buffer of `u64` keys, and their words apart.
-    Two {
-        keys: &'a Buffer<[u32; 2]>,
-        low: Buffer<u32>,
-        high: Buffer<u32>,
-    },
-}
-
-impl Words<'_> {
-    fn len(&self, width: usize) -> usize {
-        match self {
-            Words::Host(keys) => keys.len() / width,
-            Words::One(keys) => keys.len(),
-            Words::Two { keys, .. } => keys.len(),
-        }
-    }
-}
-
-/// A shard's bucket sizes: counted on the host, or a partition queued on its device.
-enum Counts {
-    Known(Vec<u32>),
-    Queued(gpu::Partitioned),
-}
-
-/// A shard's sample: host words, or device buffers queued to be read.
+/// A shard's sample: host words, or a device buffer queued to be read.
 enum Sample {
     Host(Vec<u32>),
     One(Buffer<u32>),
-    Two(Buffer<u32>, Buffer<u32>),
+    Two(Buffer<[u32; 2]>),
+}
+
+/// A shard's splitter bounds: known on the host, or a device buffer queued to be read.
+enum Bounds {
+    Host(Vec<u32>),
+    Device(Buffer<u32>),
 }
 
 impl Multi {
     /// The primitives over `devices` (rank `i` is `devices[i]`): at least one, each once,
-    /// at most [`MAX_BUCKETS`]. Over CUDA devices the [`Collective`] is NCCL's (which must be
+    /// at most [`MAX_DEVICES`]. Over CUDA devices the [`Collective`] is NCCL's (which must be
     /// installed); otherwise keys move through host memory.
     pub fn new(devices: &[Device]) -> Result<Self, Error> {
         if devices.is_empty() {
@@ -96,12 +84,12 @@ impl Multi {
                 "no devices: pass one per shard, in rank order".into(),
             ));
         }
-        if devices.len() > MAX_BUCKETS as usize {
+        if devices.len() > MAX_DEVICES as usize {
             return Err(argument(
                 NEW,
                 "devices",
                 format!(
-                    "{} devices: the sort spreads over {MAX_BUCKETS} at most",
+                    "{} devices: the sort spreads over {MAX_DEVICES} at most",
                     devices.len()
                 ),
             ));
@@ -148,10 +136,9 @@ impl Multi {
 
     /// Sorts the keys of all `shards` (shard `i` a buffer of rank `i`'s device; empty ones
     /// too) in `order`: returns one **new** buffer per device, whose concatenation in rank
-    /// order is the sorted whole. Their lengths differ from the shards' (each device gets
-    /// the keys between two splitters; keys equal to a splitter all go to one device, so
-    /// many equal keys load one device more); the shards are consumed. One device: its
-    /// shard, sorted in place.
+    /// order is the sorted whole. Their lengths differ from the shards' (`n / p` keys each
+    /// where the splitters allow it: the module's doc); the shards are consumed. One device:
+    /// its shard, sorted in place.
     pub fn sort_keys<K: SortKey>(
         &mut self,
         shards: Vec<Buffer<K>>,
@@ -160,119 +147,76 @@ impl Multi {
         let total = self.check_shards(SORT, &shards)?;
         let p = self.devices.len();
         let mut shards = shards;
+        // 1. Each shard sorted on its device, every device's sort queued at once.
+        let jobs = self.primitives.iter_mut().zip(&mut shards);
+        each_device(jobs.collect(), |(primitives, shard)| {
+            primitives.sort_keys(shard, order)
+        })?;
         if p == 1 || total == 0 {
-            for (primitives, shard) in self.primitives.iter_mut().zip(&mut shards) {
-                primitives.sort_keys(shard, order)?;
-            }
             return Ok(shards);
         }
         let (width, kind) = match K::LAYOUT {
-            KeyLayout::Word(kind) => (1u32, kind),
+            KeyLayout::Word(kind) => (1usize, kind),
             KeyLayout::Wide => (2, KeyKind::U32),
         };
         let map = KeyMap::new(kind, order);
-        // The keys as the kernels take them: words, or a u64's words also apart.
-        let mut words = Vec::with_capacity(p);
-        for (rank, shard) in shards.iter().enumerate() {
-            let primitives = &mut self.primitives[rank];
-            words.push(if primitives.on_cpu() {
-                Words::Host(bytemuck::cast_slice(Input::host(shard)?))
-            } else if width == 1 {
-                Words::One(shard.cast::<u32>()?)
-            } else {
-                let keys = shard.cast::<[u32; 2]>()?;
-                let device = &self.devices[rank];
-                let mut low = device.zeros::<u32>(shard.len())?;
-                let mut high = device.zeros::<u32>(shard.len())?;
-                gpu::split(&mut primitives.scratch, keys, &mut low, &mut high)?;
-                Words::Two { keys, low, high }
-            });
-        }
-        // 1. The splitters.
-        let samples = self.samples(&words, width, map)?;
+        // 2. The splitters.
+        let samples = self.samples(&shards, width, map)?;
         let splitters = splitters(samples, total, p);
-        // The kernels' splitters: a word each, or a u64's `[low, high]`.
-        let splitter_words: Vec<u32> = if width == 2 {
-            splitters
-                .iter()
-                .flat_map(|&s| [s as u32, (s >> 32) as u32])
-                .collect()
-        } else {
-            splitters.iter().map(|&s| s as u32).collect()
-        };
-        let params = BucketParams::new((p - 1) as u32, kind, order);
-        // 2. The partition: queued on every device at once, then the bucket sizes read.
-        let jobs = self
-            .primitives
-            .iter_mut()
-            .zip(&self.devices)
-            .zip(shards.iter().zip(&words));
-        let queued = each_device(jobs.collect(), |((primitives, device), (shard, words))| {
-            let mut part = device.zeros::<K>(shard.len())?;
-            let scratch = &mut primitives.scratch;
-            let pending = match words {
-                Words::Host(keys) => {
-                    let out = bytemuck::cast_slice_mut(InputOutput::host_mut(&mut part)?);
-                    Counts::Known(partition_host(keys, width, &splitters, map, out))
-                }
-                Words::One(keys) => {
-                    let splitters = device.upload(&splitter_words)?;
-                    let out = part.cast_mut::<u32>()?;
-                    Counts::Queued(gpu::partition(scratch, keys, &splitters, params, out)?)
-                }
-                Words::Two { keys, low, high } => {
-                    let splitters = device.upload(&splitter_words)?;
-                    let out = part.cast_mut::<[u32; 2]>()?;
-                    let keys = gpu::WideKeys { keys, low, high };
-                    Counts::Queued(gpu::partition_wide(scratch, keys, &splitters, params, out)?)
-                }
-            };
-            Ok((part, pending))
-        })?;
-        let (parts, pending): (Vec<Buffer<K>>, Vec<Counts>) = queued.into_iter().unzip();
-        let mut counts = Vec::with_capacity(p);
-        for ((primitives, pending), shard) in self.primitives.iter_mut().zip(pending).zip(&shards) {
-            counts.push(match pending {
-                Counts::Known(host) => host,
-                Counts::Queued(queued) => queued.counts(&mut primitives.scratch, shard.len())?,
-            });
-        }
-        drop(words);
-        drop(shards);
-        // 3. Bucket j of every shard to device j, in rank order.
+        // 3. Each splitter's bounds in each sorted shard, and the cuts.
+        let bounds = self.bounds(&shards, &splitters, width, kind, order, map)?;
+        let lens: Vec<usize> = shards.iter().map(Buffer::len).collect();
+        let cuts = cuts(&bounds, &lens, total);
+        let counts: Vec<Vec<usize>> = cuts
+            .iter()
+            .map(|c| c.windows(2).map(|w| w[1] - w[0]).collect())
+            .collect();
+        // 4. Range j of every shard to device j, in rank order.
         let mut received = Vec::with_capacity(p);
         for (j, device) in self.devices.iter().enumerate() {
-            let len: usize = counts.iter().map(|c| c[j] as usize).sum();
+            let len: usize = counts.iter().map(|c| c[j]).sum();
             check_len(SORT, len)?;
             received.push(device.zeros::<K>(len)?);
         }
-        let counts: Vec<Vec<usize>> = counts
-            .iter()
-            .map(|row| row.iter().map(|&c| c as usize).collect())
+        self.collective
+            .all_to_all(&shards, &counts, &mut received)?;
+        drop(shards);
+        // 5. Each device's runs merged, every device's merge queued at once.
+        let runs: Vec<Vec<u32>> = (0..p)
+            .map(|j| {
+                let mut at = 0;
+                let mut runs = std::vec![0u32];
+                runs.extend(counts.iter().map(|c| {
+                    at += c[j] as u32;
+                    at
+                }));
+                runs
+            })
             .collect();
-        self.collective.all_to_all(&parts, &counts, &mut received)?;
-        drop(parts);
-        // 4. Each device's keys sorted, every device's sort queued at once.
-        let jobs = self.primitives.iter_mut().zip(&mut received);
-        each_device(jobs.collect(), |(primitives, keys)| {
-            primitives.sort_keys(keys, order)
-        })?;
-        Ok(received)
+        let jobs = self.primitives.iter_mut().zip(received).zip(&runs);
+        each_device(jobs.collect(), |((primitives, mut keys), runs)| {
+            if primitives.on_cpu() {
+                let words = bytemuck::cast_slice_mut(InputOutput::host_mut(&mut keys)?);
+                merge_host(words, width, runs, map);
+                Ok(keys)
+            } else {
+                gpu::merge(&mut primitives.scratch, keys, runs, kind, order)
+            }
+        })
     }
 
-    /// The sample of each shard as `(ordered key, weight)` pairs: `SAMPLES * p` evenly
-    /// spaced keys at most, each weighing its shard's length over its sample's.
-    fn samples(
+    /// The sample of each sorted shard as `(ordered key, weight)` pairs: `SAMPLES * p`
+    /// evenly spaced keys at most, each weighing its shard's length over its sample's.
+    fn samples<K: SortKey>(
         &mut self,
-        words: &[Words<'_>],
-        width: u32,
+        shards: &[Buffer<K>],
+        width: usize,
         map: KeyMap,
     ) -> Result<Vec<(u64, f64)>, Error> {
         let p = self.devices.len();
-        let w = width as usize;
         let mut queued = Vec::with_capacity(p);
-        for (primitives, words) in self.primitives.iter_mut().zip(words) {
-            let len = words.len(w);
+        for (primitives, shard) in self.primitives.iter_mut().zip(shards) {
+            let len = shard.len();
             let count = len.min(SAMPLES * p);
             let step = len.checked_div(count).unwrap_or(1);
             let params = SampleParams {
@@ -282,37 +226,90 @@ impl Multi {
                 len: len as u32,
             };
             let picked = |i: usize| params.first as usize + i * step;
+            let on_cpu = primitives.on_cpu();
             let scratch = &mut primitives.scratch;
-            queued.push(match words {
-                Words::Host(keys) => {
-                    let keys = (0..count).flat_map(|i| &keys[picked(i) * w..(picked(i) + 1) * w]);
-                    (Sample::Host(keys.copied().collect()), len, count)
-                }
-                Words::One(keys) => {
-                    let sample = gpu::sample(scratch, keys, 1, params, count as u32)?;
-                    (Sample::One(sample), len, count)
-                }
-                Words::Two { low, high, .. } => {
-                    let low = gpu::sample(scratch, low, 1, params, count as u32)?;
-                    let high = gpu::sample(scratch, high, 1, params, count as u32)?;
-                    (Sample::Two(low, high), len, count)
-                }
-            });
+            let sample = if on_cpu {
+                let keys: &[u32] = bytemuck::cast_slice(Input::host(shard)?);
+                let keys =
+                    (0..count).flat_map(|i| &keys[picked(i) * width..(picked(i) + 1) * width]);
+                Sample::Host(keys.copied().collect())
+            } else if width == 2 {
+                let keys = shard.cast::<[u32; 2]>()?;
+                Sample::Two(gpu::sample_wide(scratch, keys, params, count as u32)?)
+            } else {
+                let keys = shard.cast::<u32>()?;
+                Sample::One(gpu::sample(scratch, keys, 1, params, count as u32)?)
+            };
+            queued.push((sample, len, count));
         }
         let mut samples = Vec::new();
         for (sample, len, count) in queued {
-            let keys = match sample {
+            let keys: Vec<u32> = match sample {
                 Sample::Host(keys) => keys,
                 Sample::One(buffer) => buffer.read()?,
-                Sample::Two(low, high) => {
-                    let (low, high) = (low.read()?, high.read()?);
-                    low.iter().zip(&high).flat_map(|(&l, &h)| [l, h]).collect()
-                }
+                Sample::Two(buffer) => buffer.read()?.concat(),
             };
             let weight = len as f64 / count.max(1) as f64;
-            samples.extend(keys.chunks(w).map(|key| (ordered(key, map), weight)));
+            samples.extend(keys.chunks(width).map(|key| (ordered(key, map), weight)));
         }
         Ok(samples)
+    }
+
+    /// Each sorted shard's `[lower, upper]` bounds of every splitter (ordered bits,
+    /// ascending), `2 * (p - 1)` positions a shard: searched on every device at once, then
+    /// read.
+    fn bounds<K: SortKey>(
+        &mut self,
+        shards: &[Buffer<K>],
+        splitters: &[u64],
+        width: usize,
+        kind: KeyKind,
+        order: Order,
+        map: KeyMap,
+    ) -> Result<Vec<Vec<u32>>, Error> {
+        // The kernels' splitters: a word each, or a u64's `[low, high]`.
+        let words: Vec<u32> = if width == 2 {
+            splitters
+                .iter()
+                .flat_map(|&s| [s as u32, (s >> 32) as u32])
+                .collect()
+        } else {
+            splitters.iter().map(|&s| s as u32).collect()
+        };
+        let mut queued = Vec::with_capacity(shards.len());
+        for ((primitives, device), shard) in
+            self.primitives.iter_mut().zip(&self.devices).zip(shards)
+        {
+            queued.push(if shard.is_empty() {
+                Bounds::Host(std::vec![0; 2 * splitters.len()])
+            } else if primitives.on_cpu() {
+                let keys: &[u32] = bytemuck::cast_slice(Input::host(shard)?);
+                let ordered: Vec<u64> = keys.chunks(width).map(|k| ordered(k, map)).collect();
+                let found = splitters.iter().flat_map(|&s| {
+                    let lower = ordered.partition_point(|&k| k < s) as u32;
+                    let upper = ordered.partition_point(|&k| k <= s) as u32;
+                    [lower, upper]
+                });
+                Bounds::Host(found.collect())
+            } else {
+                let params =
+                    SearchParams::new(shard.len() as u32, splitters.len() as u32, kind, order);
+                let splitters = device.upload(&words)?;
+                Bounds::Device(gpu::search(
+                    &mut primitives.scratch,
+                    shard,
+                    &splitters,
+                    params,
+                )?)
+            });
+        }
+        queued
+            .into_iter()
+            .map(|bounds| match bounds {
+                Bounds::Host(found) => Ok(found),
+                Bounds::Device(buffer) => buffer.read(),
+            })
+            .collect()
     }
 
     /// The reduction of every shard's keys together ([`Reduction`]): each device reduces
@@ -481,40 +478,62 @@ fn splitters(mut samples: Vec<(u64, f64)>, total: usize, p: usize) -> Vec<u64> {
     splitters
 }
 
-/// The host partition of the cpu backend: `keys` (`width` words each) into `out` by
-/// bucket (the number of `splitters` below the key's ordered bits), stably; the buckets'
-/// sizes.
-fn partition_host(
-    keys: &[u32],
-    width: u32,
-    splitters: &[u64],
-    map: KeyMap,
-    out: &mut [u32],
-) -> Vec<u32> {
-    let w = width as usize;
-    let buckets: Vec<u32> = keys
-        .chunks(w)
-        .map(|key| {
-            let k = ordered(key, map);
-            splitters.partition_point(|&s| s < k) as u32
-        })
-        .collect();
-    let mut counts = vec![0u32; splitters.len() + 1];
-    for &b in &buckets {
-        counts[b as usize] += 1;
-    }
-    let mut next: Vec<usize> = counts
+/// Each shard's `p + 1` cuts (`0`, ..., its length): cut `j` between splitter `j - 1`'s
+/// `[lower, upper]` bounds in `bounds` (`2 * (p - 1)` a shard), the keys equal to the
+/// splitter put before it in rank order until the keys before cut `j` on all shards number
+/// `j * total / p` (or all equal keys are before it). Non-decreasing along each shard, as
+/// the splitters are.
+fn cuts(bounds: &[Vec<u32>], lens: &[usize], total: usize) -> Vec<Vec<usize>> {
+    let p = lens.len();
+    let mut cuts: Vec<Vec<usize>> = lens
         .iter()
-        .scan(0usize, |at, &c| {
-            let start = *at;
-            *at += c as usize;
-            Some(start)
+        .map(|&len| {
+            let mut c = vec![0; p + 1];
+            c[p] = len;
+            c
         })
         .collect();
-    for (key, &b) in keys.chunks(w).zip(&buckets) {
-        let at = next[b as usize] * w;
-        out[at..at + w].copy_from_slice(key);
-        next[b as usize] += 1;
+    for j in 1..p {
+        let target = j * total / p;
+        let below: usize = bounds.iter().map(|b| b[2 * (j - 1)] as usize).sum();
+        let mut equal_before = target.saturating_sub(below);
+        for (c, b) in cuts.iter_mut().zip(bounds) {
+            let (lower, upper) = (b[2 * (j - 1)] as usize, b[2 * (j - 1) + 1] as usize);
+            let take = equal_before.min(upper - lower);
+            c[j] = lower + take;
+            equal_before -= take;
+        }
     }
-    counts
+    cuts
+}
+
+/// The host merge of the cpu backend: `keys` (`width` words each) holds sorted runs between
+/// `runs` (key positions, from 0 to the end); merges them in place (a k-way merge by the
+/// keys' ordered bits, the lower rank first of equal keys).
+fn merge_host(keys: &mut [u32], width: usize, runs: &[u32], map: KeyMap) {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let src = keys.to_vec();
+    let key = |i: usize| ordered(&src[i * width..(i + 1) * width], map);
+    let mut next: Vec<(usize, usize)> = runs
+        .windows(2)
+        .map(|w| (w[0] as usize, w[1] as usize))
+        .collect();
+    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = next
+        .iter()
+        .enumerate()
+        .filter(|(_, (at, end))| at < end)
+        .map(|(r, &(at, _))| Reverse((key(at), r)))
+        .collect();
+    let mut out = keys.chunks_mut(width);
+    while let Some(Reverse((_, r))) = heap.pop() {
+        let (at, end) = &mut next[r];
+        out.next()
+            .expect("as many keys out as in")
+            .copy_from_slice(&src[*at * width..(*at + 1) * width]);
+        *at += 1;
+        if *at < *end {
+            heap.push(Reverse((key(*at), r)));
+        }
+    }
 }

@@ -162,28 +162,82 @@ fn sorts_over_one_to_four_devices_match_plain_rust() {
     }
 }
 
-#[test]
-fn all_equal_keys_go_to_one_device_and_sorted_keys_stay_sorted() {
-    for n in [5, 4097] {
-        let equal = std::vec![7u32; n];
-        let small: &[usize] = if n == 5 { &[3] } else { &[] };
-        check_sort("equal", &equal, small, |k, o| sorted_by(k, o, |&x| x));
-        let devices = cpus(3);
-        for (way, mut multi) in both(&devices).into_iter().enumerate() {
-            if way == 1 && small.is_empty() {
-                continue;
-            }
-            let shards = shard(&devices, &equal, &lengths(n, 3));
-            let lens: Vec<usize> = multi
-                .sort_keys(shards, Order::Ascending)
-                .unwrap()
-                .iter()
-                .map(Buffer::len)
-                .collect();
-            assert_eq!(lens.iter().filter(|&&l| l > 0).count(), 1, "{lens:?}");
+/// Sorts `keys` over `lens.len()` devices (shard `i` of `lens[i]` keys) in both orders, the
+/// host way and (`kernels`) the kernels' way: the concatenation against plain Rust; returns
+/// the devices' shares of the ascending sort, each way.
+fn sort_spread<K: SortKey + Ord>(
+    name: &str,
+    keys: &[K],
+    lens: &[usize],
+    kernels: bool,
+) -> Vec<Vec<usize>> {
+    let devices = cpus(lens.len());
+    let mut shares = Vec::new();
+    for (way, mut multi) in both(&devices).into_iter().enumerate() {
+        if way == 1 && !kernels {
+            continue;
         }
+        for order in [Order::Ascending, Order::Descending] {
+            let sorted = multi.sort_keys(shard(&devices, keys, lens), order).unwrap();
+            let want = sorted_by(keys, order, |&x| x);
+            assert!(
+                gathered(&sorted) == want,
+                "{name} lens={lens:?} way={way} {order:?}"
+            );
+            if order == Order::Ascending {
+                shares.push(sorted.iter().map(Buffer::len).collect());
+            }
+        }
+    }
+    shares
+}
+
+#[test]
+fn equal_keys_spread_evenly_and_ordered_shards_stay_ordered() {
+    for n in [5, 4097] {
+        let small = n == 5;
+        let equal = std::vec![7u32; n];
+        check_sort("equal", &equal, if small { &[3] } else { &[] }, |k, o| {
+            sorted_by(k, o, |&x| x)
+        });
+        // Every key equal to the splitters: the cuts split them n / p each (within one).
+        for p in 2..=4 {
+            for shares in sort_spread("equal", &equal, &lengths(n, p), small || p == 2) {
+                let even: Vec<usize> = (0..p).map(|j| (j + 1) * n / p - j * n / p).collect();
+                assert_eq!(shares, even, "n={n} p={p}");
+            }
+        }
+        // Shards already in global order, and in reverse global order (each shard's keys
+        // belong on another device), and every key on one device.
         let ascending: Vec<u32> = (0..n as u32).collect();
-        check_sort("sorted", &ascending, small, |k, o| sorted_by(k, o, |&x| x));
+        let descending: Vec<u32> = ascending.iter().rev().copied().collect();
+        for p in 2..=4 {
+            let kernels = small || p == 3;
+            sort_spread("ascending", &ascending, &lengths(n, p), kernels);
+            sort_spread("descending", &descending, &lengths(n, p), kernels);
+            let mut alone = std::vec![0; p];
+            alone[p - 1] = n;
+            sort_spread("on the last", &descending, &alone, kernels);
+            alone.swap(0, p - 1);
+            sort_spread("on the first", &ascending, &alone, kernels);
+        }
+        check_sort(
+            "sorted",
+            &ascending,
+            if small { &[3] } else { &[] },
+            |k, o| sorted_by(k, o, |&x| x),
+        );
+    }
+    // Two values, one of them most of the keys: the cuts split the run of equal keys
+    // across devices (u64 keys differing in the low word only).
+    let keys: Vec<u64> = (0..3001u64)
+        .map(|i| if i % 10 == 0 { 1 << 32 } else { (1 << 32) | 1 })
+        .collect();
+    for p in 2..=4 {
+        for shares in sort_spread("two values", &keys, &lengths(keys.len(), p), p == 3) {
+            let most = shares.iter().max().unwrap();
+            assert!(*most <= keys.len() / p + 1, "p={p} {shares:?}");
+        }
     }
     // Spread keys spread evenly: each device gets about a quarter.
     let devices = cpus(4);
