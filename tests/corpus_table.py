@@ -4,9 +4,9 @@ The corpus workspace is a fresh sort demo (`rgpu new`: its two bitonic kernels, 
 kernels of rgpu-primitives, which its kernel crate depends on for the radix sort) whose kernel
 crate gets the corpus's kernels as modules: tests/corpus/kernels.rs (the corpus's own kernels)
 as `corpus`, and each real file of INCLUDED (the kernels the repository's Rust files define:
-a template's, the benchmarks') as its module, so the corpus covers those by inclusion, not by
-copy; tests/corpus/main.rs becomes the program `corpus`, which runs every corpus kernel and
-prints a checksum a kernel.
+a template's, the benchmarks', those tests write into a kernel crate) as its module, so the
+corpus covers those by inclusion, not by copy; tests/corpus/main.rs becomes the program
+`corpus`, which runs every corpus kernel and prints a checksum a kernel.
 
 The table says, per kernel, whether rgpu's build reached each platform's language (WGSL,
 MSL, HLSL: naga translated the kernel and its validator accepted it) or why not, as the
@@ -39,6 +39,13 @@ KERNEL = re.compile(r"#\[rgpu::kernel(?:\([^)]*\))?\]\s*(?:///[^\n]*\n\s*)*pub f
 # are left blank, so every line keeps its number.
 INCLUDED = {
     "minimal": "templates/minimal/kernel/src/lib.rs",
+    # Kernels that Python writes into a kernel crate, read from these files.
+    "norm": "tests/kernels/norm.rs",  # tests/integration/test_kernel_api.py
+    "unrolled": "tests/kernels/unrolled.rs",  # test_kernel_api.py
+    "mandelbrot": "benchmarks/startup_and_launch_overhead_kernel.rs",
+    "brighten": "tests/kernels/brighten.rs",  # tests/integration/test_init_story.py
+    "mad_chain": "tests/kernels/mad_chain.rs",  # tests/saxpy.py
+    # The benchmarks' kernel crates.
     "math_precision": "benchmarks/math_precision/kernel/src/lib.rs",
     "user_kernels": "benchmarks/user_kernels/kernel/src/kernels.rs",
 }

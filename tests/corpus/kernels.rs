@@ -1,12 +1,13 @@
 //! The portability corpus's own kernels: small kernels of the shapes users write, each the
 //! smallest form of one construct (loop shapes, narrow integers in memory, structs, closures,
-//! helper functions, subgroup operations), plus the kernels whose only home is text: rgpu's
-//! tests (Python that writes a kernel crate), the README and docs, the start-up benchmark.
-//! A kernel that a Rust file of the repository defines is not copied here: the corpus
-//! includes that file (tests/corpus_table.py's INCLUDED: the minimal template's kernel, the
-//! math-precision and user-kernels benchmarks' kernels), and the sort demo's own kernels, and
-//! those of rgpu-primitives that its kernel crate depends on, come with the workspace (`rgpu
-//! new`, template bitonic). tests/unit/test_corpus_coverage.py fails on a copy.
+//! helper functions, subgroup operations), plus those whose only home is text (the README's,
+//! the docs', variants of a test's). A kernel that a Rust file of the repository defines is
+//! not copied here: the corpus includes that file (tests/corpus_table.py's INCLUDED: the
+//! minimal template's kernel, the benchmarks' kernel files, and tests/kernels/ and
+//! benchmarks/startup_and_launch_overhead_kernel.rs, the kernels that tests and the start-up
+//! benchmark write into a kernel crate), and the sort demo's own kernels, and those of
+//! rgpu-primitives that its kernel crate depends on, come with the workspace (`rgpu new`,
+//! template bitonic). tests/unit/test_corpus_coverage.py fails on a copy.
 //!
 //! tests/corpus_table.py writes this file into the kernel crate of a fresh sort demo as
 //! `mod corpus`, beside the included files' modules; tests/integration/test_corpus.py builds
@@ -19,17 +20,18 @@
 
 use rgpu::prelude::*;
 
-// --- the README's and the tests' kernels (their only home is text) ----------------------
+// --- kernels whose only home is text: the README, the docs, a test's Python --------------
 
-/// One invocation per pixel of a `width`-wide image (the README).
+/// One invocation per pixel of a `width`-wide image: the README's `gradient` in one
+/// dimension (the README's launches `Item<2>`).
 #[rgpu::kernel]
 pub fn gradient(item: Item, width: u32, #[item] pixel: &mut u32) {
     let (x, y) = (item.index() % width, item.index() / width);
     *pixel = (x * 255 / width) | ((y & 0xff) << 8);
 }
 
-/// A whole read-only slice and a Global written at the item's index
-/// (tests/integration/test_spirv_shader_crate.py).
+/// A whole read-only slice and a Global written at the item's index (tests/integration/
+/// test_spirv_shader_crate.py's `scale`, its product wrapping).
 #[rgpu::kernel(threads = 64)]
 pub fn scale(t: Item, a: u32, x: &[u32], y: Global<u32>) {
     let i = t.index();
@@ -37,7 +39,8 @@ pub fn scale(t: Item, a: u32, x: &[u32], y: Global<u32>) {
     unsafe { y.write(i, a.wrapping_mul(x[i as usize])) }
 }
 
-/// Reverses each 64-key tile through workgroup memory (test_spirv_shader_crate.py).
+/// Reverses each 64-key tile through workgroup memory (test_spirv_shader_crate.py's
+/// `reverse`, also safe for a last tile that is not full).
 #[rgpu::kernel(threads = 64)]
 pub fn reverse(g: Group, keys: Global<u32>, tile: Shared<u32, 64>) {
     let (base, t) = (g.id() * 64, g.thread());
@@ -52,26 +55,6 @@ pub fn reverse(g: Group, keys: Global<u32>, tile: Shared<u32, 64>) {
     }
 }
 
-/// A third-party `no_std` crate in a kernel (tests/integration/test_kernel_api.py).
-#[rgpu::kernel]
-pub fn norm(#[item] x: &f32, #[item] y: &f32, #[item] out: &mut f32) {
-    *out = libm::sqrtf(*x * *x + *y * *y);
-}
-
-/// A per-thread array filled and read with `rgpu::unroll!` (test_kernel_api.py).
-#[rgpu::kernel]
-pub fn unrolled(item: Item, #[item] out: &mut u32) {
-    let mut a = [0u32; 8];
-    rgpu::unroll!(J in 0..8 => {
-        a[J] = item.index().wrapping_mul(J as u32 + 1);
-    });
-    let mut acc = 0u32;
-    rgpu::unroll!(J in [7, 0, 3] => {
-        acc = acc.wrapping_mul(31).wrapping_add(a[J]);
-    });
-    *out = acc;
-}
-
 /// A kernel of a library crate (the README's `mylib`, "Kernels in library crates"): here in
 /// the kernel crate itself, the same body.
 #[rgpu::kernel]
@@ -79,47 +62,9 @@ pub fn mylib_scale(s: f32, #[item] x: &mut f32) {
     *x *= s;
 }
 
-/// One invocation per pixel of a square `width`-wide image: the Mandelbrot set's escape
-/// count (at most 256) over [-2, 1] x [-1.5, 1.5]. (benchmarks/startup_and_launch_overhead.py)
-#[rgpu::kernel]
-pub fn mandelbrot(item: rgpu::Item, width: u32, #[item] pixel: &mut u32) {
-    let (x, y) = (item.index() % width, item.index() / width);
-    let cx = x as f32 / width as f32 * 3.0 - 2.0;
-    let cy = y as f32 / width as f32 * 3.0 - 1.5;
-    let (mut zx, mut zy, mut i) = (0.0f32, 0.0f32, 0u32);
-    while i < 256 && zx * zx + zy * zy <= 4.0 {
-        let t = zx * zx - zy * zy + cx;
-        zy = 2.0 * zx * zy + cy;
-        zx = t;
-        i += 1;
-    }
-    *pixel = i;
-}
+// --- kernels first written for rgpu's portability tests, now the corpus's own -----------
 
-/// `rgpu init`'s story: a loop body moved into a kernel (tests/integration/test_init_story.py).
-#[rgpu::kernel]
-pub fn brighten(gain: f32, bias: f32, #[item] pixel: &mut f32) {
-    *pixel = (*pixel * gain + bias).clamp(0.0, 1.0);
-}
-
-/// Eight dependent multiply-adds per item (tests/saxpy.py): rounded twice each, as on the
-/// cpu (rgpu marks every float result NoContraction).
-#[rgpu::kernel]
-pub fn mad_chain(a: f32, #[item] x: &f32, #[item] y: &mut f32) {
-    let x = *x;
-    let mut v = *y;
-    v = v * x + a;
-    v = v * x - a;
-    v = a * v + x;
-    v = v * v + x;
-    v = x * v - v * a;
-    v = v * 0.7 + x * 0.3;
-    v = v * x + v;
-    v = v * a + x;
-    *y = v;
-}
-
-/// Escape counts of z -> z^2 + c in f64 with a u8 count (tests/integration/test_portability.py):
+/// Escape counts of z -> z^2 + c in f64 with a u8 count (first in test_portability.py):
 /// every value an integer below 2^53, so every backend computes them exactly.
 #[rgpu::kernel]
 pub fn escape(item: Item, width: u32, limit: u32, #[item] out: &mut u32) {

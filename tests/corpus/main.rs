@@ -8,7 +8,9 @@
 
 use std::process::ExitCode;
 
-use kernel::{corpus, math_precision, minimal, user_kernels};
+use kernel::{
+    brighten, corpus, mad_chain, mandelbrot, math_precision, minimal, norm, unrolled, user_kernels,
+};
 
 /// FNV-1a over the bytes of the output, with their count and their sum of words.
 fn checksum(bytes: &[u8]) -> String {
@@ -68,13 +70,13 @@ fn norm(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let x: Vec<f32> = (0..N).map(|i| (i % 97) as f32).collect();
     let y: Vec<f32> = (0..N).map(|i| (i % 89) as f32 - 40.0).collect();
     let mut out = vec![0.0f32; N as usize];
-    corpus::norm(d, N, &x, &y, &mut out)?;
+    norm::norm(d, N, &x, &y, &mut out)?;
     Ok(bytes_of(&out))
 }
 
 fn unrolled(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let mut out = vec![0u32; N as usize];
-    corpus::unrolled(d, N, &mut out)?;
+    unrolled::unrolled(d, N, &mut out)?;
     Ok(bytes_of(&out))
 }
 
@@ -91,14 +93,14 @@ fn mandelbrot(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     // The start-up benchmark's launch: a 64x64 image.
     let width = 64u32;
     let mut image = vec![0u32; (width * width) as usize];
-    corpus::mandelbrot(d, width * width, width, &mut image)?;
+    mandelbrot::mandelbrot(d, width * width, width, &mut image)?;
     Ok(bytes_of(&image))
 }
 
 fn brighten(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     // Multiples of 1/8 scaled by 2 and shifted by 1/4: exact in f32.
     let mut pixels: Vec<f32> = (0..N).map(|i| (i % 9) as f32 / 8.0).collect();
-    corpus::brighten(d, N, 2.0, -0.25, &mut pixels)?;
+    brighten::brighten(d, N, 2.0, -0.25, &mut pixels)?;
     Ok(bytes_of(&pixels))
 }
 
@@ -107,7 +109,7 @@ fn mad_chain(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let mut y: Vec<f32> = (0..N)
         .map(|i| ((i * 7919) % 10007) as f32 / 10007.0 - 0.5)
         .collect();
-    corpus::mad_chain(d, N, 0.3127, &x, &mut y)?;
+    mad_chain::mad_chain(d, N, 0.3127, &x, &mut y)?;
     Ok(bytes_of(&y))
 }
 

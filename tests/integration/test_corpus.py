@@ -201,7 +201,7 @@ def test_every_kernel_reaches_every_platform_that_has_what_it_uses(
     # Where each kernel first does float arithmetic (its results may round differently on
     # the naga platforms); integer kernels have no such entry.
     sources = spv.extra["sources"]
-    assert re.fullmatch(r"kernel/src/corpus\.rs:\d+:\d+", sources["mad_chain"]["rounding"])
+    assert re.fullmatch(r"kernel/src/mad_chain\.rs:\d+:\d+", sources["mad_chain"]["rounding"])
     assert "rounding" not in sources.get("u64_math", {}), sources.get("u64_math")
     assert "rounding" not in sources.get("ballot_count", {}), sources.get("ballot_count")
 

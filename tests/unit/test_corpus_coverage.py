@@ -3,9 +3,10 @@ benchmarks compile, and holds it by inclusion, not by copy: a new kernel there i
 of docs/portability.md's table, or this test says which one is missing.
 
 The corpus's kernels are those of tests/corpus/kernels.rs (its own, and those whose only home
-is text: a test's Python that writes a kernel crate, the README, the docs) and those of the
-real files tests/corpus_table.py's INCLUDED names, which the corpus workspace holds as they
-are (plus the sort demo's and rgpu-primitives', which come with the workspace). A kernel that
+is text: the README's, the docs', variants of a test's) and those of the real files
+tests/corpus_table.py's INCLUDED names (a template's, the benchmarks', and those that tests
+read the kernels they write into a kernel crate from), which the corpus workspace holds as
+they are (plus the sort demo's and rgpu-primitives', which come with the workspace). A kernel that
 a Rust file defines is covered only by including that file: defined a second time anywhere
 in Rust (a copy in kernels.rs, or in another file), it is an error naming both places.
 (tests/unit's kernels are source text for the parsers, never compiled.)"""
@@ -28,7 +29,15 @@ from tests.corpus_table import (
     primitives_kernels,
 )
 
-SEARCHED = ("templates", "tests/integration", "tests/saxpy.py", "benchmarks", "README.md", "docs")
+SEARCHED = (
+    "templates",
+    "tests/integration",
+    "tests/saxpy.py",
+    "tests/kernels",
+    "benchmarks",
+    "README.md",
+    "docs",
+)
 SUFFIXES = (".rs", ".py", ".jinja", ".md", ".sh")
 # Kernels wrong on purpose, which the corpus (every backend equal to the cpu) cannot hold:
 # the name and why.
