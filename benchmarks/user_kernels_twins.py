@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The CUDA C++ twins of the user-style kernels (benchmarks/user_kernels/kernel/src/lib.rs):
+"""The CUDA C++ twins of the user-style kernels (benchmarks/user_kernels/kernel/src/):
 the same algorithms, launch shapes and inputs (the same hash), compiled by NVRTC through
 CuPy's RawKernel with `--fmad=false` (so `a * b + c` rounds twice, as in rgpu, and `fmaf`
 is the one fused operation, as rgpu's `mul_add`). Device time with CUDA events: median, min

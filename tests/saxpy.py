@@ -63,23 +63,8 @@ def add_saxpy(ws: Path) -> None:
 # A kernel of `a * b + c` chains on inexact floats, whose results show whether a backend
 # fuses a multiply and an add into one rounding (NVIDIA's Vulkan compiler does unless the
 # SPIR-V says NoContraction; rustc's nvptx PTX and the cpu backend round each operation).
-MAD_CHAIN_KERNEL = """\
-/// Eight dependent multiply-adds per item.
-#[rgpu::kernel]
-pub fn mad_chain(a: f32, #[item] x: &f32, #[item] y: &mut f32) {
-    let x = *x;
-    let mut v = *y;
-    v = v * x + a;
-    v = v * x - a;
-    v = a * v + x;
-    v = v * v + x;
-    v = x * v - v * a;
-    v = v * 0.7 + x * 0.3;
-    v = v * x + v;
-    v = v * a + x;
-    *y = v;
-}
-"""
+# Its source is a real file, which the portability corpus includes too (tests/corpus_table.py).
+MAD_CHAIN_KERNEL = (Path(__file__).parent / "kernels" / "mad_chain.rs").read_text(encoding="utf-8")
 # tests/mad_chain.rs: each backend's results equal plain Rust's bit for bit.
 MAD_CHAIN_TEST = """\
 const N: u32 = 100_003;

@@ -1,36 +1,37 @@
-//! The portability corpus: small kernels of the shapes users write, each the smallest form
-//! of one construct (loop shapes, narrow integers in memory, structs, closures, helper
-//! functions, subgroup operations), plus the kernels rgpu's tests, README and benchmarks
-//! use. The sort demo's own kernels, and those of rgpu-primitives that its kernel crate
-//! depends on, come with the workspace (`rgpu new`, template bitonic).
+//! The portability corpus's own kernels: small kernels of the shapes users write, each the
+//! smallest form of one construct (loop shapes, narrow integers in memory, structs, closures,
+//! helper functions, subgroup operations), plus those whose only home is text (the README's,
+//! the docs', variants of a test's). A kernel that a Rust file of the repository defines is
+//! not copied here: the corpus includes that file (tests/corpus_table.py's INCLUDED: the
+//! minimal template's kernel, the benchmarks' kernel files, and tests/kernels/ and
+//! benchmarks/startup_and_launch_overhead_kernel.rs, the kernels that tests and the start-up
+//! benchmark write into a kernel crate), and the sort demo's own kernels, and those of
+//! rgpu-primitives that its kernel crate depends on, come with the workspace (`rgpu new`,
+//! template bitonic). tests/unit/test_corpus_coverage.py fails on a copy.
 //!
-//! tests/integration/test_corpus.py appends this file to the kernel crate of a fresh sort
-//! demo as `mod corpus`, builds it for every backend and checks each kernel against the cpu
-//! backend (tests/corpus/main.rs runs them) and in the portability table of
-//! docs/portability.md. Every result is a function of the inputs that each backend must
-//! compute bit for bit (integers; floats rounded once per operation, rgpu marks every float
-//! result NoContraction; f64 kernels exact), and none depends on the subgroup size (the cpu
-//! backend's is 1, lavapipe's 8, a GPU's 32 or 64).
+//! tests/corpus_table.py writes this file into the kernel crate of a fresh sort demo as
+//! `mod corpus`, beside the included files' modules; tests/integration/test_corpus.py builds
+//! it for every backend and checks each kernel against the cpu backend (tests/corpus/main.rs
+//! runs them) and in the portability table of docs/portability.md. Every result is a
+//! function of the inputs that each backend must compute bit for bit (integers; floats
+//! rounded once per operation, rgpu marks every float result NoContraction; f64 kernels
+//! exact), and none depends on the subgroup size (the cpu backend's is 1, lavapipe's 8, a
+//! GPU's 32 or 64).
 
 use rgpu::prelude::*;
 
-// --- the README's and the tests' kernels ------------------------------------------------
+// --- kernels whose only home is text: the README, the docs, a test's Python --------------
 
-/// y[i] = a * x[i] + y[i] (the minimal template, `rgpu init`, the README).
-#[rgpu::kernel]
-pub fn saxpy(a: f32, #[item] x: &f32, #[item] y: &mut f32) {
-    *y += a * *x;
-}
-
-/// One invocation per pixel of a `width`-wide image (the README).
+/// One invocation per pixel of a `width`-wide image: the README's `gradient` in one
+/// dimension (the README's launches `Item<2>`).
 #[rgpu::kernel]
 pub fn gradient(item: Item, width: u32, #[item] pixel: &mut u32) {
     let (x, y) = (item.index() % width, item.index() / width);
     *pixel = (x * 255 / width) | ((y & 0xff) << 8);
 }
 
-/// A whole read-only slice and a Global written at the item's index
-/// (tests/integration/test_spirv_shader_crate.py).
+/// A whole read-only slice and a Global written at the item's index (tests/integration/
+/// test_spirv_shader_crate.py's `scale`, its product wrapping).
 #[rgpu::kernel(threads = 64)]
 pub fn scale(t: Item, a: u32, x: &[u32], y: Global<u32>) {
     let i = t.index();
@@ -38,7 +39,8 @@ pub fn scale(t: Item, a: u32, x: &[u32], y: Global<u32>) {
     unsafe { y.write(i, a.wrapping_mul(x[i as usize])) }
 }
 
-/// Reverses each 64-key tile through workgroup memory (test_spirv_shader_crate.py).
+/// Reverses each 64-key tile through workgroup memory (test_spirv_shader_crate.py's
+/// `reverse`, also safe for a last tile that is not full).
 #[rgpu::kernel(threads = 64)]
 pub fn reverse(g: Group, keys: Global<u32>, tile: Shared<u32, 64>) {
     let (base, t) = (g.id() * 64, g.thread());
@@ -53,26 +55,6 @@ pub fn reverse(g: Group, keys: Global<u32>, tile: Shared<u32, 64>) {
     }
 }
 
-/// A third-party `no_std` crate in a kernel (tests/integration/test_kernel_api.py).
-#[rgpu::kernel]
-pub fn norm(#[item] x: &f32, #[item] y: &f32, #[item] out: &mut f32) {
-    *out = libm::sqrtf(*x * *x + *y * *y);
-}
-
-/// A per-thread array filled and read with `rgpu::unroll!` (test_kernel_api.py).
-#[rgpu::kernel]
-pub fn unrolled(item: Item, #[item] out: &mut u32) {
-    let mut a = [0u32; 8];
-    rgpu::unroll!(J in 0..8 => {
-        a[J] = item.index().wrapping_mul(J as u32 + 1);
-    });
-    let mut acc = 0u32;
-    rgpu::unroll!(J in [7, 0, 3] => {
-        acc = acc.wrapping_mul(31).wrapping_add(a[J]);
-    });
-    *out = acc;
-}
-
 /// A kernel of a library crate (the README's `mylib`, "Kernels in library crates"): here in
 /// the kernel crate itself, the same body.
 #[rgpu::kernel]
@@ -80,47 +62,9 @@ pub fn mylib_scale(s: f32, #[item] x: &mut f32) {
     *x *= s;
 }
 
-/// One invocation per pixel of a square `width`-wide image: the Mandelbrot set's escape
-/// count (at most 256) over [-2, 1] x [-1.5, 1.5]. (benchmarks/startup_and_launch_overhead.py)
-#[rgpu::kernel]
-pub fn mandelbrot(item: rgpu::Item, width: u32, #[item] pixel: &mut u32) {
-    let (x, y) = (item.index() % width, item.index() / width);
-    let cx = x as f32 / width as f32 * 3.0 - 2.0;
-    let cy = y as f32 / width as f32 * 3.0 - 1.5;
-    let (mut zx, mut zy, mut i) = (0.0f32, 0.0f32, 0u32);
-    while i < 256 && zx * zx + zy * zy <= 4.0 {
-        let t = zx * zx - zy * zy + cx;
-        zy = 2.0 * zx * zy + cy;
-        zx = t;
-        i += 1;
-    }
-    *pixel = i;
-}
+// --- kernels first written for rgpu's portability tests, now the corpus's own -----------
 
-/// `rgpu init`'s story: a loop body moved into a kernel (tests/integration/test_init_story.py).
-#[rgpu::kernel]
-pub fn brighten(gain: f32, bias: f32, #[item] pixel: &mut f32) {
-    *pixel = (*pixel * gain + bias).clamp(0.0, 1.0);
-}
-
-/// Eight dependent multiply-adds per item (tests/saxpy.py): rounded twice each, as on the
-/// cpu (rgpu marks every float result NoContraction).
-#[rgpu::kernel]
-pub fn mad_chain(a: f32, #[item] x: &f32, #[item] y: &mut f32) {
-    let x = *x;
-    let mut v = *y;
-    v = v * x + a;
-    v = v * x - a;
-    v = a * v + x;
-    v = v * v + x;
-    v = x * v - v * a;
-    v = v * 0.7 + x * 0.3;
-    v = v * x + v;
-    v = v * a + x;
-    *y = v;
-}
-
-/// Escape counts of z -> z^2 + c in f64 with a u8 count (tests/integration/test_portability.py):
+/// Escape counts of z -> z^2 + c in f64 with a u8 count (first in test_portability.py):
 /// every value an integer below 2^53, so every backend computes them exactly.
 #[rgpu::kernel]
 pub fn escape(item: Item, width: u32, limit: u32, #[item] out: &mut u32) {
@@ -799,284 +743,6 @@ pub fn histogram(group: Group, x: &[u32], bins: Global<u32>, local: Shared<u32, 
     }
 }
 
-// --- the user-kernels benchmark's kernels -------------------------------------------------
-// benchmarks/user_kernels/kernel/src/lib.rs as it is (its `saxpy` and `histogram`, the
-// same names as kernels above, are left out: one namespace of kernel names).
-
-/// Invocations per workgroup of the group kernels below (each attribute repeats the literal).
-pub const THREADS: u32 = 256;
-const _: () = assert!(THREADS == 256);
-
-/// Items each workgroup of the scan covers: `THREADS` invocations, `SCAN_ROUNDS` rounds.
-pub const SCAN_ROUNDS: u32 = 8;
-pub const SCAN_TILE: u32 = THREADS * SCAN_ROUNDS;
-const _: () = assert!(SCAN_ROUNDS == 8); // the literal of `unroll!(R in 0..8)` in scan_tile_sums
-
-/// Side of a square SGEMM tile (`TILE * TILE == THREADS`).
-pub const TILE: u32 = 16;
-const _: () = assert!(TILE * TILE == THREADS);
-
-/// Adds `value` over the workgroup: each subgroup's sum goes to `sums`, then invocation 0
-/// adds those. Returns the total on invocation 0 (and something else elsewhere).
-#[inline(always)]
-fn workgroup_sum(group: Group, value: u32, sums: Shared<u32, 256>) -> u32 {
-    let subgroup_sum = group.subgroup_add(value);
-    if group.subgroup_lane() == 0 {
-        sums.store(group.subgroup_id(), subgroup_sum);
-    }
-    group.barrier();
-    let mut total = 0u32;
-    if group.thread() == 0 {
-        let subgroups = group.size().div_ceil(group.subgroup_size());
-        let mut s = 0;
-        while s < subgroups {
-            total = total.wrapping_add(sums.load(s));
-            s += 1;
-        }
-    }
-    total
-}
-
-/// `out[0] += x[0] + x[1] + ...` (wrapping): every invocation adds a grid-strided share of
-/// `x`, four loads in flight per step, then its workgroup's sum is added to `out[0]`.
-#[rgpu::kernel(threads = 256)]
-pub fn reduce_sum(group: Group, x: &[u32], sums: Shared<u32, 256>, out: Global<u32>) {
-    let n = x.len() as u32;
-    let stride = group.count() * group.size();
-    let mut i = group.global_thread();
-    let mut acc = 0u32;
-    while i + 3 * stride < n {
-        // SAFETY: i + 3 * stride < n = x.len().
-        let (a, b, c, d) = unsafe {
-            (
-                x.load_unchecked(i),
-                x.load_unchecked(i + stride),
-                x.load_unchecked(i + 2 * stride),
-                x.load_unchecked(i + 3 * stride),
-            )
-        };
-        acc = acc
-            .wrapping_add(a)
-            .wrapping_add(b)
-            .wrapping_add(c)
-            .wrapping_add(d);
-        i += 4 * stride;
-    }
-    while i < n {
-        // SAFETY: i < n.
-        acc = acc.wrapping_add(unsafe { x.load_unchecked(i) });
-        i += stride;
-    }
-    let total = workgroup_sum(group, acc, sums);
-    if group.thread() == 0 {
-        out.atomic_add(0, total);
-    }
-}
-
-/// The same sum as the first version a user writes: one load per step of a plain
-/// grid-stride loop, `x[i]` with its bounds check, no unrolling by hand.
-#[rgpu::kernel(threads = 256)]
-pub fn reduce_sum_plain(group: Group, x: &[u32], sums: Shared<u32, 256>, out: Global<u32>) {
-    let n = x.len() as u32;
-    let stride = group.count() * group.size();
-    let mut i = group.global_thread();
-    let mut acc = 0u32;
-    while i < n {
-        acc = acc.wrapping_add(x[i as usize]);
-        i += stride;
-    }
-    let total = workgroup_sum(group, acc, sums);
-    if group.thread() == 0 {
-        out.atomic_add(0, total);
-    }
-}
-
-/// Scan, step 1: `tile_sums[g]` = the sum of tile `g` (`SCAN_TILE` items) of `x`.
-#[rgpu::kernel(threads = 256)]
-pub fn scan_tile_sums(group: Group, x: &[u32], sums: Shared<u32, 256>, tile_sums: Global<u32>) {
-    let n = x.len() as u32;
-    let base = group.id() * SCAN_TILE;
-    let mut acc = 0u32;
-    rgpu::unroll!(R in 0..8 => {
-        let i = base + R as u32 * THREADS + group.thread();
-        if i < n {
-            // SAFETY: i < n.
-            acc = acc.wrapping_add(unsafe { x.load_unchecked(i) });
-        }
-    });
-    let total = workgroup_sum(group, acc, sums);
-    if group.thread() == 0 {
-        // SAFETY: one invocation writes element `id`, which exists (one per workgroup).
-        unsafe { tile_sums.write(group.id(), total) };
-    }
-}
-
-/// The exclusive prefix sum of `value` over the workgroup, in invocation order, and the
-/// workgroup's total: each subgroup scans itself, invocation 0 scans the subgroups' totals
-/// in `totals` (`totals[subgroups]` is the workgroup's total).
-#[inline(always)]
-fn workgroup_exclusive_scan(group: Group, value: u32, totals: Shared<u32, 257>) -> (u32, u32) {
-    let prefix = group.subgroup_exclusive_add(value);
-    let last = group.subgroup_size() - 1;
-    if group.subgroup_lane() == last || group.thread() == group.size() - 1 {
-        totals.store(group.subgroup_id(), prefix.wrapping_add(value));
-    }
-    group.barrier();
-    let subgroups = group.size().div_ceil(group.subgroup_size());
-    if group.thread() == 0 {
-        let mut running = 0u32;
-        let mut s = 0;
-        while s < subgroups {
-            let t = totals.load(s);
-            totals.store(s, running);
-            running = running.wrapping_add(t);
-            s += 1;
-        }
-        totals.store(subgroups, running);
-    }
-    group.barrier();
-    let result = (
-        prefix.wrapping_add(totals.load(group.subgroup_id())),
-        totals.load(subgroups),
-    );
-    // The next scan writes `totals` again only after every invocation has read it.
-    group.barrier();
-    result
-}
-
-/// Scan, step 2 (one workgroup): `tile_sums` becomes its exclusive prefix sum.
-#[rgpu::kernel(threads = 256)]
-pub fn scan_tile_offsets(group: Group, tile_sums: Global<u32>, totals: Shared<u32, 257>) {
-    let n = tile_sums.len();
-    let mut carry = 0u32;
-    let mut base = 0u32;
-    while base < n {
-        let i = base + group.thread();
-        // SAFETY: i < n; invocation `thread` alone reads and writes element i this round.
-        let value = if i < n {
-            unsafe { tile_sums.read(i) }
-        } else {
-            0
-        };
-        let (prefix, total) = workgroup_exclusive_scan(group, value, totals);
-        if i < n {
-            // SAFETY: as above.
-            unsafe { tile_sums.write(i, carry.wrapping_add(prefix)) };
-        }
-        carry = carry.wrapping_add(total);
-        base += THREADS;
-    }
-}
-
-/// Scan, step 3: `out[i]` = the sum of `x[..i]` (wrapping), each tile from its offset.
-#[rgpu::kernel(threads = 256)]
-pub fn scan_tiles(
-    group: Group,
-    x: &[u32],
-    tile_offsets: &[u32],
-    out: Global<u32>,
-    totals: Shared<u32, 257>,
-) {
-    let n = x.len() as u32;
-    let base = group.id() * SCAN_TILE;
-    // SAFETY: one offset per workgroup (step 2 wrote them).
-    let mut carry = unsafe { tile_offsets.load_unchecked(group.id()) };
-    let mut round = 0;
-    while round < SCAN_ROUNDS {
-        let i = base + round * THREADS + group.thread();
-        // SAFETY: i < n.
-        let value = if i < n {
-            unsafe { x.load_unchecked(i) }
-        } else {
-            0
-        };
-        let (prefix, total) = workgroup_exclusive_scan(group, value, totals);
-        if i < n {
-            // SAFETY: i < n = out.len(); element i is this invocation's alone.
-            unsafe { out.write(i, carry.wrapping_add(prefix)) };
-        }
-        carry = carry.wrapping_add(total);
-        round += 1;
-    }
-}
-
-/// `c = a * b` for row-major `a` (`m x k`) and `b` (`k x n`), each workgroup one 16x16 tile
-/// of `c` through 16x16 tiles of `a` and `b` in workgroup memory; `m`, `n`, `k` multiples
-/// of 16, launched with `(n / 16, m / 16)` workgroups.
-#[rgpu::kernel(threads = 256)]
-pub fn sgemm(
-    group: Group<2>,
-    n: u32,
-    k: u32,
-    a: &[f32],
-    b: &[f32],
-    c: Global<f32>,
-    tile_a: Shared<f32, 256>,
-    tile_b: Shared<f32, 256>,
-) {
-    let (tx, ty) = (group.thread() % TILE, group.thread() / TILE);
-    let row = group.y() * TILE + ty;
-    let col = group.x() * TILE + tx;
-    let mut acc = 0.0f32;
-    let mut t = 0;
-    while t < k {
-        // SAFETY: row < m and t + tx < k; t + ty < k and col < n.
-        unsafe {
-            tile_a.store(ty * TILE + tx, a.load_unchecked(row * k + t + tx));
-            tile_b.store(ty * TILE + tx, b.load_unchecked((t + ty) * n + col));
-        }
-        group.barrier();
-        rgpu::unroll!(J in 0..16 => {
-            let j = J as u32;
-            acc = tile_a.load(ty * TILE + j).mul_add(tile_b.load(j * TILE + tx), acc);
-        });
-        group.barrier();
-        t += TILE;
-    }
-    // SAFETY: row < m, col < n; one invocation per element of c.
-    unsafe { c.write(row * n + col, acc) };
-}
-
-/// A 5-point blur of a `width x height` image: `0.5 * centre + 0.125 * (left + right + up +
-/// down)`, edges repeating the border pixel.
-#[rgpu::kernel]
-pub fn blur(item: Item<2>, src: &[f32], #[item] dst: &mut f32) {
-    let (x, y, i) = (item.x(), item.y(), item.index());
-    let left = if x > 0 { i - 1 } else { i };
-    let right = if x + 1 < item.width() { i + 1 } else { i };
-    let up = if y > 0 { i - item.width() } else { i };
-    let down = if y + 1 < item.height() {
-        i + item.width()
-    } else {
-        i
-    };
-    // SAFETY: every neighbour index is a pixel of the image (src holds width * height).
-    let (c, l, r, u, d) = unsafe {
-        (
-            src.load_unchecked(i),
-            src.load_unchecked(left),
-            src.load_unchecked(right),
-            src.load_unchecked(up),
-            src.load_unchecked(down),
-        )
-    };
-    *dst = 0.5 * c + 0.125 * (((l + r) + u) + d);
-}
-
-/// `out[i] = src[index[i]]` (every index below `src.len()`).
-#[rgpu::kernel]
-pub fn gather(#[item] index: &u32, src: &[f32], #[item] out: &mut f32) {
-    // SAFETY: the caller passes indices below src.len().
-    *out = unsafe { src.load_unchecked(*index) };
-}
-
-/// `dst[index[i]] = value[i]` (the indices a permutation of `0..dst.len()`).
-#[rgpu::kernel]
-pub fn scatter(#[item] index: &u32, #[item] value: &f32, dst: Global<f32>) {
-    // SAFETY: a permutation: each element of dst is written by one invocation.
-    unsafe { dst.write(*index, *value) };
-}
-
 // --- atomics ------------------------------------------------------------------------------
 
 /// Every integer atomic operation on `Global` (u32 and i32, each ordering) and `Shared`,
@@ -1232,222 +898,6 @@ pub fn message_passing(
     }
 }
 
-// --- kernels that need the float functions and subgroup operations on any type ------------
-
-/// Softening of the n-body step (added to every squared distance).
-pub const NBODY_EPS2: f32 = 1e-4;
-
-/// One all-pairs gravity step: for each body `i` (`pos[4i..4i+4]` = x, y, z, mass), its
-/// acceleration `sum_j m_j d / (|d|^2 + eps^2)^(3/2)` with `d = p_j - p_i`, into
-/// `acc[4i..4i+3]`. One invocation per body; the workgroup brings 256 bodies at a time into
-/// workgroup memory and every invocation reads them from there. The body count is a
-/// multiple of 256.
-#[rgpu::kernel(threads = 256)]
-pub fn nbody(group: Group, pos: &[f32], tile: Shared<f32, 1024>, acc: Global<f32>) {
-    let n = pos.len() as u32 / 4;
-    let i = group.global_thread();
-    let t = group.thread();
-    let (px, py, pz) = (
-        pos[4 * i as usize],
-        pos[4 * i as usize + 1],
-        pos[4 * i as usize + 2],
-    );
-    let (mut ax, mut ay, mut az) = (0.0f32, 0.0f32, 0.0f32);
-    let mut start = 0;
-    while start < n {
-        let j = (start + t) as usize;
-        tile.store(4 * t, pos[4 * j]);
-        tile.store(4 * t + 1, pos[4 * j + 1]);
-        tile.store(4 * t + 2, pos[4 * j + 2]);
-        tile.store(4 * t + 3, pos[4 * j + 3]);
-        group.barrier();
-        let mut k = 0;
-        while k < 256 {
-            let dx = tile.load(4 * k) - px;
-            let dy = tile.load(4 * k + 1) - py;
-            let dz = tile.load(4 * k + 2) - pz;
-            let d2 = dx.mul_add(dx, dy.mul_add(dy, dz.mul_add(dz, NBODY_EPS2)));
-            let inv = d2.rsqrt();
-            let s = tile.load(4 * k + 3) * (inv * inv * inv);
-            ax = dx.mul_add(s, ax);
-            ay = dy.mul_add(s, ay);
-            az = dz.mul_add(s, az);
-            k += 1;
-        }
-        group.barrier();
-        start += 256;
-    }
-    // SAFETY: each invocation writes the four words of its own body.
-    unsafe {
-        acc.write(4 * i, ax);
-        acc.write(4 * i + 1, ay);
-        acc.write(4 * i + 2, az);
-        acc.write(4 * i + 3, 0.0);
-    }
-}
-
-/// `nbody` with the two levers docs/kernel-api.md names for a kernel whose launch has few
-/// workgroups (16,384 bodies: 64 workgroups, one per SM on an H200, so each SM must hide its
-/// latencies inside one workgroup): a CUDA register budget (`registers = 64`: ptxas then
-/// overlaps four bodies' loads and square roots instead of fitting in 32 registers) and the
-/// inner loop written four bodies a step with `rgpu::unroll!`. Same results as `nbody`.
-#[rgpu::kernel(threads = 256, registers = 64)]
-pub fn nbody_tuned(group: Group, pos: &[f32], tile: Shared<f32, 1024>, acc: Global<f32>) {
-    let n = pos.len() as u32 / 4;
-    let i = group.global_thread();
-    let t = group.thread();
-    let (px, py, pz) = (
-        pos[4 * i as usize],
-        pos[4 * i as usize + 1],
-        pos[4 * i as usize + 2],
-    );
-    let (mut ax, mut ay, mut az) = (0.0f32, 0.0f32, 0.0f32);
-    let mut start = 0;
-    while start < n {
-        let j = (start + t) as usize;
-        tile.store(4 * t, pos[4 * j]);
-        tile.store(4 * t + 1, pos[4 * j + 1]);
-        tile.store(4 * t + 2, pos[4 * j + 2]);
-        tile.store(4 * t + 3, pos[4 * j + 3]);
-        group.barrier();
-        let mut k = 0;
-        while k < 256 {
-            rgpu::unroll!(U in 0..4 => {
-                let b = 4 * (k + U as u32);
-                let dx = tile.load(b) - px;
-                let dy = tile.load(b + 1) - py;
-                let dz = tile.load(b + 2) - pz;
-                let d2 = dx.mul_add(dx, dy.mul_add(dy, dz.mul_add(dz, NBODY_EPS2)));
-                let inv = d2.rsqrt();
-                let s = tile.load(b + 3) * (inv * inv * inv);
-                ax = dx.mul_add(s, ax);
-                ay = dy.mul_add(s, ay);
-                az = dz.mul_add(s, az);
-            });
-            k += 4;
-        }
-        group.barrier();
-        start += 256;
-    }
-    // SAFETY: each invocation writes the four words of its own body.
-    unsafe {
-        acc.write(4 * i, ax);
-        acc.write(4 * i + 1, ay);
-        acc.write(4 * i + 2, az);
-        acc.write(4 * i + 3, 0.0);
-    }
-}
-
-/// The largest (`max`) or the sum (otherwise) of `value` over the workgroup, on every
-/// invocation: the subgroup's first, then every invocation combines the subgroups' results.
-#[inline(always)]
-fn workgroup_reduce(group: Group, value: f32, max: bool, part: Shared<f32, 256>) -> f32 {
-    let mine = if max {
-        group.subgroup_max(value)
-    } else {
-        group.subgroup_add(value)
-    };
-    if group.subgroup_lane() == 0 {
-        part.store(group.subgroup_id(), mine);
-    }
-    group.barrier();
-    let subgroups = group.size().div_ceil(group.subgroup_size());
-    let mut all = part.load(0);
-    let mut s = 1;
-    while s < subgroups {
-        let p = part.load(s);
-        all = if max { all.max(p) } else { all + p };
-        s += 1;
-    }
-    group.barrier(); // `part` is written again by the next reduction
-    all
-}
-
-/// Row softmax: `out[r][c] = exp(x[r][c] - max_r) / sum_c exp(x[r][c] - max_r)` for rows of
-/// `cols` floats, one workgroup per row, each invocation a strided share of the columns.
-#[rgpu::kernel(threads = 256)]
-pub fn softmax(group: Group, x: &[f32], cols: u32, part: Shared<f32, 256>, out: Global<f32>) {
-    let base = group.id() * cols;
-    let mut c = group.thread();
-    // Start from the row's first value: naga refuses an infinite constant (NEG_INFINITY: the
-    // build's portability report says so for WebGPU, Metal and DX12), and Chromium's WGSL
-    // compiler refuses the literal naga writes for f32::MIN (-3402823500...0f, 39 digits).
-    let mut max = x[base as usize];
-    while c < cols {
-        max = max.max(x[(base + c) as usize]);
-        c += group.size();
-    }
-    let max = workgroup_reduce(group, max, true, part);
-    let mut c = group.thread();
-    let mut sum = 0.0f32;
-    while c < cols {
-        sum += (x[(base + c) as usize] - max).exp();
-        c += group.size();
-    }
-    let scale = 1.0 / workgroup_reduce(group, sum, false, part);
-    let mut c = group.thread();
-    while c < cols {
-        // SAFETY: each invocation writes its own columns of its workgroup's row.
-        unsafe { out.write(base + c, (x[(base + c) as usize] - max).exp() * scale) };
-        c += group.size();
-    }
-}
-
-/// The two-level sum as a first version is written: each invocation adds `per_thread` items
-/// strided by the workgroup size, `x[i]` guarded by `i < n`; then the workgroup's sum is added
-/// to `out[0]`.
-#[rgpu::kernel(threads = 256)]
-pub fn reduce_sum_looped(
-    group: Group,
-    x: &[u32],
-    n: u32,
-    per_thread: u32,
-    sums: Shared<u32, 256>,
-    out: Global<u32>,
-) {
-    let base = group.id() * group.size() * per_thread + group.thread();
-    let mut acc = 0u32;
-    let mut k = 0;
-    while k < per_thread {
-        let i = base + k * group.size();
-        if i < n {
-            acc = acc.wrapping_add(x[i as usize]);
-        }
-        k += 1;
-    }
-    let total = workgroup_sum(group, acc, sums);
-    if group.thread() == 0 {
-        out.atomic_add(0, total);
-    }
-}
-
-/// The same loop guarded by `i < x.len()`: the bounds check of `x[i]` is then the guard
-/// itself, so no trap path is left in the loop and the compiler unrolls it, several loads
-/// in flight (docs/kernel-api.md, "Loops").
-#[rgpu::kernel(threads = 256)]
-pub fn reduce_sum_looped_len(
-    group: Group,
-    x: &[u32],
-    per_thread: u32,
-    sums: Shared<u32, 256>,
-    out: Global<u32>,
-) {
-    let base = group.id() * group.size() * per_thread + group.thread();
-    let mut acc = 0u32;
-    let mut k = 0;
-    while k < per_thread {
-        let i = (base + k * group.size()) as usize;
-        if i < x.len() {
-            acc = acc.wrapping_add(x[i]);
-        }
-        k += 1;
-    }
-    let total = workgroup_sum(group, acc, sums);
-    if group.thread() == 0 {
-        out.atomic_add(0, total);
-    }
-}
-
 // --- the float functions and subgroup operations -----------------------------------------
 
 /// Identities of the float functions (`rgpu::Float`), checked with a tolerance each backend
@@ -1512,65 +962,6 @@ pub fn float_functions(#[item] x: &f32, #[item] flags: &mut u32, #[item] exact: 
         // correctly rounded (the Vulkan specification allows 2.5 ulp).
         Float::powi(x, 5).to_bits() ^ Float::powi(x + 1.0, 3).to_bits().rotate_left(4),
     ];
-}
-
-/// `y = f(x, z)` for the float function `which` (benchmarks/math_precision's kernels, whose
-/// program measures each function's precision on every backend; here the corpus runs the
-/// exact ones: floor, ceil, round, trunc, fract).
-macro_rules! apply_float_function {
-    ($which:expr, $x:expr, $z:expr) => {
-        match $which {
-            0 => $x.sqrt(),
-            1 => $x.rsqrt(),
-            2 => $x.exp(),
-            3 => $x.exp2(),
-            4 => $x.ln(),
-            5 => $x.log2(),
-            6 => $x.log10(),
-            7 => $x.sin(),
-            8 => $x.cos(),
-            9 => $x.tan(),
-            10 => $x.tanh(),
-            11 => $x.powf($z),
-            12 => $x.floor(),
-            13 => $x.ceil(),
-            14 => $x.round(),
-            15 => $x.trunc(),
-            16 => $x.fract(),
-            // Through f32: rust-gpu compiles `f64 as i32` with 64-bit integers (Int64).
-            17 => $x.powi(($z as f32) as i32),
-            18 => $x.mul_add($z, 0.25),
-            19 => $x.atan2($z),
-            20 => $x / $z,
-            _ => $x,
-        }
-    };
-}
-
-/// `y = f(x, z)` in f32.
-#[rgpu::kernel]
-pub fn math32(which: u32, #[item] x: &f32, #[item] z: &f32, #[item] y: &mut f32) {
-    *y = apply_float_function!(which, *x, *z);
-}
-
-/// `y = f(x, z)` in f64.
-#[rgpu::kernel]
-pub fn math64(which: u32, #[item] x: &f64, #[item] z: &f64, #[item] y: &mut f64) {
-    // GLSL.std.450 has no f64 exp, log, sin, cos, tan, tanh or pow (their Result Type is a
-    // 16- or 32-bit float), and spirv-std's own `f64::powi` is `Pow`: on Vulkan an f64
-    // kernel has only these.
-    let (x, z) = (*x, *z);
-    *y = match which {
-        0 => x.sqrt(),
-        1 => x.rsqrt(),
-        12 => x.floor(),
-        13 => x.ceil(),
-        14 => x.round(),
-        15 => x.trunc(),
-        16 => x.fract(),
-        18 => x.mul_add(z, 0.25),
-        _ => x,
-    };
 }
 
 /// Every subgroup operation over 64-thread workgroups, combined over the workgroup so the

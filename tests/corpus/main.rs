@@ -1,5 +1,6 @@
-//! Runs every kernel of the portability corpus (tests/corpus/kernels.rs) on the backend
-//! `RGPU_BACKEND` names and prints one line per kernel: `<kernel>: <checksum>`, or
+//! Runs every kernel of the portability corpus (tests/corpus/kernels.rs, the module `corpus`,
+//! and the real files tests/corpus_table.py's INCLUDED names, each its own module) on the
+//! backend `RGPU_BACKEND` names and prints one line per kernel: `<kernel>: <checksum>`, or
 //! `<kernel>: error: <rgpu::Error>` when the launch fails. The inputs are fixed, so every
 //! backend that computes a kernel right prints the same line for it.
 //!
@@ -7,7 +8,9 @@
 
 use std::process::ExitCode;
 
-use kernel::corpus;
+use kernel::{
+    brighten, corpus, mad_chain, mandelbrot, math_precision, minimal, norm, unrolled, user_kernels,
+};
 
 /// FNV-1a over the bytes of the output, with their count and their sum of words.
 fn checksum(bytes: &[u8]) -> String {
@@ -40,7 +43,7 @@ const N: u32 = 1001;
 fn saxpy(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let x: Vec<f32> = (0..N).map(|i| (i % 1000) as f32).collect();
     let mut y: Vec<f32> = (0..N).map(|i| (i % 7) as f32).collect();
-    corpus::saxpy(d, N, 2.0, &x, &mut y)?;
+    minimal::saxpy(d, N, 2.0, &x, &mut y)?;
     Ok(bytes_of(&y))
 }
 
@@ -67,13 +70,13 @@ fn norm(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let x: Vec<f32> = (0..N).map(|i| (i % 97) as f32).collect();
     let y: Vec<f32> = (0..N).map(|i| (i % 89) as f32 - 40.0).collect();
     let mut out = vec![0.0f32; N as usize];
-    corpus::norm(d, N, &x, &y, &mut out)?;
+    norm::norm(d, N, &x, &y, &mut out)?;
     Ok(bytes_of(&out))
 }
 
 fn unrolled(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let mut out = vec![0u32; N as usize];
-    corpus::unrolled(d, N, &mut out)?;
+    unrolled::unrolled(d, N, &mut out)?;
     Ok(bytes_of(&out))
 }
 
@@ -90,14 +93,14 @@ fn mandelbrot(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     // The start-up benchmark's launch: a 64x64 image.
     let width = 64u32;
     let mut image = vec![0u32; (width * width) as usize];
-    corpus::mandelbrot(d, width * width, width, &mut image)?;
+    mandelbrot::mandelbrot(d, width * width, width, &mut image)?;
     Ok(bytes_of(&image))
 }
 
 fn brighten(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     // Multiples of 1/8 scaled by 2 and shifted by 1/4: exact in f32.
     let mut pixels: Vec<f32> = (0..N).map(|i| (i % 9) as f32 / 8.0).collect();
-    corpus::brighten(d, N, 2.0, -0.25, &mut pixels)?;
+    brighten::brighten(d, N, 2.0, -0.25, &mut pixels)?;
     Ok(bytes_of(&pixels))
 }
 
@@ -106,7 +109,7 @@ fn mad_chain(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let mut y: Vec<f32> = (0..N)
         .map(|i| ((i * 7919) % 10007) as f32 / 10007.0 - 0.5)
         .collect();
-    corpus::mad_chain(d, N, 0.3127, &x, &mut y)?;
+    mad_chain::mad_chain(d, N, 0.3127, &x, &mut y)?;
     Ok(bytes_of(&y))
 }
 
@@ -410,14 +413,14 @@ fn reduce_sum(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     // 3 workgroups: each invocation takes the four-load steps, then single loads.
     let x = words(10_007, 21);
     let mut out = vec![5u32];
-    corpus::reduce_sum(d, 3, &x, &mut out)?;
+    user_kernels::reduce_sum(d, 3, &x, &mut out)?;
     Ok(bytes_of(&out))
 }
 
 fn reduce_sum_plain(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let x = words(10_007, 22);
     let mut out = vec![5u32];
-    corpus::reduce_sum_plain(d, 3, &x, &mut out)?;
+    user_kernels::reduce_sum_plain(d, 3, &x, &mut out)?;
     Ok(bytes_of(&out))
 }
 
@@ -425,14 +428,14 @@ fn scan_tile_sums(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     // 3 tiles of 2048 items, the last one partial.
     let x = words(5000, 23);
     let mut tile_sums = vec![0u32; 3];
-    corpus::scan_tile_sums(d, 3, &x, &mut tile_sums)?;
+    user_kernels::scan_tile_sums(d, 3, &x, &mut tile_sums)?;
     Ok(bytes_of(&tile_sums))
 }
 
 fn scan_tile_offsets(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     // One workgroup over 600 sums: three rounds of 256, the last one partial.
     let mut tile_sums = words(600, 24);
-    corpus::scan_tile_offsets(d, 1, &mut tile_sums)?;
+    user_kernels::scan_tile_offsets(d, 1, &mut tile_sums)?;
     Ok(bytes_of(&tile_sums))
 }
 
@@ -440,7 +443,7 @@ fn scan_tiles(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let x = words(5000, 25);
     let tile_offsets = words(3, 26);
     let mut out = vec![0u32; 5000];
-    corpus::scan_tiles(d, 3, &x, &tile_offsets, &mut out)?;
+    user_kernels::scan_tiles(d, 3, &x, &tile_offsets, &mut out)?;
     Ok(bytes_of(&out))
 }
 
@@ -463,7 +466,7 @@ fn sgemm(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let a = eighths((m * k) as usize, 27);
     let b = eighths((k * n) as usize, 28);
     let mut c = vec![0.0f32; (m * n) as usize];
-    corpus::sgemm(d, (n / 16, m / 16), n, k, &a, &b, &mut c)?;
+    user_kernels::sgemm(d, (n / 16, m / 16), n, k, &a, &b, &mut c)?;
     Ok(bytes_of(&c))
 }
 
@@ -471,7 +474,7 @@ fn blur(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let (width, height) = (37u32, 23u32);
     let src = units((width * height) as usize, 29);
     let mut dst = vec![0.0f32; (width * height) as usize];
-    corpus::blur(d, (width, height), &src, &mut dst)?;
+    user_kernels::blur(d, (width, height), &src, &mut dst)?;
     Ok(bytes_of(&dst))
 }
 
@@ -479,7 +482,7 @@ fn gather(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let src = units(777, 30);
     let index: Vec<u32> = words(N as usize, 31).iter().map(|&w| w % 777).collect();
     let mut out = vec![0.0f32; N as usize];
-    corpus::gather(d, N, &index, &src, &mut out)?;
+    user_kernels::gather(d, N, &index, &src, &mut out)?;
     Ok(bytes_of(&out))
 }
 
@@ -491,7 +494,7 @@ fn scatter(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
         .collect();
     let value = units(n as usize, 32);
     let mut dst = vec![0.0f32; n as usize];
-    corpus::scatter(d, n, &index, &value, &mut dst)?;
+    user_kernels::scatter(d, n, &index, &value, &mut dst)?;
     Ok(bytes_of(&dst))
 }
 
@@ -564,13 +567,13 @@ fn math_exact(d: &rgpu::Device, f64s: bool) -> Result<Vec<u8>, rgpu::Error> {
     for which in 12..=16 {
         if f64s {
             let mut y = vec![0f64; N as usize];
-            corpus::math64(d, N, which, &x, &z, &mut y)?;
+            math_precision::math64(d, N, which, &x, &z, &mut y)?;
             all.extend(bytes_of(&y));
         } else {
             let x: Vec<f32> = x.iter().map(|&v| v as f32).collect();
             let z: Vec<f32> = z.iter().map(|&v| v as f32).collect();
             let mut y = vec![0f32; N as usize];
-            corpus::math32(d, N, which, &x, &z, &mut y)?;
+            math_precision::math32(d, N, which, &x, &z, &mut y)?;
             all.extend(bytes_of(&y));
         }
     }
@@ -608,14 +611,14 @@ fn within(name: &str, got: &[f32], want: &[f64], tolerance: f64) -> Vec<u8> {
 /// 512 bodies (two tiles of 256), their accelerations against an f64 reference.
 fn nbody(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     nbody_with(d, "nbody", &|d, groups, pos, acc| {
-        corpus::nbody(d, groups, pos, acc)
+        user_kernels::nbody(d, groups, pos, acc)
     })
 }
 
 /// `nbody` with a register budget and its inner loop unrolled: the same check.
 fn nbody_tuned(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     nbody_with(d, "nbody_tuned", &|d, groups, pos, acc| {
-        corpus::nbody_tuned(d, groups, pos, acc)
+        user_kernels::nbody_tuned(d, groups, pos, acc)
     })
 }
 
@@ -635,7 +638,7 @@ fn nbody_with(d: &rgpu::Device, name: &str, launch: &NBodyLaunch) -> Result<Vec<
     for i in 0..n {
         for j in 0..n {
             let dx = [0, 1, 2].map(|c| p[4 * j + c] - p[4 * i + c]);
-            let d2 = dx.iter().map(|v| v * v).sum::<f64>() + f64::from(corpus::NBODY_EPS2);
+            let d2 = dx.iter().map(|v| v * v).sum::<f64>() + f64::from(user_kernels::NBODY_EPS2);
             let s = p[4 * j + 3] / (d2 * d2.sqrt());
             for c in 0..3 {
                 want[4 * i + c] += dx[c] * s;
@@ -653,7 +656,7 @@ fn softmax(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
         .map(|&w| ((w >> 8) as f32 / 16_777_216.0 - 0.5) * 8.0)
         .collect();
     let mut out = vec![0f32; rows * cols];
-    corpus::softmax(d, rows as u32, &x, cols as u32, &mut out)?;
+    user_kernels::softmax(d, rows as u32, &x, cols as u32, &mut out)?;
     let mut want = vec![0f64; rows * cols];
     for r in 0..rows {
         let row = &x[r * cols..(r + 1) * cols];
@@ -670,14 +673,14 @@ fn softmax(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
 fn reduce_sum_looped(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let x = words(10_007, 24);
     let mut out = vec![7u32];
-    corpus::reduce_sum_looped(d, 3, &x, 10_007, 16, &mut out)?;
+    user_kernels::reduce_sum_looped(d, 3, &x, 10_007, 16, &mut out)?;
     Ok(bytes_of(&out))
 }
 
 fn reduce_sum_looped_len(d: &rgpu::Device) -> Result<Vec<u8>, rgpu::Error> {
     let x = words(10_007, 24);
     let mut out = vec![7u32];
-    corpus::reduce_sum_looped_len(d, 3, &x, 16, &mut out)?;
+    user_kernels::reduce_sum_looped_len(d, 3, &x, 16, &mut out)?;
     Ok(bytes_of(&out))
 }
 

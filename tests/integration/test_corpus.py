@@ -1,7 +1,8 @@
 """The portability corpus (tests/corpus/) built once and run on every path this machine has.
 
 One workspace: a fresh sort demo (its kernels and rgpu-primitives') with the corpus's
-kernels as its kernel crate's `corpus` module and the program `corpus` that runs each one
+kernels as modules of its kernel crate (tests/corpus/kernels.rs as `corpus`, and the real
+files it includes, each as it is) and the program `corpus` that runs each one
 (tests/corpus_table.py). Built for wgpu and ash with the real rust-gpu (and rgpu-naga), then:
 
 - every kernel gives the cpu backend's result on Mesa lavapipe through wgpu's SPIR-V
@@ -39,16 +40,18 @@ from rgpu.codegens import spirv_post
 from rgpu.spirv import narrow_ints, narrow_memory, pointer_values
 from tests.conftest import TARGET_DIR, run_rgpu
 from tests.corpus_table import (
+    KERNEL,
     corpus_kernels,
     documented,
     make_workspace,
+    modules,
     table,
     workspace_kernels,
     write_documented,
 )
 from tests.integration.conftest import COLD_BUILD_TIMEOUT, LAVAPIPE, build_json, kernels_dir
 
-# Kernel, platform -> what the platform lacks, where the corpus uses it (kernels.rs line).
+# Kernel, platform -> what the platform lacks, where the corpus uses it (its module's line).
 LOST = {
     ("escape", "webgpu"): "f64",
     ("escape", "metal"): "f64",
@@ -168,11 +171,14 @@ def test_every_kernel_reaches_every_platform_that_has_what_it_uses(
     assert {"Float64", "Int8", "Int16", "Int64"} <= caps, caps
     lost = {(f["kernel"], f["platform"]): f for f in result["portability"]}
     assert set(lost) == set(LOST), sorted(lost)
+    # Each kernel's module in the kernel crate: kernels.rs's `corpus`, or an included file's.
+    module = {k: m for m, path in modules().items() for k in KERNEL.findall(path.read_text())}
     for key, construct in LOST.items():
         finding = lost[key]
         assert finding["construct"] == construct, finding
-        assert re.fullmatch(r"kernel/src/corpus\.rs:\d+(:\d+)?", finding["source"]), finding
-        assert re.fullmatch(r"kernel/src/corpus\.rs:\d+", finding["at"]), finding
+        file = f"kernel/src/{module[key[0]]}\\.rs"
+        assert re.fullmatch(file + r":\d+(:\d+)?", finding["source"]), finding
+        assert re.fullmatch(file + r":\d+", finding["at"]), finding
     # The kernel's own line is where kernels.rs declares it (its attribute or signature).
     lines = (ws / "kernel" / "src" / "corpus.rs").read_text().splitlines()
     at = int(lost[("escape", "metal")]["at"].split(":")[1])
@@ -195,7 +201,7 @@ def test_every_kernel_reaches_every_platform_that_has_what_it_uses(
     # Where each kernel first does float arithmetic (its results may round differently on
     # the naga platforms); integer kernels have no such entry.
     sources = spv.extra["sources"]
-    assert re.fullmatch(r"kernel/src/corpus\.rs:\d+:\d+", sources["mad_chain"]["rounding"])
+    assert re.fullmatch(r"kernel/src/mad_chain\.rs:\d+:\d+", sources["mad_chain"]["rounding"])
     assert "rounding" not in sources.get("u64_math", {}), sources.get("u64_math")
     assert "rounding" not in sources.get("ballot_count", {}), sources.get("ballot_count")
 

@@ -21,7 +21,7 @@ import pytest
 
 from rgpu.artifacts import ptx
 from rgpu.toolchains.tools import find_ptxas
-from tests.conftest import run_rgpu
+from tests.conftest import REPO, run_rgpu
 
 ARGS = ("--width", "640", "--height", "480", "--seed", "7", "--gain", "1.3", "--bias", "-0.1")
 
@@ -284,13 +284,8 @@ PROJECT = {
 MODULES = ("src/args.rs", "src/image.rs", "src/adjust.rs", "src/histogram.rs")
 
 # What the user writes once `rgpu init` made the kernel crate: the loop body as a kernel...
-KERNEL = """
-/// Brightens one pixel: the loop body of `adjust::brighten`, one invocation per pixel.
-#[rgpu::kernel]
-pub fn brighten(gain: f32, bias: f32, #[item] pixel: &mut f32) {
-    *pixel = (*pixel * gain + bias).clamp(0.0, 1.0);
-}
-"""
+# (tests/kernels/brighten.rs: a real file, which the portability corpus includes too) ...
+KERNEL = "\n" + (REPO / "tests" / "kernels" / "brighten.rs").read_text(encoding="utf-8")
 # ... and the loop replaced by one launch on the device `rgpu run --backend B` picks.
 LOOP = """\
     for pixel in pixels.iter_mut() {

@@ -31,7 +31,7 @@ import pytest
 
 from rgpu.artifacts.manifest import read_manifest
 from rgpu.toolchains.tools import find_ptxas
-from tests.conftest import TARGET_DIR, run_rgpu
+from tests.conftest import REPO, TARGET_DIR, run_rgpu
 from tests.integration.conftest import LAVAPIPE, assemble
 from tests.saxpy import SAXPY_CALL, SAXPY_KERNEL, add_saxpy, floats, saxpy_expected, user_lines
 from tests.spirv_fixture import ALL_ENTRY_POINTS, compile_bitonic_and_saxpy
@@ -188,12 +188,8 @@ def test_the_manifest_embeds_ptx_and_the_spirv_fixture(
 # --- a third-party no_std crate in a kernel ---------------------------------------------
 
 LIBM_LINE = 'libm = "0.2"'
-NORM_KERNEL = """\
-#[rgpu::kernel]
-pub fn norm(#[item] x: &f32, #[item] y: &f32, #[item] out: &mut f32) {
-    *out = libm::sqrtf(*x * *x + *y * *y);
-}
-"""
+# The kernels are real files, which the portability corpus includes too (tests/corpus_table.py).
+NORM_KERNEL = (REPO / "tests" / "kernels" / "norm.rs").read_text(encoding="utf-8")
 NORM_TEST = """\
 #[test]
 fn norm() {
@@ -210,21 +206,7 @@ fn norm() {
 """
 
 
-UNROLL_KERNEL = """\
-/// A per-thread array filled and read with `rgpu::unroll!`: out[i] = 7723 * i (wrapping).
-#[rgpu::kernel]
-pub fn unrolled(item: rgpu::Item, #[item] out: &mut u32) {
-    let mut a = [0u32; 8];
-    rgpu::unroll!(J in 0..8 => {
-        a[J] = item.index().wrapping_mul(J as u32 + 1);
-    });
-    let mut acc = 0u32;
-    rgpu::unroll!(J in [7, 0, 3] => {
-        acc = acc.wrapping_mul(31).wrapping_add(a[J]);
-    });
-    *out = acc;
-}
-"""
+UNROLL_KERNEL = (REPO / "tests" / "kernels" / "unrolled.rs").read_text(encoding="utf-8")
 UNROLL_TEST = """\
 #[test]
 fn unrolled() {

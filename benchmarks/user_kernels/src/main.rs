@@ -1,6 +1,6 @@
-//! Times the user-style kernels (kernel/src/lib.rs) on each backend and checks every result
-//! against a plain-Rust reference computed in the kernel's own order of float operations
-//! (so every backend, the cpu backend included, must match it bit for bit).
+//! Times the user-style kernels (kernel/src/kernels.rs and lib.rs) on each backend and checks
+//! every result against a plain-Rust reference computed in the kernel's own order of float
+//! operations (so every backend, the cpu backend included, must match it bit for bit).
 //!
 //! Usage: `user-kernels [--sizes small|large] [--backends cpu,cuda,wgpu,ash]
 //!         [--kernels saxpy,...] [--reps N] [--check-only] [--list]`
