@@ -15,8 +15,8 @@ use crate::common::spirv::ModuleKey;
 
 /// The objects of one device. Used under `AshDevice`'s mutex only.
 pub(super) struct Context {
-    /// The loaded Vulkan library: dropped last (after `Drop` destroyed the instance).
-    /// (Never dropped on a lost device: its driver's threads may still run a kernel.)
+    /// The loaded Vulkan library and the process's instance (setup.rs `instance`: kept for
+    /// the process, never destroyed here).
     pub(super) _entry: ManuallyDrop<ash::Entry>,
     pub(super) instance: ash::Instance,
     pub(super) device: ash::Device,
@@ -167,9 +167,7 @@ impl Drop for Context {
             }
             self.device.destroy_command_pool(self.command_pool, None);
             self.device.destroy_device(None);
-            self.instance.destroy_instance(None);
-            // Last: the library the calls above went to.
-            ManuallyDrop::drop(&mut self._entry);
+            // The instance and the library stay: the process's (setup.rs `instance`).
         }
     }
 }

@@ -129,8 +129,28 @@ unsafe fn pci_address(instance: &ash::Instance, physical: vk::PhysicalDevice) ->
     ))
 }
 
-/// Loads the Vulkan loader and makes an instance (Vulkan 1.2); the caller destroys it.
+/// The process's Vulkan loader and instance (Vulkan 1.2), made at the first call and never
+/// destroyed: every list and device of the process uses this one. NVIDIA's driver misbehaves
+/// after some cycles of vkCreateInstance/vkDestroyInstance in one process (on the H200, wgpu
+/// found no adapter after the conformance suite's ash tests had made and destroyed an
+/// instance for each device; other projects report subgroup ids corrupted after ~11 cycles).
 fn instance() -> Result<(ash::Entry, ash::Instance), Error> {
+    static MADE: std::sync::OnceLock<(ash::Entry, ash::Instance)> = std::sync::OnceLock::new();
+    if let Some(made) = MADE.get() {
+        return Ok(made.clone());
+    }
+    let made = new_instance()?;
+    let kept = MADE.get_or_init(|| made.clone());
+    if kept.1.handle() != made.1.handle() {
+        // Another thread made one first: this one was never used.
+        // SAFETY: nothing was made from it.
+        unsafe { made.1.destroy_instance(None) };
+    }
+    Ok(kept.clone())
+}
+
+/// Loads the Vulkan loader and makes an instance (Vulkan 1.2).
+fn new_instance() -> Result<(ash::Entry, ash::Instance), Error> {
     crate::common::vulkan::ensure_runtime_dir();
     // SAFETY: loading the system's Vulkan loader runs its initialisation code; that is
     // what every Vulkan program does.
@@ -164,10 +184,8 @@ fn instance() -> Result<(ash::Entry, ash::Instance), Error> {
 /// The devices the loader lists, in its order.
 pub(super) fn list() -> Result<Vec<DeviceInfo>, Error> {
     let (_entry, instance) = instance()?;
-    // SAFETY: the instance is live until destroyed below; nothing else is made from it.
+    // SAFETY: the process's instance is live for the process.
     let found = unsafe { candidates(&instance) };
-    // SAFETY: nothing made from the instance is alive.
-    unsafe { instance.destroy_instance(None) };
     Ok(found?.into_iter().map(|c| c.info).collect())
 }
 
@@ -331,22 +349,11 @@ pub(super) struct Opened {
 
 pub(super) fn open(wanted: &Wanted) -> Result<Opened, Error> {
     let (entry, instance) = instance()?;
-    // SAFETY: the instance is live; on error nothing made from it survives.
-    match unsafe { with_instance(&entry, instance.clone(), wanted) } {
-        Ok(opened) => Ok(opened),
-        Err((e, owned)) => {
-            if owned {
-                // SAFETY: nothing made from the instance is alive any more.
-                unsafe { instance.destroy_instance(None) };
-            }
-            Err(e)
-        }
-    }
+    // SAFETY: the process's instance is live for the process.
+    unsafe { with_instance(&entry, instance, wanted) }
 }
 
-/// Opens the device. On error, says whether the caller still owns the instance (it does
-/// until a `Context` takes it over). The caller keeps `entry` (the loaded library) alive
-/// until the instance is destroyed.
+/// Opens the device on the process's instance.
 ///
 /// # Safety
 /// `instance` must be live.
@@ -354,11 +361,11 @@ unsafe fn with_instance(
     entry: &ash::Entry,
     instance: ash::Instance,
     wanted: &Wanted,
-) -> Result<Opened, (Error, bool)> {
+) -> Result<Opened, Error> {
     // SAFETY: the instance is live.
-    let mut found = unsafe { candidates(&instance) }.map_err(|e| (e, true))?;
+    let mut found = unsafe { candidates(&instance) }?;
     let infos: Vec<DeviceInfo> = found.iter().map(|c| c.info.clone()).collect();
-    let index = pick(BACKEND, &infos, wanted).map_err(|e| (e, true))?;
+    let index = pick(BACKEND, &infos, wanted)?;
     let chosen = found.swap_remove(index);
     let mut driver = vk::PhysicalDeviceDriverProperties::default();
     let mut v11 = vk::PhysicalDeviceVulkan11Properties::default();
@@ -422,12 +429,9 @@ unsafe fn with_instance(
     // SAFETY: valid create info; the queue family exists on this device.
     let device =
         unsafe { instance.create_device(chosen.physical, &create, None) }.map_err(|e| {
-            (
-                Error::unavailable(
-                    BACKEND,
-                    format!("{name} refused a device ({e}): update the driver"),
-                ),
-                true,
+            Error::unavailable(
+                BACKEND,
+                format!("{name} refused a device ({e}): update the driver"),
             )
         })?;
     // SAFETY: live instance and device; queue 0 of `family` was requested above.
@@ -438,16 +442,15 @@ unsafe fn with_instance(
         )
     };
     let mut context = Context::new(entry.clone(), instance, device, memory_types, queue);
-    context.spin = spin_time(chosen.info.kind == DeviceType::Cpu).map_err(|e| (e, false))?;
-    context.timeout = launch_timeout(wanted.launch_timeout).map_err(|e| (e, false))?;
+    context.spin = spin_time(chosen.info.kind == DeviceType::Cpu)?;
+    context.timeout = launch_timeout(wanted.launch_timeout)?;
     context.statistics = extras.stats.map(|()| {
         ash::khr::pipeline_executable_properties::Device::new(&context.instance, &context.device)
     });
     let tick_ns = f64::from(l.timestamp_period);
     // From here on, dropping `context` destroys the device and the instance.
     // SAFETY: the device is live; `Drop` destroys whatever was made if this fails.
-    unsafe { create_objects(&mut context, chosen.family, tick_ns, chosen.timestamp_bits) }
-        .map_err(|e| (e, false))?;
+    unsafe { create_objects(&mut context, chosen.family, tick_ns, chosen.timestamp_bits) }?;
     Ok(Opened {
         context,
         about: About {

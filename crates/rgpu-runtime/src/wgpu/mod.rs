@@ -82,9 +82,14 @@ pub(crate) struct WgpuDevice {
 /// The adapters this backend counts: those of wgpu's first native API that has any
 /// (Vulkan, where SPIR-V passes through; else Metal, else DX12), in wgpu's order (on Vulkan
 /// the loader's, less any device wgpu does not expose).
+/// The instance is the process's, made once and kept (as ash's: NVIDIA's driver misbehaves
+/// after some cycles of making and destroying Vulkan instances in one process).
 fn adapters() -> Result<Vec<wgpu::Adapter>, Error> {
-    crate::common::vulkan::ensure_runtime_dir();
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+    static INSTANCE: std::sync::OnceLock<wgpu::Instance> = std::sync::OnceLock::new();
+    let instance = INSTANCE.get_or_init(|| {
+        crate::common::vulkan::ensure_runtime_dir();
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle())
+    });
     let mut all = block_on(instance.enumerate_adapters(wgpu::Backends::all()));
     for api in [
         wgpu::Backend::Vulkan,
