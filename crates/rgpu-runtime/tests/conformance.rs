@@ -12,14 +12,16 @@
 //! that a failure.
 #![cfg(any(feature = "cuda", feature = "wgpu", feature = "ash"))]
 
+#[path = "common/child.rs"]
+mod child;
 mod fixtures;
 
-use std::process::Command;
 use std::sync::OnceLock;
 
 use rgpu_runtime::__private::{launch, Access, Arg, Artifact, BufferInfo, KernelInfo, Mode};
 use rgpu_runtime::{Backend, Device, Error, Input, InputOutput};
 
+use child::run_self;
 use fixtures::{saxpy, SAXPY};
 
 /// A kernel that no embedded module has.
@@ -713,22 +715,6 @@ conformance!(wgpu, Backend::Wgpu);
 #[cfg(feature = "ash")]
 conformance!(ash, Backend::Ash);
 
-/// Runs this test binary again with `env`, on the tests that `filter` selects.
-fn run_self(filter: &str, env: &[(&str, &str)]) {
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command.args([filter, "--test-threads=2"]);
-    for (k, v) in env {
-        command.env(k, v);
-    }
-    let output = command.output().unwrap();
-    assert!(
-        output.status.success(),
-        "{command:?}:\n{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
 #[cfg(feature = "wgpu")]
 #[test]
 fn the_wgpu_tests_pass_through_naga_too() {
@@ -738,7 +724,7 @@ fn the_wgpu_tests_pass_through_naga_too() {
     if open(Backend::Wgpu).is_none() {
         return;
     }
-    run_self("wgpu::", &[("RGPU_WGPU_SHADER", "naga")]);
+    run_self("wgpu::", &[("RGPU_WGPU_SHADER", "naga")], &[]);
 }
 
 /// Launches, reads and chunked transfers again with waits that poll before they block (on
@@ -757,6 +743,6 @@ fn launches_and_transfers_pass_with_polling_waits() {
         return;
     }
     for filter in ["kept_bindings_follow_the_buffers", "transfers_round_trip"] {
-        run_self(filter, &[("RGPU_SPIN_WAIT_US", "300")]);
+        run_self(filter, &[("RGPU_SPIN_WAIT_US", "300")], &[]);
     }
 }

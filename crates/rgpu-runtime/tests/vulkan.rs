@@ -6,8 +6,10 @@
 //! a machine that has one) makes that a failure.
 #![cfg(any(feature = "wgpu", feature = "ash"))]
 
-use std::process::Command;
+#[path = "common/child.rs"]
+mod child;
 
+use child::run_self;
 use rgpu_runtime::{Backend, Device, DeviceType, Error};
 
 fn skip(why: impl std::fmt::Display) {
@@ -65,25 +67,6 @@ fn auto_skips_a_cpu_vulkan_device_that_open_accepts() {
         );
         assert_eq!(auto.backend(), Backend::Cpu);
     }
-}
-
-/// Runs this test binary again with `env`, on the tests that `filter` selects.
-fn run_self(filter: &str, env: &[(&str, &str)], remove: &[&str]) {
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command.args([filter, "--test-threads=2"]);
-    for (k, v) in env {
-        command.env(k, v);
-    }
-    for k in remove {
-        command.env_remove(k);
-    }
-    let output = command.output().unwrap();
-    assert!(
-        output.status.success(),
-        "{command:?}:\n{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
 }
 
 #[test]
